@@ -1,0 +1,50 @@
+// Module: the convenience way for apps to run a `.pte` file.
+//
+// Owns what the core runtime leaves to the caller: the data loader, the
+// planned buffers and method-allocator memory of each loaded method. Uses
+// the STL and the heap at load time only; execute() still allocates nothing.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/executor/program.h"
+
+namespace ember::extension {
+
+class Module {
+ public:
+  enum class LoadMode { File, Mmap };
+
+  /// Loads and verifies the program at `path`.
+  static Result<std::unique_ptr<Module>> load(const std::string& path,
+                                              LoadMode mode = LoadMode::Mmap);
+  /// Same, from bytes the module copies and keeps.
+  static Result<std::unique_ptr<Module>> from_bytes(const void* data, size_t size);
+
+  ~Module();
+  const Program& program() const { return *program_; }
+  std::vector<std::string> method_names() const;
+
+  /// The method, loaded on first use with memory the module owns.
+  Result<Method*> method(const std::string& name);
+
+  /// Bytes the module holds for a loaded method: planned arena and allocator.
+  size_t planned_bytes(const std::string& name) const;
+
+ private:
+  struct LoadedMethod;
+  Module() = default;
+  static Result<std::unique_ptr<Module>> finish_load(std::unique_ptr<Module> module);
+
+  std::vector<uint8_t, std::allocator<uint8_t>> bytes_;  // Backing store for from_bytes.
+  std::unique_ptr<DataLoader> loader_;
+  std::optional<Program> program_;
+  std::map<std::string, std::unique_ptr<LoadedMethod>> methods_;
+};
+
+}  // namespace ember::extension

@@ -1,0 +1,167 @@
+#include "program/program_writer.h"
+
+#include <flatbuffers/idl.h>
+
+#include <cstring>
+
+#include "generated_program_schema_text.h"
+
+namespace ember::program {
+namespace {
+
+constexpr size_t kHeaderOffset = 8;
+constexpr uint32_t kHeaderLength = 32;
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+void put_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void put_u64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+}  // namespace
+
+const char* program_schema_text() { return kProgramSchemaText; }
+
+WriteResult write_program(ember_fb::ProgramT program,
+                          const std::vector<std::span<const uint8_t>>& constants,
+                          const std::vector<std::span<const uint8_t>>& delegate_blobs,
+                          const WriterOptions& options) {
+  WriteResult result;
+  if (options.segment_alignment == 0 || options.constant_alignment == 0) {
+    result.error = "alignments must be positive";
+    return result;
+  }
+  // Segment payloads in file order; offsets are relative to the segment base.
+  std::vector<std::vector<uint8_t>> segment_data;
+  program.segments.clear();
+  program.constant_segment.reset();
+  program.constant_buffer.clear();
+
+  if (!constants.empty()) {
+    auto cs = std::make_unique<ember_fb::SubsegmentOffsetsT>();
+    std::vector<uint8_t> data;
+    cs->offsets.push_back(0);  // Entry 0 is reserved by the format.
+    for (const auto& c : constants) {
+      const uint64_t offset = align_up(data.size(), options.constant_alignment);
+      data.resize(offset);
+      cs->offsets.push_back(offset);
+      data.insert(data.end(), c.begin(), c.end());
+    }
+    cs->segment_index = static_cast<uint32_t>(segment_data.size());
+    segment_data.push_back(std::move(data));
+    program.constant_segment = std::move(cs);
+  }
+
+  // Delegate blobs: inline when small, otherwise one segment each.
+  program.backend_delegate_data.clear();
+  std::vector<ember_fb::DataLocation> blob_location(delegate_blobs.size());
+  std::vector<uint32_t> blob_index(delegate_blobs.size());
+  for (size_t i = 0; i < delegate_blobs.size(); ++i) {
+    const auto& blob = delegate_blobs[i];
+    if (blob.size() <= options.max_inline_delegate_bytes) {
+      auto inline_data = std::make_unique<ember_fb::BackendDelegateInlineDataT>();
+      inline_data->data.assign(blob.begin(), blob.end());
+      blob_location[i] = ember_fb::DataLocation::INLINE;
+      blob_index[i] = static_cast<uint32_t>(program.backend_delegate_data.size());
+      program.backend_delegate_data.push_back(std::move(inline_data));
+    } else {
+      blob_location[i] = ember_fb::DataLocation::SEGMENT;
+      blob_index[i] = static_cast<uint32_t>(segment_data.size());
+      segment_data.emplace_back(blob.begin(), blob.end());
+    }
+  }
+  for (auto& plan : program.execution_plan) {
+    for (auto& delegate : plan->delegates) {
+      if (!delegate->processed) continue;
+      const uint32_t i = delegate->processed->index;
+      if (i >= delegate_blobs.size()) {
+        result.error = "delegate '" + delegate->id + "' refers to blob " + std::to_string(i) +
+                       " but only " + std::to_string(delegate_blobs.size()) + " were given";
+        return result;
+      }
+      delegate->processed->location = blob_location[i];
+      delegate->processed->index = blob_index[i];
+    }
+  }
+
+  uint64_t segment_offset = 0;
+  for (const auto& data : segment_data) {
+    auto seg = std::make_unique<ember_fb::DataSegmentT>();
+    seg->offset = segment_offset;
+    seg->size = data.size();
+    program.segments.push_back(std::move(seg));
+    segment_offset = align_up(segment_offset + data.size(), options.segment_alignment);
+  }
+
+  flatbuffers::FlatBufferBuilder fbb(1024);
+  fbb.Finish(ember_fb::Program::Pack(fbb, &program), ember_fb::ProgramIdentifier());
+  const uint8_t* fb = fbb.GetBufferPointer();
+  const size_t fb_size = fbb.GetSize();
+
+  // Insert the extended header after the identifier. Only the root offset
+  // points across the insertion point, so it alone moves; 32 bytes keep
+  // every 16-byte alignment inside the FlatBuffer.
+  const uint64_t program_size = fb_size + kHeaderLength;
+  const uint64_t segment_base = segment_data.empty()
+                                    ? 0
+                                    : align_up(program_size, options.segment_alignment);
+  std::vector<uint8_t>& out = result.bytes;
+  out.reserve(segment_base + segment_offset);
+  out.insert(out.end(), fb, fb + kHeaderOffset);
+  out.resize(kHeaderOffset + kHeaderLength);
+  out.insert(out.end(), fb + kHeaderOffset, fb + fb_size);
+  uint32_t root = 0;
+  std::memcpy(&root, out.data(), 4);
+  put_u32(out.data(), root + kHeaderLength);
+  uint8_t* header = out.data() + kHeaderOffset;
+  std::memcpy(header, "eh00", 4);
+  put_u32(header + 4, kHeaderLength);
+  put_u64(header + 8, program_size);
+  put_u64(header + 16, segment_base);
+  uint64_t total_segment_bytes = 0;
+  if (!segment_data.empty()) {
+    total_segment_bytes = program.segments.back()->offset + program.segments.back()->size;
+  }
+  put_u64(header + 24, total_segment_bytes);
+
+  if (!segment_data.empty()) {
+    out.resize(segment_base, 0);
+    for (size_t i = 0; i < segment_data.size(); ++i) {
+      out.resize(segment_base + program.segments[i]->offset, 0);
+      out.insert(out.end(), segment_data[i].begin(), segment_data[i].end());
+    }
+  }
+  return result;
+}
+
+WriteResult write_program_from_json(const std::string& program_json,
+                                    const std::vector<std::span<const uint8_t>>& constants,
+                                    const std::vector<std::span<const uint8_t>>& delegate_blobs,
+                                    const WriterOptions& options) {
+  WriteResult result;
+  flatbuffers::IDLOptions idl_options;
+  idl_options.strict_json = false;
+  flatbuffers::Parser parser(idl_options);
+  if (!parser.Parse(kProgramSchemaText)) {
+    result.error = "internal: schema does not parse: " + parser.error_;
+    return result;
+  }
+  if (!parser.Parse(program_json.c_str())) {
+    result.error = "program JSON does not match the schema: " + parser.error_;
+    return result;
+  }
+  const uint8_t* buf = parser.builder_.GetBufferPointer();
+  flatbuffers::Verifier verifier(buf, parser.builder_.GetSize());
+  if (!ember_fb::VerifyProgramBuffer(verifier)) {
+    result.error = "internal: the parsed program does not verify";
+    return result;
+  }
+  ember_fb::ProgramT program;
+  ember_fb::GetProgram(buf)->UnPackTo(&program);
+  return write_program(std::move(program), constants, delegate_blobs, options);
+}
+
+}  // namespace ember::program

@@ -1,0 +1,50 @@
+// The program writer: a Program table plus data → `.pte` bytes.
+//
+// Layout: FlatBuffer (root offset, "ET12", then the 32-byte extended header
+// "eh00" inserted after the identifier), padding, then segments, each aligned
+// to `segment_alignment`. Constants go into one constant segment, each tensor
+// aligned to `constant_alignment`; entry 0 of its offsets is reserved.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "schema/program_generated.h"
+
+namespace ember::program {
+
+struct WriterOptions {
+  uint64_t segment_alignment = 128;
+  uint64_t constant_alignment = 16;
+  /// Delegate blobs of at most this many bytes stay inline in the FlatBuffer;
+  /// larger ones go to their own segment.
+  uint64_t max_inline_delegate_bytes = 0;
+};
+
+struct WriteResult {
+  std::vector<uint8_t> bytes;
+  std::string error;  // Empty on success.
+  bool ok() const { return error.empty(); }
+};
+
+/// Writes `program` (its constant_segment and segments are replaced) with
+/// `constants[i]` stored as constant data_buffer_idx i + 1, and
+/// `delegate_blobs[i]` as the processed data of delegates whose reference
+/// index is i.
+WriteResult write_program(ember_fb::ProgramT program,
+                          const std::vector<std::span<const uint8_t>>& constants,
+                          const std::vector<std::span<const uint8_t>>& delegate_blobs,
+                          const WriterOptions& options = {});
+
+/// Same, from the Program in FlatBuffers JSON (field names of schema/program.fbs).
+WriteResult write_program_from_json(const std::string& program_json,
+                                    const std::vector<std::span<const uint8_t>>& constants,
+                                    const std::vector<std::span<const uint8_t>>& delegate_blobs,
+                                    const WriterOptions& options = {});
+
+/// The text of schema/program.fbs, compiled into the writer.
+const char* program_schema_text();
+
+}  // namespace ember::program

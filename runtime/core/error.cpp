@@ -1,0 +1,46 @@
+#include "runtime/core/error.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace ember {
+namespace {
+// Fixed size: the message is for humans, and a long path or op name still fits.
+thread_local char g_error_message[512] = {0};
+}  // namespace
+
+const char* error_name(Error error) {
+  switch (error) {
+    case Error::Ok: return "Ok";
+    case Error::Internal: return "Internal";
+    case Error::InvalidState: return "InvalidState";
+    case Error::InvalidArgument: return "InvalidArgument";
+    case Error::InvalidType: return "InvalidType";
+    case Error::InvalidProgram: return "InvalidProgram";
+    case Error::NotSupported: return "NotSupported";
+    case Error::NotFound: return "NotFound";
+    case Error::OperatorMissing: return "OperatorMissing";
+    case Error::MemoryAllocationFailed: return "MemoryAllocationFailed";
+    case Error::AccessFailed: return "AccessFailed";
+    case Error::OutOfRange: return "OutOfRange";
+    case Error::DelegateInvalidCompatibility: return "DelegateInvalidCompatibility";
+    case Error::DelegateInvalidHandle: return "DelegateInvalidHandle";
+    case Error::DelegateMissing: return "DelegateMissing";
+    case Error::KernelFailed: return "KernelFailed";
+  }
+  return "Unknown";
+}
+
+Error set_error(Error error, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(g_error_message, sizeof(g_error_message), format, args);
+  va_end(args);
+  return error;
+}
+
+const char* last_error_message() { return g_error_message; }
+
+void clear_error_message() { g_error_message[0] = '\0'; }
+
+}  // namespace ember

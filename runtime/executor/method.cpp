@@ -1,0 +1,141 @@
+#include "runtime/executor/method.h"
+
+#include <cstring>
+
+#include "schema/program_generated.h"
+
+namespace ember {
+
+const char* Method::name() const { return plan_->name()->c_str(); }
+
+Error Method::set_input(size_t index, const Tensor& input) {
+  EMBER_CHECK_OR_RETURN(index < num_inputs_, Error::InvalidArgument,
+                        "method '%s': input index %zu is out of range (%zu inputs)", name(),
+                        index, num_inputs_);
+  EValue& v = values_[inputs_[index]];
+  EMBER_CHECK_OR_RETURN(v.is_tensor(), Error::InvalidArgument,
+                        "method '%s' input %zu: expected a %s, got a tensor", name(), index,
+                        tag_name(v.tag));
+  Tensor& t = *v.as_tensor;
+  EMBER_CHECK_OR_RETURN(input.dtype == t.dtype, Error::InvalidArgument,
+                        "method '%s' input %zu: expected dtype %s, got %s", name(), index,
+                        scalar_type_name(t.dtype), scalar_type_name(input.dtype));
+  char want[128];
+  char got[128];
+  EMBER_CHECK_OR_RETURN(input.dim == t.dim, Error::InvalidArgument,
+                        "method '%s' input %zu: expected a rank-%d tensor of shape %s, got rank "
+                        "%d (shape %s)",
+                        name(), index, t.dim, format_shape(t.shape(), want, sizeof(want)),
+                        input.dim, format_shape(input.shape(), got, sizeof(got)));
+  for (int32_t d = 0; d < t.dim; ++d) {
+    EMBER_CHECK_OR_RETURN(input.dim_order[d] == t.dim_order[d], Error::InvalidArgument,
+                          "method '%s' input %zu: memory layout (dim order) differs from the "
+                          "program's; pass a tensor in the program's layout",
+                          name(), index);
+  }
+  if (t.dynamism == TensorShapeDynamism::Static) {
+    for (int32_t d = 0; d < t.dim; ++d) {
+      EMBER_CHECK_OR_RETURN(input.sizes[d] == t.sizes[d], Error::InvalidArgument,
+                            "method '%s' input %zu: expected shape %s, got %s (dim %d is %d, "
+                            "expected %d)",
+                            name(), index, format_shape(t.shape(), want, sizeof(want)),
+                            format_shape(input.shape(), got, sizeof(got)), d, input.sizes[d],
+                            t.sizes[d]);
+    }
+  } else {
+    const Error err = t.resize(input.shape());
+    EMBER_CHECK_OR_RETURN(err == Error::Ok, err, "method '%s' input %zu: %s", name(), index,
+                          last_error_message());
+  }
+  const size_t nbytes = t.nbytes();
+  EMBER_CHECK_OR_RETURN(input.data != nullptr || nbytes == 0, Error::InvalidArgument,
+                        "method '%s' input %zu: tensor has no data", name(), index);
+  if (input_planned_[index]) {
+    if (nbytes > 0 && input.data != t.data) std::memmove(t.data, input.data, nbytes);
+  } else {
+    t.data = input.data;
+  }
+  input_set_[index] = true;
+  return Error::Ok;
+}
+
+Error Method::set_input(size_t index, const EValue& input) {
+  EMBER_CHECK_OR_RETURN(index < num_inputs_, Error::InvalidArgument,
+                        "method '%s': input index %zu is out of range (%zu inputs)", name(),
+                        index, num_inputs_);
+  if (input.is_tensor()) return set_input(index, *input.as_tensor);
+  EValue& v = values_[inputs_[index]];
+  EMBER_CHECK_OR_RETURN(v.tag == input.tag, Error::InvalidArgument,
+                        "method '%s' input %zu: expected a %s, got a %s", name(), index,
+                        tag_name(v.tag), tag_name(input.tag));
+  EMBER_CHECK_OR_RETURN(v.is_scalar() || v.is_none(), Error::NotSupported,
+                        "method '%s' input %zu: %s inputs cannot be set", name(), index,
+                        tag_name(v.tag));
+  v = input;
+  input_set_[index] = true;
+  return Error::Ok;
+}
+
+Error Method::execute() {
+  for (size_t i = 0; i < num_inputs_; ++i) {
+    const EValue& v = values_[inputs_[i]];
+    // Scalar and None inputs carry the value exported with the program.
+    EMBER_CHECK_OR_RETURN(input_set_[i] || !v.is_tensor(), Error::InvalidState,
+                          "method '%s': input %zu was not set before execute()", name(), i);
+  }
+  KernelContext ctx;
+  ctx.rng_state() = rng_state_;
+  size_t pc = 0;
+  while (pc < num_steps_) {
+    const Step& step = steps_[pc];
+    switch (step.kind) {
+      case Step::Kind::Kernel:
+        ctx.reset(step.op_name);
+        step.fn(ctx, step.args);
+        if (ctx.failure() != Error::Ok) {
+          rng_state_ = ctx.rng_state();
+          return ctx.failure();
+        }
+        break;
+      case Step::Kind::Move:
+        values_[step.b] = values_[step.a];
+        break;
+      case Step::Kind::JumpFalse: {
+        const EValue& cond = values_[step.a];
+        EMBER_CHECK_OR_RETURN(cond.is_bool(), Error::InvalidProgram,
+                              "method '%s' instruction %zu: jump condition is a %s, not a Bool",
+                              name(), pc, tag_name(cond.tag));
+        if (!cond.as_bool) {
+          pc = static_cast<size_t>(step.b);
+          continue;
+        }
+        break;
+      }
+      case Step::Kind::Free:
+        // Memory is planned ahead of time, so there is nothing to release.
+        break;
+      case Step::Kind::Delegate:
+        return set_error(Error::NotSupported, "method '%s': delegate calls are not supported",
+                         name());
+    }
+    ++pc;
+  }
+  rng_state_ = ctx.rng_state();
+  return Error::Ok;
+}
+
+Result<const EValue*> Method::get_output(size_t index) const {
+  EMBER_CHECK_OR_RETURN(index < num_outputs_, Error::InvalidArgument,
+                        "method '%s': output index %zu is out of range (%zu outputs)", name(),
+                        index, num_outputs_);
+  return &values_[outputs_[index]];
+}
+
+Result<const EValue*> Method::get_input(size_t index) const {
+  EMBER_CHECK_OR_RETURN(index < num_inputs_, Error::InvalidArgument,
+                        "method '%s': input index %zu is out of range (%zu inputs)", name(),
+                        index, num_inputs_);
+  return &values_[inputs_[index]];
+}
+
+}  // namespace ember

@@ -1,0 +1,84 @@
+// Method: one loaded execution plan, ready to run.
+//
+// Built by Program::load_method in memory the caller hands in. `execute()`
+// runs the instructions in order; it takes no lock and allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/core/evalue.h"
+#include "runtime/core/result.h"
+#include "runtime/executor/method_meta.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember_fb {
+struct ExecutionPlan;
+}
+
+namespace ember {
+
+class Program;
+class MemoryManager;
+
+/// One instruction, resolved at load time.
+struct Step {
+  enum class Kind : uint8_t { Kernel, Delegate, Move, JumpFalse, Free };
+  Kind kind = Kind::Kernel;
+  KernelFn fn = nullptr;
+  const char* op_name = nullptr;  // "aten::add.out", for errors and profiles.
+  EValue** args = nullptr;
+  uint32_t num_args = 0;
+  int32_t a = 0;  // Move: from; JumpFalse: condition; Free: value.
+  int32_t b = 0;  // Move: to; JumpFalse: destination.
+};
+
+class Method {
+ public:
+  Method(Method&& other) = default;
+  Method& operator=(Method&&) = delete;
+
+  const char* name() const;
+  size_t inputs_size() const { return num_inputs_; }
+  size_t outputs_size() const { return num_outputs_; }
+
+  /// Copies a tensor into input `index` (or points the input at the caller's
+  /// data when the input has no planned memory; the data must then outlive
+  /// execute()). Checks dtype, rank and sizes; a dynamic input accepts sizes
+  /// within its bound. The error names the input, expected and actual.
+  Error set_input(size_t index, const Tensor& input);
+  /// Sets a scalar (Int/Double/Bool) input; the tag must match.
+  Error set_input(size_t index, const EValue& input);
+
+  /// Runs every instruction. Fails with InvalidState when an input was never
+  /// set, and with the failing kernel's error otherwise.
+  Error execute();
+
+  /// Output `index`; valid until the next execute() or the method's end.
+  Result<const EValue*> get_output(size_t index) const;
+  Result<const EValue*> get_input(size_t index) const;
+
+  MethodMeta method_meta() const { return MethodMeta(plan_); }
+  size_t num_steps() const { return num_steps_; }
+  const Step& step(size_t index) const { return steps_[index]; }
+
+ private:
+  friend class Program;
+  friend class MethodLoader;
+  Method() = default;
+
+  const ember_fb::ExecutionPlan* plan_ = nullptr;
+  EValue* values_ = nullptr;
+  size_t num_values_ = 0;
+  int32_t* inputs_ = nullptr;
+  size_t num_inputs_ = 0;
+  int32_t* outputs_ = nullptr;
+  size_t num_outputs_ = 0;
+  bool* input_set_ = nullptr;
+  bool* input_planned_ = nullptr;
+  Step* steps_ = nullptr;
+  size_t num_steps_ = 0;
+  uint64_t rng_state_ = 0x853c49e6748fea9bULL;
+};
+
+}  // namespace ember

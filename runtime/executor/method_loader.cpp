@@ -1,0 +1,319 @@
+// Program::load_method: turns a verified ExecutionPlan into a runnable Method.
+//
+// Everything is allocated from the caller's method allocator; planned tensors
+// point into the caller's planned buffers and constants into the program's
+// constant segment. Kernels are looked up here, once, by "name.overload".
+#include <cstring>
+
+#include "runtime/executor/memory_manager.h"
+#include "runtime/executor/method.h"
+#include "runtime/executor/program.h"
+#include "runtime/executor/program_verifier.h"
+#include "schema/program_generated.h"
+
+namespace ember {
+
+class MethodLoader {
+ public:
+  MethodLoader(const Program& program, const ember_fb::ExecutionPlan* plan, MemoryManager* mm)
+      : program_(program), plan_(plan), mm_(mm), alloc_(mm->method_allocator()) {}
+
+  Result<Method> load() {
+    method_.plan_ = plan_;
+    EMBER_TRY(check_planned_buffers());
+    EMBER_TRY(init_values());
+    EMBER_TRY(init_io());
+    EMBER_TRY(init_steps());
+    return static_cast<Method&&>(method_);
+  }
+
+ private:
+  const char* name() const { return plan_->name()->c_str(); }
+
+  template <typename T>
+  Result<T*> alloc_array(size_t count, const char* what) {
+    if (count == 0) return static_cast<T*>(nullptr);
+    T* p = alloc_->allocate_array<T>(count);
+    EMBER_CHECK_OR_RETURN(p != nullptr, Error::MemoryAllocationFailed,
+                          "method '%s': method allocator exhausted allocating %zu %s (%zu of "
+                          "%zu bytes used)",
+                          name(), count, what, alloc_->used(), alloc_->capacity());
+    return p;
+  }
+
+  Error check_planned_buffers() {
+    const auto* sizes = plan_->non_const_buffer_sizes();
+    const size_t n = sizes != nullptr && sizes->size() > 0 ? sizes->size() - 1 : 0;
+    const auto buffers = mm_->planned_buffers();
+    EMBER_CHECK_OR_RETURN(buffers.size() >= n, Error::InvalidArgument,
+                          "method '%s' needs %zu planned buffers, the memory manager has %zu",
+                          name(), n, buffers.size());
+    for (size_t i = 0; i < n; ++i) {
+      const auto need = static_cast<uint64_t>(sizes->Get(static_cast<uint32_t>(i + 1)));
+      EMBER_CHECK_OR_RETURN(buffers[i].size() >= need, Error::InvalidArgument,
+                            "method '%s': planned buffer %zu has %zu bytes, the plan needs %llu",
+                            name(), i + 1, buffers[i].size(),
+                            static_cast<unsigned long long>(need));
+    }
+    return Error::Ok;
+  }
+
+  Error init_tensor(size_t index, const ember_fb::Tensor* t, EValue* v) {
+    EMBER_TRY_ASSIGN(Tensor * tensor, alloc_array<Tensor>(1, "tensors"));
+    new (tensor) Tensor();
+    const int32_t dim = t->sizes() != nullptr ? static_cast<int32_t>(t->sizes()->size()) : 0;
+    tensor->dtype = static_cast<ScalarType>(t->scalar_type());
+    tensor->dim = dim;
+    tensor->dynamism = static_cast<TensorShapeDynamism>(t->shape_dynamism());
+    // Rank-0 tensors still get one slot so pointers are never null.
+    const size_t slots = dim > 0 ? static_cast<size_t>(dim) : 1;
+    EMBER_TRY_ASSIGN(tensor->sizes, alloc_array<int32_t>(slots, "tensor sizes"));
+    EMBER_TRY_ASSIGN(tensor->dim_order, alloc_array<uint8_t>(slots, "tensor dim orders"));
+    EMBER_TRY_ASSIGN(tensor->strides, alloc_array<int64_t>(slots, "tensor strides"));
+    for (int32_t i = 0; i < dim; ++i) {
+      tensor->sizes[i] = t->sizes()->Get(static_cast<uint32_t>(i));
+      tensor->dim_order[i] = t->dim_order()->Get(static_cast<uint32_t>(i));
+    }
+    tensor->update_strides();
+    tensor->capacity_bytes = tensor->nbytes();
+
+    const auto* alloc = t->allocation_info();
+    if (alloc != nullptr) {
+      const uint64_t offset =
+          uint64_t{alloc->memory_offset_low()} | (uint64_t{alloc->memory_offset_high()} << 32);
+      tensor->data = mm_->planned_buffers()[alloc->memory_id() - 1].data() + offset;
+    } else if (t->data_buffer_idx() > 0) {
+      const auto* cs = program_.flatbuffer()->constant_segment();
+      if (cs != nullptr && cs->offsets() != nullptr) {
+        tensor->data = const_cast<uint8_t*>(
+            program_.constant_data(cs->offsets()->Get(t->data_buffer_idx())));
+      } else {
+        tensor->data = const_cast<uint8_t*>(
+            program_.flatbuffer()->constant_buffer()->Get(t->data_buffer_idx())->storage()->data());
+      }
+    } else {
+      tensor->data = nullptr;  // Supplied by the caller through set_input.
+    }
+    (void)index;
+    v->tag = Tag::Tensor;
+    v->as_tensor = tensor;
+    return Error::Ok;
+  }
+
+  Error init_values() {
+    const auto* values = plan_->values();
+    const size_t n = values->size();
+    EMBER_TRY_ASSIGN(method_.values_, alloc_array<EValue>(n, "values"));
+    method_.num_values_ = n;
+    for (size_t i = 0; i < n; ++i) new (&method_.values_[i]) EValue();
+    // Scalars and tensors first, so lists can point at them regardless of order.
+    for (uint32_t i = 0; i < n; ++i) {
+      const auto* fv = values->Get(i);
+      EValue* v = &method_.values_[i];
+      switch (fv->val_type()) {
+        case ember_fb::KernelTypes::Int:
+          v->tag = Tag::Int;
+          v->as_int = fv->val_as_Int()->int_val();
+          break;
+        case ember_fb::KernelTypes::Bool:
+          v->tag = Tag::Bool;
+          v->as_bool = fv->val_as_Bool()->bool_val();
+          break;
+        case ember_fb::KernelTypes::Double:
+          v->tag = Tag::Double;
+          v->as_double = fv->val_as_Double()->double_val();
+          break;
+        case ember_fb::KernelTypes::String: {
+          const auto* s = fv->val_as_String()->string_val();
+          v->tag = Tag::String;
+          v->as_string = std::string_view(s->c_str(), s->size());
+          break;
+        }
+        case ember_fb::KernelTypes::DoubleList: {
+          const auto* items = fv->val_as_DoubleList()->items();
+          const size_t len = items != nullptr ? items->size() : 0;
+          EMBER_TRY_ASSIGN(double* data, alloc_array<double>(len, "double lists"));
+          for (size_t j = 0; j < len; ++j) data[j] = items->Get(static_cast<uint32_t>(j));
+          v->tag = Tag::DoubleList;
+          v->as_double_list = std::span<const double>(data, len);
+          break;
+        }
+        case ember_fb::KernelTypes::BoolList: {
+          const auto* items = fv->val_as_BoolList()->items();
+          const size_t len = items != nullptr ? items->size() : 0;
+          EMBER_TRY_ASSIGN(bool* data, alloc_array<bool>(len, "bool lists"));
+          for (size_t j = 0; j < len; ++j) data[j] = items->Get(static_cast<uint32_t>(j)) != 0;
+          v->tag = Tag::BoolList;
+          v->as_bool_list = std::span<const bool>(data, len);
+          break;
+        }
+        case ember_fb::KernelTypes::Tensor:
+          EMBER_TRY(init_tensor(i, fv->val_as_Tensor(), v));
+          break;
+        default:
+          break;  // None, or a list handled below.
+      }
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      const auto* fv = values->Get(i);
+      EValue* v = &method_.values_[i];
+      if (fv->val_type() == ember_fb::KernelTypes::IntList) {
+        const auto* items = fv->val_as_IntList()->items();
+        const size_t len = items != nullptr ? items->size() : 0;
+        EMBER_TRY_ASSIGN(EValue * *boxed, alloc_array<EValue*>(len, "int list items"));
+        EMBER_TRY_ASSIGN(int64_t * unboxed, alloc_array<int64_t>(len, "int list items"));
+        for (size_t j = 0; j < len; ++j) {
+          boxed[j] = &method_.values_[items->Get(static_cast<uint32_t>(j))];
+          unboxed[j] = boxed[j]->as_int;
+        }
+        v->tag = Tag::IntList;
+        v->as_int_list = BoxedIntList{boxed, unboxed, len};
+      } else if (fv->val_type() == ember_fb::KernelTypes::TensorList ||
+                 fv->val_type() == ember_fb::KernelTypes::OptionalTensorList) {
+        const bool optional = fv->val_type() == ember_fb::KernelTypes::OptionalTensorList;
+        const auto* items = optional ? fv->val_as_OptionalTensorList()->items()
+                                     : fv->val_as_TensorList()->items();
+        const size_t len = items != nullptr ? items->size() : 0;
+        EMBER_TRY_ASSIGN(Tensor * *tensors, alloc_array<Tensor*>(len, "tensor list items"));
+        for (size_t j = 0; j < len; ++j) {
+          const int32_t idx = items->Get(static_cast<uint32_t>(j));
+          tensors[j] = idx < 0 ? nullptr : method_.values_[idx].as_tensor;
+        }
+        v->tag = optional ? Tag::OptionalTensorList : Tag::TensorList;
+        v->as_tensor_list = TensorListRef{tensors, len};
+      }
+    }
+    return Error::Ok;
+  }
+
+  Error init_io() {
+    const auto copy = [&](const flatbuffers::Vector<int32_t>* list, int32_t** out, size_t* count,
+                          const char* what) -> Error {
+      const size_t len = list != nullptr ? list->size() : 0;
+      EMBER_TRY_ASSIGN(*out, alloc_array<int32_t>(len, what));
+      for (size_t i = 0; i < len; ++i) (*out)[i] = list->Get(static_cast<uint32_t>(i));
+      *count = len;
+      return Error::Ok;
+    };
+    EMBER_TRY(copy(plan_->inputs(), &method_.inputs_, &method_.num_inputs_, "inputs"));
+    EMBER_TRY(copy(plan_->outputs(), &method_.outputs_, &method_.num_outputs_, "outputs"));
+    EMBER_TRY_ASSIGN(method_.input_set_, alloc_array<bool>(method_.num_inputs_, "input flags"));
+    EMBER_TRY_ASSIGN(method_.input_planned_,
+                     alloc_array<bool>(method_.num_inputs_, "input flags"));
+    for (size_t i = 0; i < method_.num_inputs_; ++i) {
+      const EValue& v = method_.values_[method_.inputs_[i]];
+      // A planned input keeps its memory; an unplanned one borrows the caller's.
+      method_.input_planned_[i] = v.is_tensor() && v.as_tensor->data != nullptr;
+      method_.input_set_[i] = false;
+    }
+    return Error::Ok;
+  }
+
+  Error init_steps() {
+    const auto* chain = plan_->chains()->Get(0);
+    const auto* instrs = chain->instructions();
+    const size_t n = instrs != nullptr ? instrs->size() : 0;
+    EMBER_TRY_ASSIGN(method_.steps_, alloc_array<Step>(n, "instructions"));
+    method_.num_steps_ = n;
+    const auto* ops = plan_->operators();
+    for (uint32_t k = 0; k < n; ++k) {
+      const auto* ins = instrs->Get(k);
+      Step* step = new (&method_.steps_[k]) Step();
+      switch (ins->instr_args_type()) {
+        case ember_fb::InstructionArguments::KernelCall: {
+          const auto* call = ins->instr_args_as_KernelCall();
+          const auto* op = ops->Get(static_cast<uint32_t>(call->op_index()));
+          EMBER_TRY(resolve_kernel(k, op, step));
+          const auto* args = call->args();
+          const size_t nargs = args != nullptr ? args->size() : 0;
+          const Kernel* kernel = find_kernel(step->op_name);
+          EMBER_CHECK_OR_RETURN(kernel->num_args < 0 || static_cast<size_t>(kernel->num_args) == nargs,
+                                Error::InvalidProgram,
+                                "method '%s' instruction %u: %s takes %d arguments, the program "
+                                "passes %zu",
+                                name(), k, step->op_name, kernel->num_args, nargs);
+          EMBER_TRY_ASSIGN(step->args, alloc_array<EValue*>(nargs, "kernel arguments"));
+          for (size_t a = 0; a < nargs; ++a) {
+            step->args[a] = &method_.values_[args->Get(static_cast<uint32_t>(a))];
+          }
+          step->num_args = static_cast<uint32_t>(nargs);
+          break;
+        }
+        case ember_fb::InstructionArguments::DelegateCall: {
+          const auto* call = ins->instr_args_as_DelegateCall();
+          const auto* del = plan_->delegates()->Get(static_cast<uint32_t>(call->delegate_index()));
+          return set_error(Error::DelegateMissing,
+                           "method '%s' instruction %u: backend '%s' is not registered in this "
+                           "runtime",
+                           name(), k, del->id()->c_str());
+        }
+        case ember_fb::InstructionArguments::MoveCall:
+          step->kind = Step::Kind::Move;
+          step->a = ins->instr_args_as_MoveCall()->move_from();
+          step->b = ins->instr_args_as_MoveCall()->move_to();
+          break;
+        case ember_fb::InstructionArguments::JumpFalseCall:
+          step->kind = Step::Kind::JumpFalse;
+          step->a = ins->instr_args_as_JumpFalseCall()->cond_value_index();
+          step->b = ins->instr_args_as_JumpFalseCall()->destination_instruction();
+          break;
+        case ember_fb::InstructionArguments::FreeCall:
+          step->kind = Step::Kind::Free;
+          step->a = ins->instr_args_as_FreeCall()->value_index();
+          break;
+        default:
+          return set_error(Error::InvalidProgram, "method '%s' instruction %u: unknown kind",
+                           name(), k);
+      }
+    }
+    return Error::Ok;
+  }
+
+  // Builds "name.overload" in the method allocator and finds its kernel.
+  Error resolve_kernel(uint32_t k, const ember_fb::Operator* op, Step* step) {
+    const char* op_name = op->name()->c_str();
+    const char* overload = op->overload() != nullptr ? op->overload()->c_str() : "";
+    const size_t name_len = std::strlen(op_name);
+    const size_t overload_len = std::strlen(overload);
+    EMBER_TRY_ASSIGN(char* full, alloc_array<char>(name_len + overload_len + 2, "operator names"));
+    std::memcpy(full, op_name, name_len);
+    size_t pos = name_len;
+    if (overload_len > 0) {
+      full[pos++] = '.';
+      std::memcpy(full + pos, overload, overload_len);
+      pos += overload_len;
+    }
+    full[pos] = '\0';
+    const Kernel* kernel = find_kernel(std::string_view(full, pos));
+    EMBER_CHECK_OR_RETURN(kernel != nullptr, Error::OperatorMissing,
+                          "method '%s' instruction %u: no kernel is registered for operator %s",
+                          name(), k, full);
+    step->kind = Step::Kind::Kernel;
+    step->fn = kernel->fn;
+    step->op_name = kernel->name;
+    return Error::Ok;
+  }
+
+  const Program& program_;
+  const ember_fb::ExecutionPlan* plan_;
+  MemoryManager* mm_;
+  MemoryAllocator* alloc_;
+  Method method_;
+};
+
+Result<Method> Program::load_method(const char* method_name, MemoryManager* memory_manager) const {
+  EMBER_CHECK_OR_RETURN(memory_manager != nullptr && memory_manager->method_allocator() != nullptr,
+                        Error::InvalidArgument, "load_method('%s'): no memory manager",
+                        method_name);
+  const ember_fb::ExecutionPlan* plan = nullptr;
+  for (size_t i = 0; i < num_methods(); ++i) {
+    const auto* p = program_->execution_plan()->Get(static_cast<uint32_t>(i));
+    if (std::strcmp(p->name()->c_str(), method_name) == 0) plan = p;
+  }
+  EMBER_CHECK_OR_RETURN(plan != nullptr, Error::NotFound,
+                        "the program has no method named '%s'", method_name);
+  if (!plans_verified_) EMBER_TRY(verify_plan(program_, plan, constant_segment_.size()));
+  return MethodLoader(*this, plan, memory_manager).load();
+}
+
+}  // namespace ember

@@ -1,0 +1,31 @@
+// Semantic verification of an untrusted program, after the FlatBuffer's own
+// structural verifier: every index in range, every union tag known, every
+// size and offset free of overflow and inside its buffer or segment.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/core/error.h"
+
+namespace ember_fb {
+struct Program;
+struct ExecutionPlan;
+}  // namespace ember_fb
+
+namespace ember {
+
+struct ProgramLayout {
+  size_t file_size = 0;
+  uint64_t segment_base_offset = 0;  // 0 when the file has no segments.
+};
+
+/// Checks the program-level tables (segments, constant offsets, delegate data).
+Error verify_program(const ember_fb::Program* program, const ProgramLayout& layout);
+
+/// Checks one execution plan against the program. `constant_segment_size` is
+/// the byte size of the constant segment (0 when there is none).
+Error verify_plan(const ember_fb::Program* program, const ember_fb::ExecutionPlan* plan,
+                  size_t constant_segment_size);
+
+}  // namespace ember

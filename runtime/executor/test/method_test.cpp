@@ -1,0 +1,166 @@
+// Method: load_method, set_input checks, execute, outputs, and the Module.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "extension/module/module.h"
+#include "runtime/executor/program.h"
+#include "runtime/executor/test/test_programs.h"
+
+namespace ember {
+namespace {
+
+struct Fixture {
+  explicit Fixture(std::vector<uint8_t> b) : bytes(std::move(b)), loader(bytes.data(), bytes.size()) {}
+  std::vector<uint8_t> bytes;
+  BufferDataLoader loader;
+  alignas(64) uint8_t pool[16384];
+  alignas(64) uint8_t arena[256];
+  std::span<uint8_t> arena_span{arena, sizeof(arena)};
+  MemoryAllocator allocator{pool, sizeof(pool)};
+  MemoryManager mm{&allocator, std::span<std::span<uint8_t>>(&arena_span, 1)};
+};
+
+// A float32 tensor over caller storage.
+struct HostTensor {
+  HostTensor(std::vector<int32_t> s, std::vector<float> d, ScalarType type = ScalarType::Float)
+      : sizes(std::move(s)), data(std::move(d)) {
+    for (size_t i = 0; i < sizes.size(); ++i) dim_order.push_back(static_cast<uint8_t>(i));
+    strides.resize(sizes.size());
+    t.dtype = type;
+    t.dim = static_cast<int32_t>(sizes.size());
+    t.sizes = sizes.data();
+    t.dim_order = dim_order.data();
+    t.strides = strides.data();
+    t.data = data.data();
+    t.update_strides();
+  }
+  std::vector<int32_t> sizes;
+  std::vector<uint8_t> dim_order;
+  std::vector<int64_t> strides;
+  std::vector<float> data;
+  Tensor t;
+};
+
+TEST(MethodTest, RunsAndReturnsOutputs) {
+  Fixture f(testing::write(testing::make_axpy_program()));
+  Result<Program> program = Program::load(&f.loader);
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_TRUE(method.ok()) << last_error_message();
+  HostTensor x({2, 3}, {1, 2, 3, 4, 5, 6});
+  HostTensor y({2, 3}, {10, 20, 30, 40, 50, 60});
+  ASSERT_EQ(method->set_input(0, x.t), Error::Ok);
+  ASSERT_EQ(method->set_input(1, y.t), Error::Ok);
+  ASSERT_EQ(method->execute(), Error::Ok) << last_error_message();
+  const EValue* out = method->get_output(0).get();
+  ASSERT_TRUE(out->is_tensor());
+  const float* o = out->to_tensor().data_ptr<float>();
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(o[i], x.data[i] + 2 * y.data[i]);
+  // Runs again with new inputs.
+  x.data[0] = 100;
+  ASSERT_EQ(method->set_input(0, x.t), Error::Ok);
+  ASSERT_EQ(method->execute(), Error::Ok);
+  EXPECT_FLOAT_EQ(out->to_tensor().data_ptr<float>()[0], 120);
+}
+
+TEST(MethodTest, ExecuteBeforeInputsIsAnError) {
+  Fixture f(testing::write(testing::make_axpy_program()));
+  Result<Program> program = Program::load(&f.loader);
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_TRUE(method.ok());
+  EXPECT_EQ(method->execute(), Error::InvalidState);
+  EXPECT_NE(std::string(last_error_message()).find("input 0 was not set"), std::string::npos);
+}
+
+TEST(MethodTest, SetInputChecksDtypeRankAndShape) {
+  Fixture f(testing::write(testing::make_axpy_program()));
+  Result<Program> program = Program::load(&f.loader);
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_TRUE(method.ok());
+  HostTensor wrong_type({2, 3}, {0, 0, 0, 0, 0, 0}, ScalarType::Int);
+  EXPECT_EQ(method->set_input(0, wrong_type.t), Error::InvalidArgument);
+  EXPECT_NE(std::string(last_error_message()).find("expected dtype float32, got int32"),
+            std::string::npos);
+  HostTensor wrong_rank({6}, {0, 0, 0, 0, 0, 0});
+  EXPECT_EQ(method->set_input(0, wrong_rank.t), Error::InvalidArgument);
+  EXPECT_NE(std::string(last_error_message()).find("rank-2"), std::string::npos);
+  HostTensor wrong_shape({3, 2}, {0, 0, 0, 0, 0, 0});
+  EXPECT_EQ(method->set_input(1, wrong_shape.t), Error::InvalidArgument);
+  EXPECT_NE(std::string(last_error_message()).find("expected shape [2, 3], got [3, 2]"),
+            std::string::npos);
+  EXPECT_EQ(method->set_input(5, wrong_shape.t), Error::InvalidArgument);
+  // The method stays usable.
+  HostTensor x({2, 3}, {1, 1, 1, 1, 1, 1});
+  ASSERT_EQ(method->set_input(0, x.t), Error::Ok);
+  ASSERT_EQ(method->set_input(1, x.t), Error::Ok);
+  EXPECT_EQ(method->execute(), Error::Ok);
+}
+
+TEST(MethodTest, MissingKernelNamesTheOperator) {
+  auto program_t = testing::make_axpy_program();
+  program_t.execution_plan[0]->operators[0]->name = "aten::does_not_exist";
+  Fixture f(testing::write(std::move(program_t)));
+  Result<Program> program = Program::load(&f.loader);
+  ASSERT_TRUE(program.ok());
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::OperatorMissing);
+  EXPECT_NE(std::string(last_error_message()).find("aten::does_not_exist.out"), std::string::npos);
+}
+
+TEST(MethodTest, WrongArgumentCountIsRefusedAtLoad) {
+  auto program_t = testing::make_axpy_program();
+  program_t.execution_plan[0]->chains[0]->instructions[0]->instr_args.AsKernelCall()->args = {0, 1, 2, 3};
+  Fixture f(testing::write(std::move(program_t)));
+  Result<Program> program = Program::load(&f.loader);
+  ASSERT_TRUE(program.ok());
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_FALSE(method.ok());
+  EXPECT_NE(std::string(last_error_message()).find("takes 5 arguments, the program passes 4"),
+            std::string::npos);
+}
+
+TEST(MethodTest, TooSmallPlannedBufferIsRefused) {
+  Fixture f(testing::write(testing::make_axpy_program()));
+  f.arena_span = std::span<uint8_t>(f.arena, 64);
+  Result<Program> program = Program::load(&f.loader);
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_FALSE(method.ok());
+  EXPECT_NE(std::string(last_error_message()).find("has 64 bytes, the plan needs 96"),
+            std::string::npos);
+}
+
+TEST(MethodTest, ExhaustedMethodAllocatorIsAnError) {
+  Fixture f(testing::write(testing::make_axpy_program()));
+  MemoryAllocator tiny(f.pool, 64);
+  MemoryManager mm(&tiny, std::span<std::span<uint8_t>>(&f.arena_span, 1));
+  Result<Program> program = Program::load(&f.loader);
+  Result<Method> method = program->load_method("forward", &mm);
+  EXPECT_EQ(method.error(), Error::MemoryAllocationFailed);
+}
+
+TEST(ModuleTest, RunsAProgramWithConstants) {
+  const std::vector<uint8_t> bytes = testing::make_constant_program_bytes();
+  auto module = extension::Module::from_bytes(bytes.data(), bytes.size());
+  ASSERT_TRUE(module.ok()) << last_error_message();
+  Result<Method*> method = module.get()->method("forward");
+  ASSERT_TRUE(method.ok()) << last_error_message();
+  HostTensor x({2, 3}, {10, 10, 10, 10, 10, 10});
+  ASSERT_EQ(method.get()->set_input(0, x.t), Error::Ok);
+  ASSERT_EQ(method.get()->execute(), Error::Ok);
+  const float* o = method.get()->get_output(0).get()->to_tensor().data_ptr<float>();
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(o[i], 11.0f + static_cast<float>(i));
+  EXPECT_EQ(module.get()->method_names(), std::vector<std::string>{"forward"});
+}
+
+TEST(ModuleTest, MissingFileNamesThePath) {
+  auto module = extension::Module::load("/nonexistent/model.pte");
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.error(), Error::AccessFailed);
+  EXPECT_NE(std::string(last_error_message()).find("/nonexistent/model.pte"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ember

@@ -1,0 +1,196 @@
+// Program::load on good and malformed files: every refusal names the fault.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "runtime/executor/program.h"
+#include "runtime/executor/test/test_programs.h"
+
+namespace ember {
+namespace {
+
+using testing::make_axpy_program;
+using testing::write;
+
+// The loader must outlive the Program; the tests keep one at a time.
+Result<Program> load_bytes(std::vector<uint8_t>& bytes) {
+  static std::unique_ptr<BufferDataLoader> loader;
+  loader = std::make_unique<BufferDataLoader>(bytes.data(), bytes.size());
+  return Program::load(loader.get());
+}
+
+void expect_refused(std::vector<uint8_t> bytes, Error code, const std::string& words) {
+  clear_error_message();
+  Result<Program> program = load_bytes(bytes);
+  ASSERT_FALSE(program.ok()) << "expected refusal mentioning: " << words;
+  EXPECT_EQ(program.error(), code) << last_error_message();
+  EXPECT_NE(std::string(last_error_message()).find(words), std::string::npos)
+      << "message was: " << last_error_message();
+}
+
+TEST(ProgramTest, LoadsAWrittenProgram) {
+  std::vector<uint8_t> bytes = write(make_axpy_program());
+  Result<Program> program = load_bytes(bytes);
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  EXPECT_EQ(program->num_methods(), 1u);
+  EXPECT_STREQ(program->get_method_name(0).get(), "forward");
+  Result<MethodMeta> meta = program->method_meta("forward");
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->num_inputs(), 2u);
+  EXPECT_EQ(meta->num_outputs(), 1u);
+  EXPECT_EQ(meta->num_planned_buffers(), 1u);
+  EXPECT_EQ(meta->planned_buffer_size(0).get(), 96);
+  Result<TensorInfo> info = meta->input_tensor_info(0);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->dtype, ScalarType::Float);
+  EXPECT_EQ(info->nbytes, 24u);
+}
+
+TEST(ProgramTest, HeaderIsWrittenAfterTheIdentifier) {
+  std::vector<uint8_t> bytes = write(make_axpy_program());
+  ASSERT_GE(bytes.size(), 40u);
+  EXPECT_EQ(std::memcmp(bytes.data() + 4, "ET12", 4), 0);
+  EXPECT_EQ(std::memcmp(bytes.data() + 8, "eh00", 4), 0);
+  uint32_t length = 0;
+  uint64_t program_size = 0;
+  std::memcpy(&length, bytes.data() + 12, 4);
+  std::memcpy(&program_size, bytes.data() + 16, 8);
+  EXPECT_EQ(length, 32u);
+  EXPECT_EQ(program_size, bytes.size());  // No segments in this program.
+}
+
+TEST(ProgramTest, UnknownMethodIsNotFound) {
+  std::vector<uint8_t> bytes = write(make_axpy_program());
+  Result<Program> program = load_bytes(bytes);
+  ASSERT_TRUE(program.ok());
+  Result<MethodMeta> meta = program->method_meta("decode");
+  EXPECT_EQ(meta.error(), Error::NotFound);
+  EXPECT_NE(std::string(last_error_message()).find("decode"), std::string::npos);
+}
+
+TEST(ProgramTest, RefusesEmptyFile) {
+  expect_refused({}, Error::InvalidProgram, "too short");
+}
+
+TEST(ProgramTest, RefusesWrongIdentifier) {
+  std::vector<uint8_t> bytes = write(make_axpy_program());
+  std::memcpy(bytes.data() + 4, "XX99", 4);
+  expect_refused(bytes, Error::InvalidProgram, "file identifier is 'XX99'");
+}
+
+TEST(ProgramTest, RefusesTruncatedFile) {
+  std::vector<uint8_t> bytes = write(make_axpy_program());
+  bytes.resize(bytes.size() / 2);
+  expect_refused(bytes, Error::InvalidProgram, "truncated");
+}
+
+TEST(ProgramTest, RefusesTruncatedFileWithoutHeader) {
+  std::vector<uint8_t> bytes = write(make_axpy_program());
+  std::memcpy(bytes.data() + 8, "zzzz", 4);  // No header: the FlatBuffer verifier must catch it.
+  bytes.resize(bytes.size() - 40);
+  expect_refused(bytes, Error::InvalidProgram, "verification");
+}
+
+TEST(ProgramTest, RefusesOutOfRangeValueIndex) {
+  auto program = make_axpy_program();
+  program.execution_plan[0]->chains[0]->instructions[0]->instr_args.AsKernelCall()->args[1] = 99;
+  expect_refused(write(std::move(program)), Error::InvalidProgram, "value");
+  auto program2 = make_axpy_program();
+  program2.execution_plan[0]->outputs = {7};
+  expect_refused(write(std::move(program2)), Error::InvalidProgram, "output 0: values index 7");
+}
+
+TEST(ProgramTest, RefusesPlannedOffsetPastItsBuffer) {
+  auto program = make_axpy_program();
+  program.execution_plan[0]->values[3]->val.AsTensor()->allocation_info->memory_offset_low = 80;
+  expect_refused(write(std::move(program)), Error::InvalidProgram,
+                 "value 3: planned offset 80 + 24 bytes is past the end of buffer 1");
+}
+
+TEST(ProgramTest, RefusesUnknownMemoryId) {
+  auto program = make_axpy_program();
+  program.execution_plan[0]->values[0]->val.AsTensor()->allocation_info->memory_id = 3;
+  expect_refused(write(std::move(program)), Error::InvalidProgram, "memory_id 3");
+}
+
+TEST(ProgramTest, RefusesSegmentPastEndOfFile) {
+  std::vector<uint8_t> bytes = testing::make_constant_program_bytes();
+  // Drop the tail of the constant segment; patch the header so only the
+  // segment table itself is inconsistent with the file.
+  bytes.resize(bytes.size() - 8);
+  const uint64_t zero = 0;
+  std::memcpy(bytes.data() + 32, &zero, 8);  // segment_data_size unknown (older header).
+  expect_refused(bytes, Error::InvalidProgram, "segment 0");
+}
+
+TEST(ProgramTest, RefusesBadDimOrderAndNegativeSize) {
+  auto program = make_axpy_program();
+  program.execution_plan[0]->values[0]->val.AsTensor()->dim_order = {1, 1};
+  expect_refused(write(std::move(program)), Error::InvalidProgram, "not a permutation");
+  auto program2 = make_axpy_program();
+  program2.execution_plan[0]->values[0]->val.AsTensor()->sizes = {2, -3};
+  expect_refused(write(std::move(program2)), Error::InvalidProgram, "negative size -3");
+}
+
+TEST(ProgramTest, RefusesUnknownScalarType) {
+  auto program = make_axpy_program();
+  program.execution_plan[0]->values[0]->val.AsTensor()->scalar_type =
+      static_cast<ember_fb::ScalarType>(9);
+  expect_refused(write(std::move(program)), Error::InvalidProgram, "unknown scalar type 9");
+}
+
+TEST(ProgramTest, RefusesOverflowingTensorSize) {
+  auto program = make_axpy_program();
+  program.execution_plan[0]->values[0]->val.AsTensor()->sizes = {1 << 30, 1 << 30};
+  expect_refused(write(std::move(program)), Error::InvalidProgram, "overflows");
+}
+
+TEST(ProgramTest, RefusesJumpOutsideTheChain) {
+  auto program = make_axpy_program();
+  auto& plan = program.execution_plan[0];
+  ember_fb::BoolT cond;
+  cond.bool_val = true;
+  auto v = std::make_unique<ember_fb::EValueT>();
+  v->val.Set(std::move(cond));
+  plan->values.push_back(std::move(v));
+  ember_fb::JumpFalseCallT jump;
+  jump.cond_value_index = 4;
+  jump.destination_instruction = 5;
+  auto ins = std::make_unique<ember_fb::InstructionT>();
+  ins->instr_args.Set(std::move(jump));
+  plan->chains[0]->instructions.push_back(std::move(ins));
+  expect_refused(write(std::move(program)), Error::InvalidProgram,
+                 "instruction 1: instructions index 5");
+}
+
+TEST(ProgramTest, RefusesIntListNamingANonInt) {
+  auto program = make_axpy_program();
+  ember_fb::IntListT list;
+  list.items = {0};  // Value 0 is a tensor.
+  auto v = std::make_unique<ember_fb::EValueT>();
+  v->val.Set(std::move(list));
+  program.execution_plan[0]->values.push_back(std::move(v));
+  expect_refused(write(std::move(program)), Error::InvalidProgram, "IntList item 0");
+}
+
+TEST(ProgramTest, RefusesConstantIndexOutOfRange) {
+  auto program = make_axpy_program();
+  program.execution_plan[0]->values[1] =
+      testing::tensor_value(ember_fb::ScalarType::FLOAT32, {2, 3}, 0, 0, 4);
+  std::vector<uint8_t> c(24, 0);
+  expect_refused(write(std::move(program), {c}), Error::InvalidProgram, "constant index 4");
+}
+
+TEST(ProgramTest, EveryPrefixOfAValidFileIsRefusedCleanly) {
+  const std::vector<uint8_t> full = testing::make_constant_program_bytes();
+  for (size_t n = 0; n < full.size(); ++n) {
+    std::vector<uint8_t> bytes(full.begin(), full.begin() + static_cast<long>(n));
+    Result<Program> program = load_bytes(bytes);
+    EXPECT_FALSE(program.ok()) << "prefix of " << n << " bytes loaded";
+  }
+}
+
+}  // namespace
+}  // namespace ember

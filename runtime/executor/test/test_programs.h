@@ -1,0 +1,28 @@
+// Hand-built programs for runtime tests, made with the real program writer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "program/program_writer.h"
+
+namespace ember::testing {
+
+/// "out = x + y * 2" over float32 [2, 3] using the test kernel "test::axpy.out"
+/// (args: x, y, alpha, out, out). Inputs and output are planned in buffer 1.
+ember_fb::ProgramT make_axpy_program();
+
+/// Writes a ProgramT with no constants; fails the test on a writer error.
+std::vector<uint8_t> write(ember_fb::ProgramT program,
+                           const std::vector<std::vector<uint8_t>>& constants = {});
+
+/// "out = x + c" where c is a float32 [2, 3] constant (1..6) in the constant segment.
+std::vector<uint8_t> make_constant_program_bytes();
+
+/// Helpers for building values.
+std::unique_ptr<ember_fb::EValueT> tensor_value(ember_fb::ScalarType type,
+                                                std::vector<int32_t> sizes, uint32_t memory_id,
+                                                uint64_t offset, uint32_t data_buffer_idx = 0);
+std::unique_ptr<ember_fb::EValueT> int_value(int64_t v);
+
+}  // namespace ember::testing

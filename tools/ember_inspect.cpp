@@ -1,0 +1,158 @@
+// ember-inspect: print what a .pte holds: methods, their inputs and outputs,
+// operators, delegates, planned buffers and how close the plan is to the
+// lower bound (most bytes live at any one instruction).
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "extension/data_loader/file_data_loader.h"
+#include "program/memory_planner.h"
+#include "runtime/executor/program.h"
+#include "schema/program_generated.h"
+#include "tools/tensor_print.h"
+
+using namespace ember;
+
+namespace {
+
+std::string tensor_desc(const ember_fb::Tensor* t) {
+  std::vector<int32_t> sizes;
+  if (t->sizes() != nullptr) sizes.assign(t->sizes()->begin(), t->sizes()->end());
+  std::string s = std::string(scalar_type_name(static_cast<ScalarType>(t->scalar_type()))) +
+                  tools::shape_string(sizes);
+  if (t->allocation_info() != nullptr) {
+    const uint64_t off = uint64_t{t->allocation_info()->memory_offset_low()} |
+                         (uint64_t{t->allocation_info()->memory_offset_high()} << 32);
+    s += "  planned: buffer " + std::to_string(t->allocation_info()->memory_id()) + " @ " +
+         std::to_string(off);
+  } else if (t->data_buffer_idx() > 0) {
+    s += "  constant #" + std::to_string(t->data_buffer_idx());
+  } else {
+    s += "  caller-provided";
+  }
+  if (t->shape_dynamism() != ember_fb::TensorShapeDynamism::STATIC) s += "  (dynamic, bound)";
+  return s;
+}
+
+std::string value_desc(const ember_fb::ExecutionPlan* plan, int32_t idx) {
+  const auto* v = plan->values()->Get(static_cast<uint32_t>(idx));
+  if (v->val_type() == ember_fb::KernelTypes::Tensor) return tensor_desc(v->val_as_Tensor());
+  return ember_fb::EnumNameKernelTypes(v->val_type());
+}
+
+uint64_t tensor_bytes(const ember_fb::Tensor* t) {
+  uint64_t n = element_size(static_cast<ScalarType>(t->scalar_type()));
+  if (t->sizes() != nullptr) {
+    for (int32_t s : *t->sizes()) n *= static_cast<uint64_t>(s);
+  }
+  return n;
+}
+
+void inspect_plan(const ember_fb::ExecutionPlan* plan) {
+  std::printf("\nmethod '%s'\n", plan->name()->c_str());
+  std::printf("  inputs:\n");
+  for (uint32_t i = 0; plan->inputs() && i < plan->inputs()->size(); ++i) {
+    std::printf("    %u  value %d: %s\n", i, plan->inputs()->Get(i),
+                value_desc(plan, plan->inputs()->Get(i)).c_str());
+  }
+  std::printf("  outputs:\n");
+  for (uint32_t i = 0; plan->outputs() && i < plan->outputs()->size(); ++i) {
+    std::printf("    %u  value %d: %s\n", i, plan->outputs()->Get(i),
+                value_desc(plan, plan->outputs()->Get(i)).c_str());
+  }
+  const auto* chain = plan->chains()->Get(0);
+  const uint32_t n_instr = chain->instructions() ? chain->instructions()->size() : 0;
+  std::map<std::string, int> op_counts;
+  // Lifetimes of planned tensors from the instruction order.
+  std::map<int32_t, program::TensorLifetime> lifetimes;
+  auto touch = [&](int32_t idx, int64_t when) {
+    const auto* v = plan->values()->Get(static_cast<uint32_t>(idx));
+    if (v->val_type() != ember_fb::KernelTypes::Tensor) return;
+    const auto* t = v->val_as_Tensor();
+    if (t->allocation_info() == nullptr) return;
+    auto [it, inserted] = lifetimes.try_emplace(idx, program::TensorLifetime{tensor_bytes(t), when, when});
+    if (!inserted) {
+      it->second.first = std::min(it->second.first, when);
+      it->second.last = std::max(it->second.last, when);
+    }
+  };
+  for (uint32_t i = 0; plan->inputs() && i < plan->inputs()->size(); ++i) touch(plan->inputs()->Get(i), -1);
+  std::printf("  instructions (%u):\n", n_instr);
+  for (uint32_t k = 0; k < n_instr; ++k) {
+    const auto* ins = chain->instructions()->Get(k);
+    if (ins->instr_args_type() == ember_fb::InstructionArguments::KernelCall) {
+      const auto* call = ins->instr_args_as_KernelCall();
+      const auto* op = plan->operators()->Get(static_cast<uint32_t>(call->op_index()));
+      std::string name = op->name()->str();
+      if (op->overload() && op->overload()->size() > 0) name += "." + op->overload()->str();
+      op_counts[name]++;
+      std::string args;
+      for (uint32_t a = 0; call->args() && a < call->args()->size(); ++a) {
+        args += (a ? ", " : "") + std::to_string(call->args()->Get(a));
+        touch(call->args()->Get(a), k);
+      }
+      std::printf("    %3u  %-36s (%s)\n", k, name.c_str(), args.c_str());
+    } else if (ins->instr_args_type() == ember_fb::InstructionArguments::DelegateCall) {
+      const auto* call = ins->instr_args_as_DelegateCall();
+      std::printf("    %3u  delegate #%d\n", k, call->delegate_index());
+      for (uint32_t a = 0; call->args() && a < call->args()->size(); ++a) touch(call->args()->Get(a), k);
+    } else {
+      std::printf("    %3u  %s\n", k, ember_fb::EnumNameInstructionArguments(ins->instr_args_type()));
+    }
+  }
+  for (uint32_t i = 0; plan->outputs() && i < plan->outputs()->size(); ++i) touch(plan->outputs()->Get(i), n_instr);
+  std::printf("  operators:\n");
+  for (const auto& [name, count] : op_counts) std::printf("    %-40s x%d\n", name.c_str(), count);
+  if (plan->delegates() && plan->delegates()->size() > 0) {
+    std::printf("  delegates:\n");
+    for (uint32_t d = 0; d < plan->delegates()->size(); ++d) {
+      const auto* del = plan->delegates()->Get(d);
+      std::printf("    %u  backend '%s', data %s #%u, %u compile specs\n", d, del->id()->c_str(),
+                  del->processed()->location() == ember_fb::DataLocation::INLINE ? "inline" : "segment",
+                  del->processed()->index(), del->compile_specs() ? del->compile_specs()->size() : 0);
+    }
+  }
+  std::printf("  planned buffers:\n");
+  uint64_t planned = 0;
+  for (uint32_t i = 1; plan->non_const_buffer_sizes() && i < plan->non_const_buffer_sizes()->size(); ++i) {
+    const auto size = static_cast<uint64_t>(plan->non_const_buffer_sizes()->Get(i));
+    planned += size;
+    std::printf("    buffer %u: %s (%llu bytes)\n", i, tools::human_bytes(double(size)).c_str(),
+                static_cast<unsigned long long>(size));
+  }
+  std::vector<program::TensorLifetime> all;
+  for (const auto& [idx, lt] : lifetimes) all.push_back(lt);
+  const uint64_t bound = program::max_live_bytes(all, 1);
+  std::printf("  plan efficiency: %llu planned bytes, lower bound %llu (max live), %s\n",
+              static_cast<unsigned long long>(planned), static_cast<unsigned long long>(bound),
+              planned == 0 ? "n/a"
+                           : (std::to_string(static_cast<int>(100.0 * double(bound) / double(planned) + 0.5)) + "% of the plan is needed").c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s model.pte\n", argv[0]);
+    return 2;
+  }
+  Result<extension::FileDataLoader> loader = extension::FileDataLoader::from(argv[1]);
+  if (!loader.ok()) {
+    std::fprintf(stderr, "ember-inspect: %s\n", last_error_message());
+    return 1;
+  }
+  Result<Program> program = Program::load(&loader.get());
+  if (!program.ok()) {
+    std::fprintf(stderr, "ember-inspect: %s: %s (%s)\n", argv[1], last_error_message(),
+                 error_name(program.error()));
+    return 1;
+  }
+  const ember_fb::Program* fb = program->flatbuffer();
+  std::printf("%s: %s, format version %u, %u method(s), %u segment(s), constant segment %s\n", argv[1],
+              tools::human_bytes(double(program->file_size())).c_str(), fb->version(),
+              fb->execution_plan()->size(), fb->segments() ? fb->segments()->size() : 0,
+              tools::human_bytes(double(program->constant_segment_size())).c_str());
+  for (uint32_t i = 0; i < fb->execution_plan()->size(); ++i) inspect_plan(fb->execution_plan()->Get(i));
+  return 0;
+}

@@ -1,0 +1,196 @@
+// ember-run: load a .pte, feed inputs (from .npy files or random), run it,
+// print each output and the latency.
+//
+//   ember-run model.pte [--method NAME] [--input FILE.npy ...] [--iters N]
+//                       [--warmup N] [--save-outputs DIR] [--seed N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "extension/module/module.h"
+#include "tools/npy.h"
+#include "tools/tensor_print.h"
+
+using namespace ember;
+using ember::extension::Module;
+
+namespace {
+
+struct Options {
+  std::string path;
+  std::string method = "forward";
+  std::vector<std::string> inputs;
+  int iters = 10;
+  int warmup = 2;
+  std::string save_dir;
+  unsigned seed = 0;
+};
+
+int usage(const char* argv0) {
+  std::fprintf(stderr,
+               "usage: %s model.pte [--method NAME] [--input FILE.npy ...] [--iters N]\n"
+               "          [--warmup N] [--save-outputs DIR] [--seed N]\n",
+               argv0);
+  return 2;
+}
+
+int fail(const char* what, Error err) {
+  std::fprintf(stderr, "ember-run: %s: %s (%s)\n", what, last_error_message(), error_name(err));
+  return 1;
+}
+
+// Owns the storage behind one input tensor.
+struct InputTensor {
+  std::vector<int32_t> sizes;
+  std::vector<uint8_t> dim_order;
+  std::vector<int64_t> strides;
+  std::vector<uint8_t> data;
+  Tensor tensor;
+
+  void bind(ScalarType dtype) {
+    tensor.dtype = dtype;
+    tensor.dim = static_cast<int32_t>(sizes.size());
+    if (sizes.empty()) {
+      sizes.push_back(1);
+      dim_order.push_back(0);
+    }
+    strides.resize(sizes.size());
+    tensor.sizes = sizes.data();
+    tensor.dim_order = dim_order.data();
+    tensor.strides = strides.data();
+    tensor.update_strides();
+    tensor.data = data.data();
+    tensor.capacity_bytes = data.size();
+  }
+};
+
+void fill_random(InputTensor& in, ScalarType dtype, std::mt19937& rng) {
+  const size_t n = in.data.size() / element_size(dtype);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> ints(0, 9);
+  for (size_t i = 0; i < n; ++i) {
+    switch (dtype) {
+      case ScalarType::Float: reinterpret_cast<float*>(in.data.data())[i] = uni(rng); break;
+      case ScalarType::Double: reinterpret_cast<double*>(in.data.data())[i] = uni(rng); break;
+      case ScalarType::Long: reinterpret_cast<int64_t*>(in.data.data())[i] = ints(rng); break;
+      case ScalarType::Int: reinterpret_cast<int32_t*>(in.data.data())[i] = ints(rng); break;
+      case ScalarType::Bool: in.data[i] = static_cast<uint8_t>(ints(rng) & 1); break;
+      default: in.data[i * element_size(dtype)] = static_cast<uint8_t>(ints(rng)); break;
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if (a == "--method" && (v = next())) opt.method = v;
+    else if (a == "--input" && (v = next())) opt.inputs.push_back(v);
+    else if (a == "--iters" && (v = next())) opt.iters = std::max(1, std::atoi(v));
+    else if (a == "--warmup" && (v = next())) opt.warmup = std::max(0, std::atoi(v));
+    else if (a == "--save-outputs" && (v = next())) opt.save_dir = v;
+    else if (a == "--seed" && (v = next())) opt.seed = static_cast<unsigned>(std::atoi(v));
+    else if (a == "-h" || a == "--help") return usage(argv[0]);
+    else if (!a.empty() && a[0] != '-' && opt.path.empty()) opt.path = a;
+    else {
+      std::fprintf(stderr, "ember-run: unknown or incomplete argument '%s'\n", a.c_str());
+      return usage(argv[0]);
+    }
+  }
+  if (opt.path.empty()) return usage(argv[0]);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<std::unique_ptr<Module>> module = Module::load(opt.path);
+  if (!module.ok()) return fail(("loading " + opt.path).c_str(), module.error());
+  Result<Method*> method_r = module.get()->method(opt.method);
+  if (!method_r.ok()) return fail(("loading method '" + opt.method + "'").c_str(), method_r.error());
+  const auto t1 = std::chrono::steady_clock::now();
+  Method& method = *method_r.get();
+  const MethodMeta meta = method.method_meta();
+
+  if (!opt.inputs.empty() && opt.inputs.size() != meta.num_inputs()) {
+    std::fprintf(stderr, "ember-run: method '%s' takes %zu inputs, %zu --input files given\n",
+                 opt.method.c_str(), meta.num_inputs(), opt.inputs.size());
+    return 1;
+  }
+  std::mt19937 rng(opt.seed);
+  std::vector<InputTensor> inputs(meta.num_inputs());
+  for (size_t i = 0; i < meta.num_inputs(); ++i) {
+    Result<TensorInfo> info = meta.input_tensor_info(i);
+    if (!info.ok()) return fail("reading input metadata (only tensor inputs are supported)", info.error());
+    InputTensor& in = inputs[i];
+    ScalarType dtype = info->dtype;
+    if (!opt.inputs.empty()) {
+      tools::NpyArray arr;
+      std::string err;
+      if (!tools::read_npy(opt.inputs[i], &arr, &err)) {
+        std::fprintf(stderr, "ember-run: %s\n", err.c_str());
+        return 1;
+      }
+      dtype = arr.dtype;
+      in.sizes = arr.shape;
+      in.data = std::move(arr.data);
+      for (size_t d = 0; d < in.sizes.size(); ++d) in.dim_order.push_back(static_cast<uint8_t>(d));
+    } else {
+      in.sizes.assign(info->sizes.begin(), info->sizes.end());
+      in.dim_order.assign(info->dim_order.begin(), info->dim_order.end());
+      in.data.resize(info->nbytes);
+      fill_random(in, dtype, rng);
+    }
+    in.bind(dtype);
+    const Error err = method.set_input(i, in.tensor);
+    if (err != Error::Ok) return fail("setting input", err);
+  }
+
+  for (int i = 0; i < opt.warmup; ++i) {
+    const Error err = method.execute();
+    if (err != Error::Ok) return fail("execute", err);
+  }
+  std::vector<double> times_ms;
+  for (int i = 0; i < opt.iters; ++i) {
+    const auto s = std::chrono::steady_clock::now();
+    const Error err = method.execute();
+    const auto e = std::chrono::steady_clock::now();
+    if (err != Error::Ok) return fail("execute", err);
+    times_ms.push_back(std::chrono::duration<double, std::milli>(e - s).count());
+  }
+
+  std::printf("Program  %s  method '%s'  (%zu instructions)\n", opt.path.c_str(),
+              opt.method.c_str(), method.num_steps());
+  for (size_t i = 0; i < method.outputs_size(); ++i) {
+    const EValue* out = method.get_output(i).get();
+    if (!out->is_tensor()) {
+      std::printf("output %zu: %s %g\n", i, tag_name(out->tag), out->scalar_as_double());
+      continue;
+    }
+    const Tensor& t = out->to_tensor();
+    std::printf("output %zu: %s %s  [%s]\n", i, scalar_type_name(t.dtype),
+                tools::shape_string(t.shape()).c_str(), tools::first_values(t, 8).c_str());
+    if (!opt.save_dir.empty()) {
+      std::string err;
+      const std::string path = opt.save_dir + "/output_" + std::to_string(i) + ".npy";
+      if (!tools::write_npy(path, t.dtype, std::vector<int32_t>(t.shape().begin(), t.shape().end()),
+                            t.data, t.nbytes(), &err)) {
+        std::fprintf(stderr, "ember-run: %s\n", err.c_str());
+        return 1;
+      }
+    }
+  }
+  std::vector<double> sorted = times_ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  std::printf("load %.3f ms | latency over %d runs: median %.4f ms, min %.4f ms, max %.4f ms\n",
+              std::chrono::duration<double, std::milli>(t1 - t0).count(), opt.iters, median,
+              sorted.front(), sorted.back());
+  std::printf("planned memory %s\n", tools::human_bytes(double(module.get()->planned_bytes(opt.method))).c_str());
+  return 0;
+}

@@ -1,0 +1,52 @@
+#include "tools/tensor_print.h"
+
+#include <cstdio>
+
+namespace ember::tools {
+
+std::string shape_string(std::span<const int32_t> sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(sizes[i]);
+  }
+  return s + "]";
+}
+
+std::string first_values(const Tensor& t, size_t count) {
+  std::string s;
+  const size_t n = static_cast<size_t>(t.numel) < count ? static_cast<size_t>(t.numel) : count;
+  char buf[64];
+  for (size_t i = 0; i < n; ++i) {
+    // Element i in memory order: enough for a glance at the output.
+    switch (t.dtype) {
+      case ScalarType::Float: std::snprintf(buf, sizeof(buf), "%.6g", double(t.data_ptr<float>()[i])); break;
+      case ScalarType::Double: std::snprintf(buf, sizeof(buf), "%.6g", t.data_ptr<double>()[i]); break;
+      case ScalarType::Long: std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(t.data_ptr<int64_t>()[i])); break;
+      case ScalarType::Int: std::snprintf(buf, sizeof(buf), "%d", t.data_ptr<int32_t>()[i]); break;
+      case ScalarType::Short: std::snprintf(buf, sizeof(buf), "%d", t.data_ptr<int16_t>()[i]); break;
+      case ScalarType::Char: std::snprintf(buf, sizeof(buf), "%d", t.data_ptr<int8_t>()[i]); break;
+      case ScalarType::Byte: std::snprintf(buf, sizeof(buf), "%u", t.data_ptr<uint8_t>()[i]); break;
+      case ScalarType::Bool: std::snprintf(buf, sizeof(buf), "%s", t.data_ptr<bool>()[i] ? "True" : "False"); break;
+      default: std::snprintf(buf, sizeof(buf), "?"); break;
+    }
+    if (i > 0) s += ", ";
+    s += buf;
+  }
+  if (static_cast<size_t>(t.numel) > n) s += ", ...";
+  return s;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 3) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
+  return buf;
+}
+
+}  // namespace ember::tools
