@@ -89,7 +89,8 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
       op_counts[name]++;
       std::string args;
       for (uint32_t a = 0; call->args() && a < call->args()->size(); ++a) {
-        args += (a ? ", " : "") + std::to_string(call->args()->Get(a));
+        if (a > 0) args += ", ";
+        args += std::to_string(call->args()->Get(a));
         touch(call->args()->Get(a), k);
       }
       std::printf("    %3u  %-36s (%s)\n", k, name.c_str(), args.c_str());

@@ -1,0 +1,126 @@
+// call_kernel: runs one registered kernel on NumPy arrays and Python values,
+// so kernel tests can compare against PyTorch eager without exporting.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <deque>
+
+#include "python/bindings/tensor_convert.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace nb = nanobind;
+using namespace ember;
+
+namespace {
+
+// Storage for the EValues of one call; deques keep addresses stable.
+struct CallArgs {
+  std::deque<EValue> values;
+  std::deque<python::ArrayTensor> tensors;
+  std::deque<std::vector<EValue*>> boxed;
+  std::deque<std::vector<int64_t>> unboxed;
+  std::deque<std::vector<double>> doubles;
+  std::deque<std::vector<Tensor*>> tensor_lists;
+
+  EValue* convert(nb::handle item) {
+    EValue& v = values.emplace_back();
+    if (item.is_none()) {
+      v.tag = Tag::None;
+    } else if (nb::isinstance<nb::bool_>(item)) {
+      v.tag = Tag::Bool;
+      v.as_bool = nb::cast<bool>(item);
+    } else if (nb::isinstance<nb::int_>(item)) {
+      v.tag = Tag::Int;
+      v.as_int = nb::cast<int64_t>(item);
+    } else if (nb::isinstance<nb::float_>(item)) {
+      v.tag = Tag::Double;
+      v.as_double = nb::cast<double>(item);
+    } else if (nb::isinstance<nb::tuple>(item)) {
+      nb::tuple t = nb::cast<nb::tuple>(item);
+      if (t.size() != 2 || nb::cast<std::string>(t[0]) != "dtype") {
+        throw nb::value_error("tuple arguments must be ('dtype', scalar_type_number)");
+      }
+      v.tag = Tag::Int;
+      v.as_int = nb::cast<int64_t>(t[1]);
+    } else if (nb::isinstance<nb::list>(item)) {
+      nb::list l = nb::cast<nb::list>(item);
+      bool all_int = true, any_array = false;
+      for (nb::handle x : l) {
+        all_int = all_int && nb::isinstance<nb::int_>(x) && !nb::isinstance<nb::bool_>(x);
+        any_array = any_array || (!nb::isinstance<nb::int_>(x) && !nb::isinstance<nb::float_>(x) &&
+                                  !x.is_none());
+      }
+      if (any_array) {
+        auto& list = tensor_lists.emplace_back();
+        bool optional = false;
+        for (nb::handle x : l) {
+          if (x.is_none()) {
+            list.push_back(nullptr);
+            optional = true;
+          } else {
+            list.push_back(convert(x)->as_tensor);
+          }
+        }
+        v.tag = optional ? Tag::OptionalTensorList : Tag::TensorList;
+        v.as_tensor_list = TensorListRef{list.data(), list.size()};
+      } else if (all_int) {
+        auto& items = boxed.emplace_back();
+        auto& flat = unboxed.emplace_back();
+        for (nb::handle x : l) {
+          items.push_back(convert(x));
+          flat.push_back(items.back()->as_int);
+        }
+        v.tag = Tag::IntList;
+        v.as_int_list = BoxedIntList{items.data(), flat.data(), items.size()};
+      } else {
+        auto& d = doubles.emplace_back();
+        for (nb::handle x : l) d.push_back(nb::cast<double>(x));
+        v.tag = Tag::DoubleList;
+        v.as_double_list = std::span<const double>(d.data(), d.size());
+      }
+    } else {
+      nb::ndarray<nb::ro> array;
+      if (!nb::try_cast(item, array)) throw nb::type_error("unsupported kernel argument");
+      python::ArrayTensor& t = tensors.emplace_back();
+      python::tensor_from_array(array, &t);
+      t.tensor.capacity_bytes = t.tensor.nbytes();
+      v.tag = Tag::Tensor;
+      v.as_tensor = &t.tensor;
+    }
+    return &v;
+  }
+};
+
+void call_kernel(const std::string& name, nb::list args) {
+  const Kernel* kernel = find_kernel(name);
+  if (kernel == nullptr) throw nb::key_error(("no kernel registered for " + name).c_str());
+  CallArgs storage;
+  std::vector<EValue*> ptrs;
+  for (nb::handle item : args) ptrs.push_back(storage.convert(item));
+  if (!ptrs.empty()) ptrs.push_back(ptrs.back());  // The return slot aliases the out.
+  if (kernel->num_args >= 0 && static_cast<size_t>(kernel->num_args) != ptrs.size()) {
+    throw nb::value_error((name + " takes " + std::to_string(kernel->num_args - 1) +
+                           " arguments (plus the return slot), got " + std::to_string(args.size()))
+                              .c_str());
+  }
+  KernelContext ctx(kernel->name);
+  {
+    nb::gil_scoped_release release;
+    kernel->fn(ctx, ptrs.data());
+  }
+  if (ctx.failure() != Error::Ok) python::raise_error(ctx.failure(), "call_kernel");
+}
+
+}  // namespace
+
+void bind_kernels(nb::module_& m) {
+  m.def("call_kernel", &call_kernel, nb::arg("name"), nb::arg("args"),
+        "Calls one kernel; out arrays are written in place. For tests.");
+  m.def("registered_kernels", []() {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < registered_kernel_count(); ++i) names.emplace_back(registered_kernel(i).name);
+    return names;
+  });
+}

@@ -1,0 +1,18 @@
+// ember._C: the extension module. Each part registers its bindings.
+#include <nanobind/nanobind.h>
+
+namespace nb = nanobind;
+
+void bind_runtime(nb::module_& m);
+void bind_program(nb::module_& m);
+void bind_kernels(nb::module_& m);
+
+NB_MODULE(_C, m) {
+  m.doc() = "Ember's C++ runtime, program writer and memory planner.";
+  static nb::object ember_error =
+      nb::steal(PyErr_NewException("ember._C.EmberError", PyExc_RuntimeError, nullptr));
+  m.attr("EmberError") = ember_error;
+  bind_runtime(m);
+  bind_program(m);
+  bind_kernels(m);
+}

@@ -1,0 +1,71 @@
+// Bindings of the AOT side: program writer and memory planner.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "program/memory_planner.h"
+#include "program/program_writer.h"
+
+namespace nb = nanobind;
+using namespace ember::program;
+
+void bind_program(nb::module_& m) {
+  m.def(
+      "write_program",
+      [](const std::string& program_json, const std::vector<nb::bytes>& constants,
+         const std::vector<nb::bytes>& delegate_blobs, uint64_t segment_alignment,
+         uint64_t constant_alignment, uint64_t max_inline_delegate_bytes) {
+        std::vector<std::span<const uint8_t>> c;
+        for (const auto& b : constants) c.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
+        std::vector<std::span<const uint8_t>> d;
+        for (const auto& b : delegate_blobs) d.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
+        WriterOptions options;
+        options.segment_alignment = segment_alignment;
+        options.constant_alignment = constant_alignment;
+        options.max_inline_delegate_bytes = max_inline_delegate_bytes;
+        WriteResult result;
+        {
+          nb::gil_scoped_release release;
+          result = write_program_from_json(program_json, c, d, options);
+        }
+        if (!result.ok()) throw nb::value_error(result.error.c_str());
+        return nb::bytes(reinterpret_cast<const char*>(result.bytes.data()), result.bytes.size());
+      },
+      nb::arg("program_json"), nb::arg("constant_buffers"), nb::arg("delegate_blobs"),
+      nb::arg("segment_alignment") = 128, nb::arg("constant_alignment") = 16,
+      nb::arg("max_inline_delegate_bytes") = 0,
+      "Writes a .pte from the Program in FlatBuffers JSON plus constant and delegate data.");
+
+  m.def(
+      "plan_memory",
+      [](const std::vector<uint64_t>& sizes, const std::vector<int64_t>& first_use,
+         const std::vector<int64_t>& last_use, uint64_t alignment, const std::string& algorithm) {
+        if (sizes.size() != first_use.size() || sizes.size() != last_use.size()) {
+          throw nb::value_error("sizes, first_use and last_use must have the same length");
+        }
+        if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+          throw nb::value_error("alignment must be a power of two");
+        }
+        PlanAlgorithm algo;
+        if (algorithm == "greedy") algo = PlanAlgorithm::GreedyBySize;
+        else if (algorithm == "best_fit") algo = PlanAlgorithm::BestFitInOrder;
+        else throw nb::value_error(("unknown algorithm '" + algorithm + "' (greedy, best_fit)").c_str());
+        std::vector<TensorLifetime> tensors(sizes.size());
+        for (size_t i = 0; i < sizes.size(); ++i) {
+          if (last_use[i] < first_use[i]) {
+            throw nb::value_error(("tensor " + std::to_string(i) + " ends before it starts").c_str());
+          }
+          tensors[i] = {sizes[i], first_use[i], last_use[i]};
+        }
+        MemoryPlan plan = plan_memory(tensors, alignment, algo);
+        return std::make_tuple(plan.offsets, plan.total_bytes, plan.lower_bound);
+      },
+      nb::arg("sizes"), nb::arg("first_use"), nb::arg("last_use"), nb::arg("alignment") = 16,
+      nb::arg("algorithm") = "greedy",
+      "Plans one arena: returns (offsets, total_bytes, lower_bound). Lifetimes are inclusive "
+      "instruction ranges; tensors live at the same time never share bytes.");
+
+  m.def("program_schema", []() { return std::string(program_schema_text()); },
+        "The text of schema/program.fbs this build writes and reads.");
+}

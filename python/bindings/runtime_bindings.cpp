@@ -1,0 +1,172 @@
+// Bindings of the runtime: load a program, load a method, run it with NumPy
+// arrays. Every runtime error becomes ember._C.EmberError with its message.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "extension/module/module.h"
+#include "python/bindings/tensor_convert.h"
+
+namespace nb = nanobind;
+using namespace ember;
+using ember::python::ArrayTensor;
+using ember::python::raise_error;
+
+namespace {
+
+struct PyProgram {
+  std::unique_ptr<extension::Module> module;
+};
+
+struct PyMethod {
+  PyProgram* program;
+  Method* method;
+  std::string name;
+};
+
+nb::dict tensor_info_dict(const TensorInfo& info) {
+  nb::dict d;
+  d["dtype"] = scalar_type_name(info.dtype);
+  d["sizes"] = std::vector<int32_t>(info.sizes.begin(), info.sizes.end());
+  d["dim_order"] = std::vector<int>(info.dim_order.begin(), info.dim_order.end());
+  d["dynamic"] = info.dynamism != TensorShapeDynamism::Static;
+  d["nbytes"] = info.nbytes;
+  return d;
+}
+
+nb::object io_description(const MethodMeta& meta, size_t i, bool input) {
+  Result<Tag> tag = input ? meta.input_tag(i) : meta.output_tag(i);
+  if (!tag.ok()) raise_error(tag.error(), "method_meta");
+  if (tag.get() != Tag::Tensor) {
+    nb::dict d;
+    d["kind"] = tag_name(tag.get());
+    return d;
+  }
+  Result<TensorInfo> info = input ? meta.input_tensor_info(i) : meta.output_tensor_info(i);
+  if (!info.ok()) raise_error(info.error(), "method_meta");
+  nb::dict d = tensor_info_dict(info.get());
+  d["kind"] = "Tensor";
+  return d;
+}
+
+nb::dict meta_dict(const MethodMeta& meta) {
+  nb::dict d;
+  d["name"] = meta.name();
+  nb::list inputs, outputs;
+  for (size_t i = 0; i < meta.num_inputs(); ++i) inputs.append(io_description(meta, i, true));
+  for (size_t i = 0; i < meta.num_outputs(); ++i) outputs.append(io_description(meta, i, false));
+  d["inputs"] = inputs;
+  d["outputs"] = outputs;
+  std::vector<int64_t> sizes;
+  for (size_t i = 0; i < meta.num_planned_buffers(); ++i) sizes.push_back(meta.planned_buffer_size(i).get());
+  d["planned_buffer_sizes"] = sizes;
+  d["num_instructions"] = meta.num_instructions();
+  d["num_operators"] = meta.num_operators();
+  d["num_values"] = meta.num_values();
+  return d;
+}
+
+PyProgram* load_program(nb::object source) {
+  auto load = [&]() -> Result<std::unique_ptr<extension::Module>> {
+    if (nb::isinstance<nb::bytes>(source)) {
+      nb::bytes b = nb::cast<nb::bytes>(source);
+      return extension::Module::from_bytes(b.data(), b.size());
+    }
+    return extension::Module::load(nb::cast<std::string>(nb::str(source)));
+  };
+  Result<std::unique_ptr<extension::Module>> module = load();
+  if (!module.ok()) raise_error(module.error(), "load_program");
+  auto* program = new PyProgram();
+  program->module = std::move(module.get());
+  return program;
+}
+
+nb::list execute(PyMethod& self, nb::list inputs) {
+  Method& method = *self.method;
+  if (inputs.size() != method.inputs_size()) {
+    throw nb::value_error(("method '" + self.name + "' takes " + std::to_string(method.inputs_size()) +
+                           " inputs, got " + std::to_string(inputs.size()))
+                              .c_str());
+  }
+  std::vector<ArrayTensor> tensors(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    nb::handle item = inputs[i];
+    Error err = Error::Ok;
+    if (nb::isinstance<nb::bool_>(item)) {
+      EValue v;
+      v.tag = Tag::Bool;
+      v.as_bool = nb::cast<bool>(item);
+      err = method.set_input(i, v);
+    } else if (nb::isinstance<nb::int_>(item)) {
+      EValue v;
+      v.tag = Tag::Int;
+      v.as_int = nb::cast<int64_t>(item);
+      err = method.set_input(i, v);
+    } else if (nb::isinstance<nb::float_>(item)) {
+      EValue v;
+      v.tag = Tag::Double;
+      v.as_double = nb::cast<double>(item);
+      err = method.set_input(i, v);
+    } else {
+      nb::ndarray<nb::ro> array;
+      if (!nb::try_cast(item, array)) {
+        throw nb::type_error(("input " + std::to_string(i) +
+                              " is neither an array nor a scalar").c_str());
+      }
+      python::tensor_from_array(array, &tensors[i]);
+      err = method.set_input(i, tensors[i].tensor);
+    }
+    if (err != Error::Ok) raise_error(err, "set_input");
+  }
+  Error err;
+  {
+    nb::gil_scoped_release release;
+    err = method.execute();
+  }
+  if (err != Error::Ok) raise_error(err, "execute");
+  nb::list outputs;
+  for (size_t i = 0; i < method.outputs_size(); ++i) {
+    const EValue* v = method.get_output(i).get();
+    switch (v->tag) {
+      case Tag::Tensor: outputs.append(python::array_from_tensor(v->to_tensor())); break;
+      case Tag::Int: outputs.append(nb::int_(v->as_int)); break;
+      case Tag::Double: outputs.append(nb::float_(v->as_double)); break;
+      case Tag::Bool: outputs.append(nb::bool_(v->as_bool)); break;
+      case Tag::None: outputs.append(nb::none()); break;
+      default: throw nb::type_error((std::string("output of kind ") + tag_name(v->tag) + " cannot be returned").c_str());
+    }
+  }
+  return outputs;
+}
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  nb::class_<PyProgram>(m, "Program")
+      .def_prop_ro("method_names", [](PyProgram& p) { return p.module->method_names(); })
+      .def("method_meta",
+           [](PyProgram& p, const std::string& name) {
+             Result<MethodMeta> meta = p.module->program().method_meta(name.c_str());
+             if (!meta.ok()) raise_error(meta.error(), "method_meta");
+             return meta_dict(meta.get());
+           })
+      .def(
+          "load_method",
+          [](PyProgram& p, const std::string& name) {
+            Result<Method*> method = p.module->method(name);
+            if (!method.ok()) raise_error(method.error(), "load_method");
+            return new PyMethod{&p, method.get(), name};
+          },
+          nb::keep_alive<0, 1>(), nb::rv_policy::take_ownership)
+      .def_prop_ro("file_size", [](PyProgram& p) { return p.module->program().file_size(); });
+
+  nb::class_<PyMethod>(m, "Method")
+      .def("execute", &execute, nb::arg("inputs"),
+           "Runs the method on a list of arrays/scalars; returns a list of outputs (copies).")
+      .def_prop_ro("name", [](PyMethod& self) { return self.name; })
+      .def("method_meta", [](PyMethod& self) { return meta_dict(self.method->method_meta()); });
+
+  m.def("load_program", &load_program, nb::arg("source"), nb::rv_policy::take_ownership,
+        "Loads and verifies a program from a path or from bytes.");
+}

@@ -1,0 +1,107 @@
+"""Run `.pte` programs with Ember's C++ runtime from Python.
+
+    from ember.runtime import Runtime
+    program = Runtime.get().load_program("model.pte")      # or bytes
+    method = program.load_method("forward")
+    outputs = method.execute([torch.randn(1, 3, 32, 32)])  # list of tensors
+
+Errors from the runtime (a malformed file, a wrong input dtype or shape, a
+missing kernel) raise `EmberError` (a RuntimeError) with the runtime's message.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from ember import _C
+
+EmberError = _C.EmberError
+
+__all__ = ["EmberError", "Method", "Program", "Runtime"]
+
+
+def _to_runtime(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        t = value.detach()
+        if t.dtype == torch.bfloat16:
+            raise TypeError("bfloat16 inputs are not supported through NumPy yet")
+        if not (t.is_contiguous() or t.is_contiguous(memory_format=torch.channels_last)):
+            t = t.contiguous()
+        return t.cpu().numpy()
+    if isinstance(value, np.ndarray | bool | int | float):
+        return value
+    raise TypeError(f"unsupported input of type {type(value).__name__}")
+
+
+def _from_runtime(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(value)
+    return value
+
+
+class Method:
+    """A loaded method of a program; `execute` runs it."""
+
+    def __init__(self, method: Any) -> None:
+        self._method = method
+
+    @property
+    def name(self) -> str:
+        return self._method.name
+
+    def execute(self, inputs: Sequence[Any]) -> list[Any]:
+        """Runs the method on tensors (or scalars); returns a list of tensors."""
+        converted = [_to_runtime(x) for x in inputs]
+        return [_from_runtime(y) for y in self._method.execute(converted)]
+
+    def __call__(self, *inputs: Any) -> list[Any]:
+        return self.execute(list(inputs))
+
+    def metadata(self) -> dict:
+        """Inputs, outputs (dtype, sizes, dim order) and planned buffer sizes."""
+        return self._method.method_meta()
+
+
+class Program:
+    """A loaded and verified `.pte` program."""
+
+    def __init__(self, program: Any) -> None:
+        self._program = program
+
+    @property
+    def method_names(self) -> list[str]:
+        return list(self._program.method_names)
+
+    def load_method(self, name: str = "forward") -> Method:
+        return Method(self._program.load_method(name))
+
+    def metadata(self, name: str = "forward") -> dict:
+        return self._program.method_meta(name)
+
+
+class Runtime:
+    """Entry point of the runtime: `Runtime.get().load_program(...)`."""
+
+    _instance: Runtime | None = None
+
+    @classmethod
+    def get(cls) -> Runtime:
+        if cls._instance is None:
+            cls._instance = cls()
+        return cls._instance
+
+    def load_program(self, source: str | os.PathLike | bytes | bytearray) -> Program:
+        if isinstance(source, bytearray | memoryview):
+            source = bytes(source)
+        if isinstance(source, os.PathLike):
+            source = os.fspath(source)
+        return Program(_C.load_program(source))
+
+    @property
+    def registered_kernels(self) -> list[str]:
+        return list(_C.registered_kernels())
