@@ -1,0 +1,52 @@
+# Ember: the two commands.
+#   make demo   set everything up, export a small CNN to model.pte, run it with ember-run
+#   make test   set everything up and run the whole test suite (C++ and Python)
+
+VENV        := .venv
+PY          := $(VENV)/bin/python
+PIP         := $(VENV)/bin/pip
+BUILD_DIR   := build/py
+JOBS        ?= 2
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
+export CCACHE_BASEDIR := $(CURDIR)
+
+.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python clean
+
+demo: install
+	$(PY) examples/export_cnn.py --out model.pte
+	$(VENV)/bin/ember-inspect model.pte | head -n 40
+	$(VENV)/bin/ember-run model.pte --iters 50
+
+test: install-with-tests test-cpp test-python
+
+setup: install
+
+system-deps:
+	@scripts/install-system-deps.sh
+
+# torch==2.13.0 is a CPU build already on disk; any other version downloads gigabytes.
+$(VENV)/.stamp: requirements-dev.txt | system-deps
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -r requirements-dev.txt
+	touch $@
+
+venv: system-deps $(VENV)/.stamp
+
+# One CMake build serves both: the Python package and, with tests on, the
+# GoogleTest binaries that ctest runs from the same build directory.
+install: venv
+	$(PIP) install -q --no-build-isolation -Ccmake.define.EMBER_BUILD_TESTS=OFF .
+
+install-with-tests: venv
+	$(PIP) install -q --no-build-isolation -Ccmake.define.EMBER_BUILD_TESTS=ON .
+
+test-cpp:
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+test-python:
+	cd python/tests && $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider .
+
+clean:
+	rm -rf build model.pte
