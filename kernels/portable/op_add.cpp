@@ -1,0 +1,39 @@
+// aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+// args: self, other, alpha, out, out(return). out = self + alpha * other with
+// broadcasting and PyTorch type promotion; all dtypes (bool: logical or).
+#include "kernels/portable/util/binary.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+void add_out(KernelContext& ctx, EValue** args) {
+  Tensor* self = tensor_arg(ctx, args, 0, "self");
+  if (self == nullptr) return;
+  Tensor* other = tensor_arg(ctx, args, 1, "other");
+  if (other == nullptr) return;
+  const EValue* alpha = scalar_arg(ctx, args, 2, "alpha");
+  if (alpha == nullptr) return;
+  Tensor* out = tensor_arg(ctx, args, 3, "out");
+  if (out == nullptr) return;
+  const ScalarType common = result_type(*self, *other);
+  if (!prepare_binary(ctx, *self, *other, *out, common)) return;
+  if (alpha->is_double() && !is_floating_type(common)) {
+    ctx.fail(Error::InvalidArgument, "alpha: a floating alpha needs floating inputs, got %s",
+             scalar_type_name(common));
+    return;
+  }
+  const bool ok = dispatch_dtype<kAllTypes>(common, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using CT = compute_t<S>;
+    const CT a = scalar_as<CT>(*alpha);
+    apply_binary<S>(*self, *other, *out, [a](CT x, CT y) { return wrap_add(x, wrap_mul(a, y)); });
+  });
+  if (!ok) fail_dtype(ctx, "self", common);
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::add.out", add_out, 5);
+
+}  // namespace ember::kernels::portable

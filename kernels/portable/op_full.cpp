@@ -1,0 +1,64 @@
+// aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)
+// args: size, fill_value, out, out(return). Fills out (shape `size`, any
+// dtype) with fill_value cast to out's dtype.
+// aten::zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
+// args: size, out, out(return).
+#include "kernels/portable/util/args.h"
+#include "kernels/portable/util/binary.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+/// Checks `size` against out and fills out with `value`. Shared with zeros.
+void fill_out(KernelContext& ctx, std::span<const int64_t> size, const EValue& value,
+              Tensor& out) {
+  if (!check_supported(ctx, out, "out")) return;
+  EMBER_KERNEL_CHECK(ctx, size.size() <= static_cast<size_t>(kTensorMaxDim),
+                     "size: %zu dims exceed the maximum of %d", size.size(), kTensorMaxDim);
+  int32_t shape[kTensorMaxDim];
+  for (size_t d = 0; d < size.size(); ++d) {
+    EMBER_KERNEL_CHECK(ctx, size[d] >= 0 && size[d] <= INT32_MAX, "size: invalid size %s",
+                       ShapeStr(size).c_str());
+    shape[d] = static_cast<int32_t>(size[d]);
+  }
+  if (!resize_out(ctx, out, {shape, size.size()})) return;
+  (void)dispatch_dtype<kAllTypes>(out.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    // Integers take an Int scalar exactly (no trip through double).
+    const S v = (std::is_integral_v<S> && !std::is_same_v<S, bool> && !value.is_double())
+                    ? static_cast<S>(value.scalar_as_int())
+                    : convert<S>(scalar_as<compute_t<S>>(value));
+    S* d = out.data_ptr<S>();
+    // Every dim order covers the same numel contiguous elements.
+    for (int64_t i = 0; i < out.numel; ++i) d[i] = v;
+  });
+}
+
+void full_out(KernelContext& ctx, EValue** args) {
+  std::span<const int64_t> size;
+  if (!int_list_arg(ctx, args, 0, "size", &size)) return;
+  const EValue* value = scalar_arg(ctx, args, 1, "fill_value");
+  if (value == nullptr) return;
+  Tensor* out = tensor_arg(ctx, args, 2, "out");
+  if (out == nullptr) return;
+  fill_out(ctx, size, *value, *out);
+}
+
+void zeros_out(KernelContext& ctx, EValue** args) {
+  std::span<const int64_t> size;
+  if (!int_list_arg(ctx, args, 0, "size", &size)) return;
+  Tensor* out = tensor_arg(ctx, args, 1, "out");
+  if (out == nullptr) return;
+  EValue zero;
+  zero.tag = Tag::Int;
+  zero.as_int = 0;
+  fill_out(ctx, size, zero, *out);
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::full.out", full_out, 4);
+EMBER_REGISTER_KERNEL("aten::zeros.out", zeros_out, 3);
+
+}  // namespace ember::kernels::portable

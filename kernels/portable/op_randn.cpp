@@ -1,0 +1,81 @@
+// aten::randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
+// args: size, out, out(return). Standard normal samples into out (float32,
+// float64, float16, bfloat16).
+//
+// Generator (documented so results can be reproduced elsewhere): the 64-bit
+// state in `ctx.rng_state()` advances as splitmix64 (state += 0x9E3779B97F4A7C15,
+// then the splitmix64 finaliser gives the output word). Each pair of outputs
+// u, v gives uniforms u1 = ((u >> 11) + 1) * 2^-53 in (0, 1] and
+// u2 = (v >> 11) * 2^-53 in [0, 1); Box–Muller turns them into
+// r·cos(2π u2), r·sin(2π u2) with r = sqrt(-2 ln u1), computed in double and
+// rounded to out's dtype. Values fill out in logical row-major order, so the
+// result does not depend on out's dim order. Not PyTorch's generator: values
+// differ from torch.randn, the distribution is the same.
+#include <cmath>
+
+#include "kernels/portable/util/args.h"
+#include "kernels/portable/util/binary.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+uint64_t splitmix64_next(uint64_t& state) {
+  state += 0x9E3779B97F4A7C15ULL;
+  uint64_t z = state;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+void randn_out(KernelContext& ctx, EValue** args) {
+  std::span<const int64_t> size;
+  if (!int_list_arg(ctx, args, 0, "size", &size)) return;
+  Tensor* out = tensor_arg(ctx, args, 1, "out");
+  if (out == nullptr) return;
+  EMBER_KERNEL_CHECK(ctx, size.size() <= static_cast<size_t>(kTensorMaxDim),
+                     "size: %zu dims exceed the maximum of %d", size.size(), kTensorMaxDim);
+  int32_t shape[kTensorMaxDim];
+  for (size_t d = 0; d < size.size(); ++d) {
+    EMBER_KERNEL_CHECK(ctx, size[d] >= 0 && size[d] <= INT32_MAX, "size: invalid size %s",
+                       ShapeStr(size).c_str());
+    shape[d] = static_cast<int32_t>(size[d]);
+  }
+  if (!resize_out(ctx, *out, {shape, size.size()})) return;
+  uint64_t& state = ctx.rng_state();
+  const bool ok = dispatch_dtype<kFloating>(out->dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    S* d = out->data_ptr<S>();
+    double spare = 0.0;
+    bool have_spare = false;
+    StridedLoop<1> loop;
+    const int64_t* strides[1] = {out->strides};
+    loop.init(out->shape(), strides);
+    loop.run([&](const int64_t* off, int64_t n, const int64_t* st) {
+      for (int64_t i = 0; i < n; ++i) {
+        double z;
+        if (have_spare) {
+          z = spare;
+          have_spare = false;
+        } else {
+          const double u1 =
+              static_cast<double>((splitmix64_next(state) >> 11) + 1) * 0x1.0p-53;
+          const double u2 = static_cast<double>(splitmix64_next(state) >> 11) * 0x1.0p-53;
+          const double r = std::sqrt(-2.0 * std::log(u1));
+          const double theta = 6.283185307179586476925 * u2;
+          z = r * std::cos(theta);
+          spare = r * std::sin(theta);
+          have_spare = true;
+        }
+        d[off[0] + i * st[0]] = convert<S>(static_cast<compute_t<S>>(z));
+      }
+    });
+  });
+  if (!ok) fail_dtype(ctx, "out", out->dtype);
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::randn.out", randn_out, 3);
+
+}  // namespace ember::kernels::portable

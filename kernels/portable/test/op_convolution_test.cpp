@@ -1,0 +1,155 @@
+#include <random>
+
+#include "kernels/test/tensor_factory.h"
+
+namespace ember::testing {
+namespace {
+
+constexpr const char* kOp = "aten::convolution.out";
+
+// Direct convolution for reference (NCHW, logical order).
+std::vector<double> conv_ref(const std::vector<float>& x, const std::vector<float>& w,
+                             const std::vector<float>& bias, int n, int c, int h, int wd, int oc,
+                             int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw,
+                             int groups, int* oh_out, int* ow_out) {
+  const int oh = (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1;
+  const int ow = (wd + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
+  const int cg = c / groups, ocg = oc / groups;
+  std::vector<double> out(size_t(n) * oc * oh * ow);
+  for (int b = 0; b < n; ++b)
+    for (int o = 0; o < oc; ++o)
+      for (int y = 0; y < oh; ++y)
+        for (int xx = 0; xx < ow; ++xx) {
+          double s = bias.empty() ? 0 : bias[o];
+          const int g = o / ocg;
+          for (int ci = 0; ci < cg; ++ci)
+            for (int ky = 0; ky < kh; ++ky)
+              for (int kx = 0; kx < kw; ++kx) {
+                const int iy = y * sh - ph + ky * dh, ix = xx * sw - pw + kx * dw;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                s += double(x[((b * c + g * cg + ci) * h + iy) * wd + ix]) *
+                     w[((o * cg + ci) * kh + ky) * kw + kx];
+              }
+          out[((b * oc + o) * oh + y) * ow + xx] = s;
+        }
+  *oh_out = oh;
+  *ow_out = ow;
+  return out;
+}
+
+std::vector<float> randv(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
+TEST(OpConvolutionTest, Small2dHandComputed) {
+  TensorFactory tf;
+  auto& x = tf.make<float>({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  auto& w = tf.make<float>({1, 1, 2, 2}, {1, 0, 0, 1});
+  auto& b = tf.make<float>({1}, {10});
+  auto& out = tf.make<float>({1, 1, 2, 2});
+  auto r = call_kernel(kOp, {&x.ev, &w.ev, &b.ev, tf.list({1, 1}), tf.list({0, 0}),
+                             tf.list({1, 1}), tf.b(false), tf.list({0, 0}), tf.i(1), &out.ev});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(out.values<float>(), (std::vector<float>{16, 18, 22, 24}));
+}
+
+struct ConvCase {
+  int n, c, h, w, oc, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+  bool bias;
+};
+
+class OpConvolutionParamTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(OpConvolutionParamTest, MatchesDirectConvolutionInBothLayouts) {
+  const ConvCase p = GetParam();
+  TensorFactory tf;
+  auto xv = randv(size_t(p.n) * p.c * p.h * p.w, 3);
+  auto wv = randv(size_t(p.oc) * (p.c / p.groups) * p.kh * p.kw, 4);
+  auto bv = p.bias ? randv(p.oc, 5) : std::vector<float>{};
+  int oh = 0, ow = 0;
+  auto want = conv_ref(xv, wv, bv, p.n, p.c, p.h, p.w, p.oc, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw,
+                       p.dh, p.dw, p.groups, &oh, &ow);
+  for (bool channels_last : {false, true}) {
+    std::vector<uint8_t> order = channels_last ? kChannelsLast : std::vector<uint8_t>{};
+    auto& x = tf.make<float>({p.n, p.c, p.h, p.w}, xv, order);
+    auto& w = tf.make<float>({p.oc, p.c / p.groups, p.kh, p.kw}, wv, order);
+    auto& out = tf.make<float>({p.n, p.oc, oh, ow}, {}, order);
+    EValue* bias = p.bias ? &tf.make<float>({p.oc}, bv).ev : tf.none();
+    auto r = call_kernel(kOp, {&x.ev, &w.ev, bias, tf.list({p.sh, p.sw}), tf.list({p.ph, p.pw}),
+                               tf.list({p.dh, p.dw}), tf.b(false), tf.list({0, 0}),
+                               tf.i(p.groups), &out.ev});
+    ASSERT_TRUE(r.ok()) << r.message;
+    auto got = out.values<float>();
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, OpConvolutionParamTest,
+    ::testing::Values(ConvCase{1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
+                      ConvCase{2, 4, 7, 9, 6, 3, 2, 2, 1, 0, 1, 1, 2, 2, false},
+                      ConvCase{1, 6, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6, true},    // depthwise
+                      ConvCase{2, 16, 4, 4, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, true},  // pointwise
+                      ConvCase{1, 40, 12, 12, 80, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},  // > blocks
+                      ConvCase{1, 2, 5, 1, 3, 2, 1, 1, 1, 0, 0, 1, 1, 1, false}));  // W == 1
+
+TEST(OpConvolutionTest, OneDimensional) {
+  TensorFactory tf;
+  auto& x = tf.make<double>({1, 2, 5}, {1, 2, 3, 4, 5, 10, 20, 30, 40, 50});
+  auto& w = tf.make<double>({1, 2, 2}, {1, 1, 0.5, -1});
+  auto& out = tf.make<double>({1, 1, 2});
+  auto r = call_kernel(kOp, {&x.ev, &w.ev, tf.none(), tf.list({2}), tf.list({0}), tf.list({1}),
+                             tf.b(false), tf.list({0}), tf.i(1), &out.ev});
+  ASSERT_TRUE(r.ok()) << r.message;
+  // t=0: 1+2 + 0.5*10-20 = -12; t=1: 3+4 + 15-40 = -18.
+  EXPECT_EQ(out.values<double>(), (std::vector<double>{-12, -18}));
+}
+
+TEST(OpConvolutionTest, EmptyBatch) {
+  TensorFactory tf;
+  auto& x = tf.make<float>({0, 1, 3, 3});
+  auto& w = tf.make<float>({1, 1, 2, 2});
+  auto& out = tf.make<float>({0, 1, 2, 2});
+  EXPECT_TRUE(call_kernel(kOp, {&x.ev, &w.ev, tf.none(), tf.list({1, 1}), tf.list({0, 0}),
+                                tf.list({1, 1}), tf.b(false), tf.list({0, 0}), tf.i(1), &out.ev})
+                  .ok());
+}
+
+TEST(OpConvolutionTest, Errors) {
+  TensorFactory tf;
+  auto& x = tf.make<float>({1, 4, 3, 3});
+  auto& w = tf.make<float>({2, 4, 2, 2});
+  auto& out = tf.make<float>({1, 2, 2, 2});
+  auto call = [&](EValue* xx, EValue* ww, EValue* transposed, EValue* groups, EValue* o,
+                  EValue* stride) {
+    return call_kernel(kOp, {xx, ww, tf.none(), stride, tf.list({0, 0}), tf.list({1, 1}),
+                             transposed, tf.list({0, 0}), groups, o});
+  };
+  auto r = call(&x.ev, &w.ev, tf.b(true), tf.i(1), &out.ev, tf.list({1, 1}));
+  EXPECT_EQ(r.error, Error::NotSupported);
+  EXPECT_KERNEL_FAILS(r, kOp, "transposed");
+  EXPECT_KERNEL_FAILS(call(&x.ev, &w.ev, tf.b(false), tf.i(3), &out.ev, tf.list({1, 1})), kOp,
+                      "groups");
+  EXPECT_KERNEL_FAILS(call(&x.ev, &w.ev, tf.b(false), tf.i(2), &out.ev, tf.list({1, 1})), kOp,
+                      "weight");
+  auto& wrong = tf.make<float>({1, 2, 3, 3});
+  EXPECT_KERNEL_FAILS(call(&x.ev, &w.ev, tf.b(false), tf.i(1), &wrong.ev, tf.list({1, 1})), kOp,
+                      "[1, 2, 2, 2]");
+  EXPECT_KERNEL_FAILS(call(&x.ev, &w.ev, tf.b(false), tf.i(1), &out.ev, tf.list({0, 1})), kOp,
+                      "stride");
+  auto& xi = tf.make<int32_t>({1, 4, 3, 3});
+  auto& wi = tf.make<int32_t>({2, 4, 2, 2});
+  auto& oi = tf.make<int32_t>({1, 2, 2, 2});
+  EXPECT_KERNEL_FAILS(call(&xi.ev, &wi.ev, tf.b(false), tf.i(1), &oi.ev, tf.list({1, 1})), kOp,
+                      "int32");
+  auto& big = tf.make<float>({2, 4, 5, 5});
+  EXPECT_KERNEL_FAILS(call(&x.ev, &big.ev, tf.b(false), tf.i(1), &out.ev, tf.list({1, 1})), kOp,
+                      "smaller");
+}
+
+}  // namespace
+}  // namespace ember::testing

@@ -1,0 +1,131 @@
+// mm, addmm and bmm share the blocked GEMM; their tests live together.
+#include <cmath>
+#include <random>
+
+#include "kernels/test/tensor_factory.h"
+
+namespace ember::testing {
+namespace {
+
+std::vector<float> random_floats(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+TEST(OpMmTest, Small) {
+  TensorFactory tf;
+  auto& a = tf.make<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto& b = tf.make<float>({3, 2}, {7, 8, 9, 10, 11, 12});
+  auto& out = tf.make<float>({2, 2});
+  ASSERT_TRUE(call_kernel("aten::mm.out", {&a.ev, &b.ev, &out.ev}).ok());
+  EXPECT_EQ(out.values<float>(), (std::vector<float>{58, 64, 139, 154}));
+}
+
+TEST(OpMmTest, LargeAcrossBlockEdgesWithTransposedOperands) {
+  // Sizes that cross every block and tile edge; mat2 stored transposed.
+  const int m = 77, k = 150, n = 101;
+  TensorFactory tf;
+  auto av = random_floats(m * k, 1);
+  auto bv = random_floats(k * n, 2);
+  auto& a = tf.make<float>({m, k}, av);
+  auto& b = tf.make<float>({k, n}, bv, {1, 0});
+  auto& out = tf.make<float>({m, n});
+  auto& out_t = tf.make<float>({m, n}, {}, {1, 0});
+  ASSERT_TRUE(call_kernel("aten::mm.out", {&a.ev, &b.ev, &out.ev}).ok());
+  ASSERT_TRUE(call_kernel("aten::mm.out", {&a.ev, &b.ev, &out_t.ev}).ok());
+  auto got = out.values<float>();
+  auto got_t = out_t.values<float>();
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      double want = 0;
+      for (int p = 0; p < k; ++p) want += double(av[i * k + p]) * bv[p * n + j];
+      ASSERT_NEAR(got[i * n + j], want, 1e-4) << i << "," << j;
+      ASSERT_EQ(got[i * n + j], got_t[i * n + j]);
+    }
+  }
+}
+
+TEST(OpMmTest, IntHalfAndEmpty) {
+  TensorFactory tf;
+  auto& a = tf.make<int32_t>({1, 2}, {3, -4});
+  auto& b = tf.make<int32_t>({2, 1}, {5, 6});
+  auto& out = tf.make<int32_t>({1, 1});
+  ASSERT_TRUE(call_kernel("aten::mm.out", {&a.ev, &b.ev, &out.ev}).ok());
+  EXPECT_EQ(out.values<int32_t>()[0], -9);
+  auto& h = tf.make_from_floats<Half>({1, 2}, {0.5f, 2.0f});
+  auto& hb = tf.make_from_floats<Half>({2, 1}, {4.0f, 1.0f});
+  auto& hout = tf.make<Half>({1, 1});
+  ASSERT_TRUE(call_kernel("aten::mm.out", {&h.ev, &hb.ev, &hout.ev}).ok());
+  EXPECT_EQ(hout.as_doubles<Half>()[0], 4.0);
+  // k == 0 gives zeros.
+  auto& e1 = tf.make<float>({2, 0});
+  auto& e2 = tf.make<float>({0, 3});
+  auto& eout = tf.make<float>({2, 3}, {1, 1, 1, 1, 1, 1});
+  ASSERT_TRUE(call_kernel("aten::mm.out", {&e1.ev, &e2.ev, &eout.ev}).ok());
+  EXPECT_EQ(eout.values<float>(), std::vector<float>(6, 0.0f));
+}
+
+TEST(OpMmTest, Errors) {
+  TensorFactory tf;
+  auto& a = tf.make<float>({2, 3});
+  auto& b = tf.make<float>({2, 3});
+  auto& out = tf.make<float>({2, 3});
+  EXPECT_KERNEL_FAILS(call_kernel("aten::mm.out", {&a.ev, &b.ev, &out.ev}), "aten::mm.out",
+                      "cannot be multiplied");
+  auto& d = tf.make<double>({3, 3});
+  EXPECT_KERNEL_FAILS(call_kernel("aten::mm.out", {&a.ev, &d.ev, &out.ev}), "aten::mm.out",
+                      "float64");
+  auto& c = tf.make<float>({3, 3});
+  EXPECT_KERNEL_FAILS(call_kernel("aten::mm.out", {&a.ev, &c.ev, &c.ev}), "aten::mm.out", "[2, 3]");
+  auto& v = tf.make<float>({3});
+  EXPECT_KERNEL_FAILS(call_kernel("aten::mm.out", {&v.ev, &c.ev, &out.ev}), "aten::mm.out", "2-D");
+  auto& bl = tf.make<bool>({2, 2});
+  EXPECT_KERNEL_FAILS(call_kernel("aten::mm.out", {&bl.ev, &bl.ev, &bl.ev}), "aten::mm.out", "bool");
+}
+
+TEST(OpAddmmTest, BiasBroadcastBetaAlpha) {
+  TensorFactory tf;
+  auto& bias = tf.make<float>({2}, {1, 2});
+  auto& a = tf.make<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto& b = tf.make<float>({3, 2}, {7, 8, 9, 10, 11, 12});
+  auto& out = tf.make<float>({2, 2});
+  auto r = call_kernel("aten::addmm.out", {&bias.ev, &a.ev, &b.ev, tf.d(2.0), tf.d(0.5), &out.ev});
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(out.values<float>(), (std::vector<float>{31, 36, 71.5, 81}));
+}
+
+TEST(OpAddmmTest, BetaZeroIgnoresNan) {
+  TensorFactory tf;
+  auto& bias = tf.make<double>({1, 1}, {NAN});
+  auto& a = tf.make<double>({1, 1}, {2});
+  auto& out = tf.make<double>({1, 1});
+  ASSERT_TRUE(call_kernel("aten::addmm.out", {&bias.ev, &a.ev, &a.ev, tf.i(0), tf.i(1), &out.ev}).ok());
+  EXPECT_EQ(out.values<double>()[0], 4);
+}
+
+TEST(OpAddmmTest, Errors) {
+  TensorFactory tf;
+  auto& bias = tf.make<float>({3});
+  auto& a = tf.make<float>({2, 2});
+  auto& out = tf.make<float>({2, 2});
+  EXPECT_KERNEL_FAILS(call_kernel("aten::addmm.out", {&bias.ev, &a.ev, &a.ev, tf.i(1), tf.i(1), &out.ev}),
+                      "aten::addmm.out", "broadcast");
+}
+
+TEST(OpBmmTest, BatchesAndErrors) {
+  TensorFactory tf;
+  auto& a = tf.make<float>({2, 1, 2}, {1, 2, 3, 4});
+  auto& b = tf.make<float>({2, 2, 1}, {5, 6, 7, 8});
+  auto& out = tf.make<float>({2, 1, 1});
+  ASSERT_TRUE(call_kernel("aten::bmm.out", {&a.ev, &b.ev, &out.ev}).ok());
+  EXPECT_EQ(out.values<float>(), (std::vector<float>{17, 53}));
+  auto& bad = tf.make<float>({3, 2, 1});
+  EXPECT_KERNEL_FAILS(call_kernel("aten::bmm.out", {&a.ev, &bad.ev, &out.ev}), "aten::bmm.out",
+                      "[3, 2, 1]");
+}
+
+}  // namespace
+}  // namespace ember::testing

@@ -1,0 +1,184 @@
+#include "kernels/portable/util/args.h"
+
+#include <cstdint>
+#include <cstdio>
+
+namespace ember::kernels::portable {
+
+ShapeStr::ShapeStr(std::span<const int64_t> sizes) {
+  size_t pos = 0;
+  buf[0] = '\0';
+  auto put = [&](const char* fmt, long long v) {
+    if (pos + 1 >= sizeof(buf)) return;
+    const int n = std::snprintf(buf + pos, sizeof(buf) - pos, fmt, v);
+    if (n > 0) pos += static_cast<size_t>(n);
+    if (pos >= sizeof(buf)) pos = sizeof(buf) - 1;
+  };
+  put("[", 0);
+  for (size_t i = 0; i < sizes.size(); ++i) put(i == 0 ? "%lld" : ", %lld", sizes[i]);
+  put("]", 0);
+}
+
+Tensor* tensor_arg(KernelContext& ctx, EValue** args, int i, const char* name) {
+  if (args[i] == nullptr || !args[i]->is_tensor() || args[i]->as_tensor == nullptr) {
+    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be a Tensor, got %s", name,
+             i, args[i] ? tag_name(args[i]->tag) : "null");
+    return nullptr;
+  }
+  return args[i]->as_tensor;
+}
+
+bool optional_tensor_arg(KernelContext& ctx, EValue** args, int i, const char* name,
+                         Tensor** out) {
+  if (args[i] != nullptr && args[i]->is_none()) {
+    *out = nullptr;
+    return true;
+  }
+  *out = tensor_arg(ctx, args, i, name);
+  return *out != nullptr;
+}
+
+bool int_list_arg(KernelContext& ctx, EValue** args, int i, const char* name,
+                  std::span<const int64_t>* out) {
+  if (args[i] == nullptr || args[i]->tag != Tag::IntList) {
+    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be an int list, got %s",
+             name, i, args[i] ? tag_name(args[i]->tag) : "null");
+    return false;
+  }
+  *out = args[i]->as_int_list.get();
+  return true;
+}
+
+const EValue* scalar_arg(KernelContext& ctx, EValue** args, int i, const char* name) {
+  if (args[i] == nullptr || !args[i]->is_scalar()) {
+    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be a Scalar, got %s", name,
+             i, args[i] ? tag_name(args[i]->tag) : "null");
+    return nullptr;
+  }
+  return args[i];
+}
+
+const EValue* optional_scalar_arg(KernelContext& ctx, EValue** args, int i, const char* name,
+                                  bool* ok) {
+  *ok = true;
+  if (args[i] != nullptr && args[i]->is_none()) return nullptr;
+  const EValue* v = scalar_arg(ctx, args, i, name);
+  *ok = v != nullptr;
+  return v;
+}
+
+bool int_arg(KernelContext& ctx, EValue** args, int i, const char* name, int64_t* out) {
+  if (args[i] == nullptr || !(args[i]->is_int() || args[i]->is_bool())) {
+    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be an int, got %s", name, i,
+             args[i] ? tag_name(args[i]->tag) : "null");
+    return false;
+  }
+  *out = args[i]->scalar_as_int();
+  return true;
+}
+
+bool bool_arg(KernelContext& ctx, EValue** args, int i, const char* name, bool* out) {
+  if (args[i] == nullptr || !(args[i]->is_int() || args[i]->is_bool())) {
+    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be a bool, got %s", name, i,
+             args[i] ? tag_name(args[i]->tag) : "null");
+    return false;
+  }
+  *out = args[i]->scalar_as_int() != 0;
+  return true;
+}
+
+bool resize_out(KernelContext& ctx, Tensor& out, std::span<const int32_t> sizes) {
+  if (static_cast<int32_t>(sizes.size()) != out.dim) {
+    ctx.fail(Error::InvalidArgument, "out: has rank %d (shape %s) but the result has shape %s",
+             out.dim, ShapeStr(out.shape()).c_str(), ShapeStr(sizes).c_str());
+    return false;
+  }
+  const ShapeStr have(out.shape());
+  const Error err = out.resize(sizes);
+  if (err != Error::Ok) {
+    ctx.fail(err, "out: has shape %s but the result has shape %s (%s)", have.c_str(),
+             ShapeStr(sizes).c_str(),
+             out.dynamism == TensorShapeDynamism::Static ? "static shape"
+                                                         : "exceeds its planned capacity");
+    return false;
+  }
+  return true;
+}
+
+bool check_dtype(KernelContext& ctx, const Tensor& t, const char* name, ScalarType want) {
+  if (t.dtype != want) {
+    ctx.fail(Error::InvalidArgument, "%s: expected dtype %s, got %s", name,
+             scalar_type_name(want), scalar_type_name(t.dtype));
+    return false;
+  }
+  return true;
+}
+
+bool check_same_shape(KernelContext& ctx, const Tensor& a, const char* a_name, const Tensor& b,
+                      const char* b_name) {
+  bool same = a.dim == b.dim;
+  for (int32_t i = 0; same && i < a.dim; ++i) same = a.sizes[i] == b.sizes[i];
+  if (!same) {
+    ctx.fail(Error::InvalidArgument, "%s has shape %s but %s has shape %s", a_name,
+             ShapeStr(a.shape()).c_str(), b_name, ShapeStr(b.shape()).c_str());
+  }
+  return same;
+}
+
+void fail_dtype(KernelContext& ctx, const char* name, ScalarType t) {
+  ctx.fail(Error::InvalidArgument, "%s: unsupported dtype %s", name, scalar_type_name(t));
+}
+
+bool normalize_dim(KernelContext& ctx, int64_t dim, int32_t rank, const char* name,
+                   int32_t* out) {
+  const int64_t r = rank == 0 ? 1 : rank;  // A 0-dim tensor accepts dim 0 and -1.
+  if (dim < -r || dim >= r) {
+    ctx.fail(Error::InvalidArgument, "%s: dim %lld out of range for rank %d", name,
+             static_cast<long long>(dim), rank);
+    return false;
+  }
+  *out = static_cast<int32_t>(dim < 0 ? dim + r : dim);
+  return true;
+}
+
+bool infer_view_sizes(KernelContext& ctx, std::span<const int64_t> size, int64_t numel,
+                      const char* name, int32_t* out) {
+  if (size.size() > static_cast<size_t>(kTensorMaxDim)) {
+    ctx.fail(Error::InvalidArgument, "%s: %zu dims exceed the maximum of %d", name, size.size(),
+             kTensorMaxDim);
+    return false;
+  }
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (size[i] == -1 && infer < 0) {
+      infer = static_cast<int>(i);
+      continue;
+    }
+    if (size[i] < 0 || size[i] > INT32_MAX) {
+      ctx.fail(Error::InvalidArgument, "%s: invalid size %lld at dim %zu of %s", name,
+               static_cast<long long>(size[i]), i, ShapeStr(size).c_str());
+      return false;
+    }
+    known *= size[i];
+    if (known > (int64_t{1} << 48)) known = int64_t{1} << 48;  // Stays a mismatch, no overflow.
+    out[i] = static_cast<int32_t>(size[i]);
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel % known != 0 || numel / known > INT32_MAX) {
+      ctx.fail(Error::InvalidArgument, "%s: shape %s is invalid for input of size %lld", name,
+               ShapeStr(size).c_str(), static_cast<long long>(numel));
+      return false;
+    }
+    out[infer] = static_cast<int32_t>(numel / known);
+    known = numel;
+  }
+  if (known != numel) {
+    ctx.fail(Error::InvalidArgument, "%s: shape %s is invalid for input of size %lld", name,
+             ShapeStr(size).c_str(), static_cast<long long>(numel));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ember::kernels::portable

@@ -1,0 +1,74 @@
+// Checked access to kernel arguments and the out tensor.
+//
+// Each helper fails the kernel (through `ctx.fail`) with a message naming the
+// argument and returns null/false, so a kernel writes
+//   Tensor* self = tensor_arg(ctx, args, 0, "self"); if (!self) return;
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "runtime/core/evalue.h"
+#include "runtime/core/tensor.h"
+#include "runtime/kernel/kernel_context.h"
+
+namespace ember::kernels::portable {
+
+/// A shape formatted for messages: `ShapeStr(t.shape()).c_str()`; lives until
+/// the end of the full expression.
+struct ShapeStr {
+  char buf[160];
+  explicit ShapeStr(std::span<const int32_t> sizes) { format_shape(sizes, buf, sizeof(buf)); }
+  explicit ShapeStr(std::span<const int64_t> sizes);
+  const char* c_str() const { return buf; }
+};
+
+/// The Tensor at args[i], or null after failing with a message.
+Tensor* tensor_arg(KernelContext& ctx, EValue** args, int i, const char* name);
+
+/// An optional Tensor: sets `*out` to null for None. False after failing.
+bool optional_tensor_arg(KernelContext& ctx, EValue** args, int i, const char* name,
+                         Tensor** out);
+
+/// An int[] argument. False after failing.
+bool int_list_arg(KernelContext& ctx, EValue** args, int i, const char* name,
+                  std::span<const int64_t>* out);
+
+/// A Scalar (Int, Double or Bool) argument. Null after failing.
+const EValue* scalar_arg(KernelContext& ctx, EValue** args, int i, const char* name);
+
+/// An optional Scalar: null for None (no failure); `*ok` false after failing.
+const EValue* optional_scalar_arg(KernelContext& ctx, EValue** args, int i, const char* name,
+                                  bool* ok);
+
+/// An int (or Bool) argument. False after failing.
+bool int_arg(KernelContext& ctx, EValue** args, int i, const char* name, int64_t* out);
+
+/// A bool (or Int 0/1) argument. False after failing.
+bool bool_arg(KernelContext& ctx, EValue** args, int i, const char* name, bool* out);
+
+/// Resizes `out` to `sizes` (rank must match); false after failing with a
+/// message giving both shapes.
+bool resize_out(KernelContext& ctx, Tensor& out, std::span<const int32_t> sizes);
+
+/// Fails unless `t` has dtype `want`.
+bool check_dtype(KernelContext& ctx, const Tensor& t, const char* name, ScalarType want);
+
+/// Fails unless `a` and `b` have the same sizes.
+bool check_same_shape(KernelContext& ctx, const Tensor& a, const char* a_name, const Tensor& b,
+                      const char* b_name);
+
+/// Fails with "<name>: unsupported dtype <dtype>".
+void fail_dtype(KernelContext& ctx, const char* name, ScalarType t);
+
+/// Normalises a possibly negative dim into [0, rank); false after failing.
+bool normalize_dim(KernelContext& ctx, int64_t dim, int32_t rank, const char* name,
+                   int32_t* out);
+
+/// Turns a view's `size` list (one entry may be -1) into sizes for `numel`
+/// elements; false after failing with a message naming `name`.
+bool infer_view_sizes(KernelContext& ctx, std::span<const int64_t> size, int64_t numel,
+                      const char* name, int32_t* out);
+
+}  // namespace ember::kernels::portable

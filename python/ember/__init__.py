@@ -1,0 +1,1 @@
+"""Ember: export PyTorch programs to `.pte` files and run them on device."""

@@ -1,0 +1,30 @@
+"""Configuration of ``to_edge`` and ``to_executorch``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch._ops import OpOverload
+
+from ember.exir.passes.memory_planning import MemoryPlanningPass
+
+
+@dataclass
+class EdgeCompileConfig:
+    """``_check_ir_validity``: run the edge verifier (core ATen opset).
+    ``_core_aten_ops_exception_list``: non-core ATen ops to allow anyway."""
+
+    _check_ir_validity: bool = True
+    _core_aten_ops_exception_list: list[OpOverload] = field(default_factory=list)
+
+
+@dataclass
+class ExecutorchBackendConfig:
+    """``passes``: edge-dialect passes run before the out-variant conversion
+    (``ExportPass`` instances or callables GraphModule -> PassResult).
+    ``memory_planning_pass``: places the non-constant tensors."""
+
+    passes: Sequence[Callable[..., Any]] = field(default_factory=list)
+    memory_planning_pass: MemoryPlanningPass = field(default_factory=MemoryPlanningPass)

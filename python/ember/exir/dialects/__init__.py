@@ -1,0 +1,1 @@
+"""Operator dialects of Ember's intermediate representation."""

@@ -1,0 +1,1 @@
+"""The edge dialect: core ATen operators in their own namespace."""

@@ -1,0 +1,74 @@
+"""``to_edge`` and ``EdgeProgramManager``: one or more methods in the edge dialect."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from torch.export import ExportedProgram
+
+from ember.exir.config import EdgeCompileConfig, ExecutorchBackendConfig
+from ember.exir.executorch_program_manager import ExecutorchProgramManager
+from ember.exir.pipeline import (
+    GraphPass,
+    to_edge_program,
+    to_out_variant_program,
+    transform_edge_program,
+)
+
+
+class EdgeProgramManager:
+    """The edge-dialect programs of a model, one per method name."""
+
+    def __init__(
+        self,
+        edge_programs: dict[str, ExportedProgram],
+        compile_config: EdgeCompileConfig | None = None,
+    ) -> None:
+        self._programs = dict(edge_programs)
+        self.compile_config = compile_config or EdgeCompileConfig()
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self._programs)
+
+    def exported_program(self, method_name: str = "forward") -> ExportedProgram:
+        if method_name not in self._programs:
+            raise KeyError(f"no method '{method_name}'; methods are {self.methods}")
+        return self._programs[method_name]
+
+    def transform(self, passes: Iterable[GraphPass]) -> EdgeProgramManager:
+        """Run passes on every method; the result must still be edge dialect."""
+        passes = list(passes)
+        return EdgeProgramManager(
+            {
+                name: transform_edge_program(ep, passes, self.compile_config)
+                for name, ep in self._programs.items()
+            },
+            self.compile_config,
+        )
+
+    def to_backend(self, partitioner: object) -> EdgeProgramManager:
+        raise NotImplementedError("delegation: issue 3")
+
+    def to_executorch(
+        self, config: ExecutorchBackendConfig | None = None
+    ) -> ExecutorchProgramManager:
+        config = config or ExecutorchBackendConfig()
+        programs, plans = {}, {}
+        for name, ep in self._programs.items():
+            programs[name], plans[name] = to_out_variant_program(ep, config, name)
+        return ExecutorchProgramManager(programs, plans, config)
+
+
+def to_edge(
+    programs: ExportedProgram | dict[str, ExportedProgram],
+    compile_config: EdgeCompileConfig | None = None,
+) -> EdgeProgramManager:
+    """Lower exported ATen programs to the edge dialect. A single program is
+    the method ``forward``; a dict gives one method per key."""
+    if isinstance(programs, ExportedProgram):
+        programs = {"forward": programs}
+    config = compile_config or EdgeCompileConfig()
+    return EdgeProgramManager(
+        {name: to_edge_program(ep, config) for name, ep in programs.items()}, config
+    )

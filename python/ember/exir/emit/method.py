@@ -1,0 +1,151 @@
+"""Emit one method (an out-variant ExportedProgram + its memory plan) as an
+ExecutionPlan in FlatBuffers JSON form."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
+from torch.utils import _pytree as pytree
+
+from ember.exir.emit.arguments import emit_argument
+from ember.exir.emit.constants import ConstantBuffers
+from ember.exir.emit.values import ValueTable
+from ember.exir.memory import alloc
+from ember.exir.operator.schema import bind, is_out_argument, with_defaults
+from ember.exir.passes.memory_planning import MemoryPlan
+from ember.exir.storage import Ref
+
+
+class _MethodEmitter:
+    def __init__(self, ep: ExportedProgram, plan: MemoryPlan, constants: ConstantBuffers) -> None:
+        self.ep = ep
+        self.plan = plan
+        self.constants = constants
+        self.table = ValueTable()
+        self.env: dict[torch.fx.Node, Any] = {}
+        self.operators: list[dict[str, str]] = []
+        self.instructions: list[dict[str, Any]] = []
+        self.inputs: list[int] = []
+        self.outputs: list[int] = []
+        self.specs = {
+            s.arg.name: s for s in ep.graph_signature.input_specs if hasattr(s.arg, "name")
+        }
+
+    def index_of(self, node: torch.fx.Node) -> int:
+        index = self.env[node]
+        if not isinstance(index, int):
+            raise TypeError(f"{node.name} is not a single tensor value")
+        return index
+
+    def run(self) -> None:
+        for node in self.ep.graph.nodes:
+            if node.op == "placeholder":
+                self.env[node] = self.placeholder(node)
+            elif node.op == "output":
+                self.outputs = [self.output_value(x) for x in pytree.tree_leaves(node.args[0])]
+            elif node.target is alloc:
+                self.env[node] = self.allocation(node)
+            elif node.target is operator.getitem:
+                self.env[node] = self.env[node.args[0]][node.args[1]]
+            elif node.op == "call_function":
+                self.env[node] = self.kernel_call(node)
+            else:
+                raise NotImplementedError(f"cannot emit node {node.name} ({node.op})")
+
+    def placeholder(self, node: torch.fx.Node) -> int:
+        spec = self.specs[node.name]
+        val = node.meta["val"]
+        if spec.kind == InputKind.USER_INPUT:
+            if not isinstance(val, torch.Tensor):
+                raise NotImplementedError(f"input {node.name}: only tensor inputs are supported")
+            index = self.table.tensor(val, offset=self.plan.offsets[Ref(node)])
+            self.inputs.append(index)
+            return index
+        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            data = self.ep.state_dict.get(spec.target)
+            if data is None:
+                data = self.ep.constants[spec.target]
+            return self.table.tensor(
+                data, data_buffer_idx=self.constants.add(data), contiguous=True
+            )
+        raise NotImplementedError(
+            f"input {node.name}: input kind {spec.kind.name} is not supported"
+        )
+
+    def allocation(self, node: torch.fx.Node) -> Any:
+        val = node.meta["val"]
+        if isinstance(val, (list, tuple)):
+            return [
+                self.table.tensor(v, offset=self.plan.offsets[Ref(node, i)])
+                for i, v in enumerate(val)
+            ]
+        return self.table.tensor(val, offset=self.plan.offsets[Ref(node)])
+
+    def output_value(self, x: Any) -> int:
+        if isinstance(x, torch.fx.Node):
+            return self.index_of(x)
+        return emit_argument(self.table, None, x, self.index_of)
+
+    def operator_index(self, op: torch._ops.OpOverload) -> int:
+        entry = {"name": op._schema.name, "overload": op._overloadname}
+        if entry not in self.operators:
+            self.operators.append(entry)
+        return self.operators.index(entry)
+
+    def kernel_call(self, node: torch.fx.Node) -> Any:
+        op = node.target
+        if not isinstance(op, torch._ops.OpOverload):
+            raise NotImplementedError(f"cannot emit a call to {op} (node {node.name})")
+        args: list[int] = []
+        outs: list[int] = []
+        for arg, value in with_defaults(op._schema, bind(op._schema, node.args, node.kwargs)):
+            if is_out_argument(arg):
+                out = self.env[value]
+                index = self.table.tensor_list(out) if isinstance(out, list) else out
+                outs.append(index)
+                args.append(index)
+            else:
+                args.append(emit_argument(self.table, arg.type, value, self.index_of))
+        args.append(outs[0] if len(outs) == 1 else self.table.tensor_list(outs))
+        self.instructions.append(
+            {
+                "instr_args_type": "KernelCall",
+                "instr_args": {"op_index": self.operator_index(op), "args": args},
+            }
+        )
+        result = [
+            self.env[n]
+            for n in (node.kwargs[a.name] for a in op._schema.arguments if is_out_argument(a))
+        ]
+        return result[0] if len(result) == 1 else result
+
+
+def _container_meta(ep: ExportedProgram) -> dict[str, str]:
+    spec = ep.call_spec
+    return {
+        "encoded_inp_str": pytree.treespec_dumps(spec.in_spec) if spec.in_spec else "",
+        "encoded_out_str": pytree.treespec_dumps(spec.out_spec) if spec.out_spec else "",
+    }
+
+
+def emit_method(
+    name: str, ep: ExportedProgram, plan: MemoryPlan, constants: ConstantBuffers
+) -> dict[str, Any]:
+    """The ExecutionPlan table of one method; constants go into ``constants``."""
+    e = _MethodEmitter(ep, plan, constants)
+    e.run()
+    return {
+        "name": name,
+        "container_meta_type": _container_meta(ep),
+        "values": e.table.values,
+        "inputs": e.inputs,
+        "outputs": e.outputs,
+        "chains": [{"inputs": e.inputs, "outputs": e.outputs, "instructions": e.instructions}],
+        "operators": e.operators,
+        "delegates": [],
+        "non_const_buffer_sizes": [0, plan.total_bytes],
+    }

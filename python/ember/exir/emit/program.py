@@ -1,0 +1,41 @@
+"""Emit a whole Program (all methods) as FlatBuffers JSON plus data blobs.
+
+The JSON leaves out ``segments``, ``constant_segment`` and
+``constant_buffer``: the C++ writer (``ember._C.write_program``) lays the
+constant blobs out in a segment and fills those in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch.export import ExportedProgram
+
+from ember.exir.emit.constants import ConstantBuffers
+from ember.exir.emit.method import emit_method
+from ember.exir.passes.memory_planning import MemoryPlan
+
+_NONFINITE = re.compile(r'"__ember_nonfinite_(-?inf|nan)__"')
+
+
+@dataclass
+class EmittedProgram:
+    program: dict[str, Any]
+    constant_buffers: list[bytes]
+    delegate_blobs: list[bytes] = field(default_factory=list)
+
+    @property
+    def json(self) -> str:
+        """FlatBuffers JSON (non-finite doubles as bare ``inf``/``nan``)."""
+        return _NONFINITE.sub(r"\1", json.dumps(self.program, separators=(",", ":")))
+
+
+def emit_program(
+    programs: dict[str, ExportedProgram], plans: dict[str, MemoryPlan]
+) -> EmittedProgram:
+    constants = ConstantBuffers()
+    plans_json = [emit_method(name, ep, plans[name], constants) for name, ep in programs.items()]
+    return EmittedProgram({"version": 0, "execution_plan": plans_json}, constants.blobs)

@@ -1,0 +1,95 @@
+"""The value table of one ExecutionPlan, as FlatBuffers JSON EValues."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from ember.exir.emit.enums import scalar_type_name
+
+# Stands for a non-finite double; replaced by a bare inf/nan token in the JSON.
+NONFINITE = "__ember_nonfinite_{}__"
+
+
+def double(x: float) -> float | str:
+    return x if math.isfinite(x) else NONFINITE.format(x)
+
+
+def dim_order(val: torch.Tensor) -> list[int]:
+    if val.dim() == 0 or val.is_contiguous():
+        return list(range(val.dim()))
+    return [int(d) for d in val.dim_order()]
+
+
+class ValueTable:
+    """Appends EValues and returns their indices."""
+
+    def __init__(self) -> None:
+        self.values: list[dict[str, Any]] = []
+
+    def _add(self, kind: str, val: dict[str, Any]) -> int:
+        self.values.append({"val_type": kind, "val": val})
+        return len(self.values) - 1
+
+    def tensor(
+        self,
+        val: torch.Tensor,
+        *,
+        data_buffer_idx: int = 0,
+        offset: int | None = None,
+        contiguous: bool = False,
+    ) -> int:
+        """A tensor value: constant (data_buffer_idx > 0), planned (offset), or neither."""
+        sizes = [int(s) for s in val.shape]
+        tensor: dict[str, Any] = {
+            "scalar_type": scalar_type_name(val.dtype),
+            "storage_offset": 0,
+            "sizes": sizes,
+            "dim_order": list(range(len(sizes))) if contiguous else dim_order(val),
+            "requires_grad": bool(val.requires_grad),
+            "data_buffer_idx": data_buffer_idx,
+        }
+        if offset is not None:
+            tensor["allocation_info"] = {
+                "memory_id": 1,
+                "memory_offset_low": offset & 0xFFFFFFFF,
+                "memory_offset_high": offset >> 32,
+            }
+        tensor["layout"] = 0
+        tensor["shape_dynamism"] = "STATIC"
+        return self._add("Tensor", tensor)
+
+    def null(self) -> int:
+        return self._add("Null", {})
+
+    def int(self, x: int) -> int:
+        return self._add("Int", {"int_val": int(x)})
+
+    def bool(self, x: bool) -> int:
+        return self._add("Bool", {"bool_val": bool(x)})
+
+    def double(self, x: float) -> int:
+        return self._add("Double", {"double_val": double(float(x))})
+
+    def string(self, s: str) -> int:
+        return self._add("String", {"string_val": s})
+
+    def int_list(self, xs: list[int]) -> int:
+        """Items are indices of Int values (so sizes can become symbolic)."""
+        items = [self.int(x) for x in xs]
+        return self._add("IntList", {"items": items})
+
+    def double_list(self, xs: list[float]) -> int:
+        return self._add("DoubleList", {"items": [double(float(x)) for x in xs]})
+
+    def bool_list(self, xs: list[bool]) -> int:
+        return self._add("BoolList", {"items": [bool(x) for x in xs]})
+
+    def tensor_list(self, indices: list[int]) -> int:
+        return self._add("TensorList", {"items": list(indices)})
+
+    def optional_tensor_list(self, indices: list[int]) -> int:
+        """Items are tensor value indices; -1 means None."""
+        return self._add("OptionalTensorList", {"items": list(indices)})

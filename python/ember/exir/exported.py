@@ -1,0 +1,93 @@
+"""Rebuild an ``ExportedProgram`` around a new graph module.
+
+Passes rename nodes (an edge op's node is ``aten_relu_default``), so the
+graph signature and module call graph are updated by position: the i-th
+placeholder is the i-th input spec, the i-th output is the i-th output spec.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+from torch._export.verifier import Verifier
+from torch.export import ExportedProgram
+from torch.export.graph_signature import (
+    ConstantArgument,
+    CustomObjArgument,
+    ExportGraphSignature,
+    InputSpec,
+    OutputSpec,
+)
+
+
+def _renamed(arg: Any, name: str) -> Any:
+    if isinstance(arg, (ConstantArgument, CustomObjArgument)):
+        return arg
+    return type(arg)(name=name)
+
+
+def updated_signature(
+    old: ExportGraphSignature, gm: torch.fx.GraphModule
+) -> tuple[ExportGraphSignature, dict[str, str]]:
+    """The signature of ``gm`` and a map of renamed input/output names."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    outputs = list(gm.graph.output_node().args[0])
+    if len(placeholders) != len(old.input_specs) or len(outputs) != len(old.output_specs):
+        raise ValueError(
+            "a pass changed the number of inputs or outputs: "
+            f"{len(old.input_specs)}->{len(placeholders)} inputs, "
+            f"{len(old.output_specs)}->{len(outputs)} outputs"
+        )
+    renames: dict[str, str] = {}
+    inputs = []
+    for spec, node in zip(old.input_specs, placeholders, strict=False):
+        renames[getattr(spec.arg, "name", "")] = node.name
+        inputs.append(
+            InputSpec(spec.kind, _renamed(spec.arg, node.name), spec.target, spec.persistent)
+        )
+    outs = []
+    for spec, node in zip(old.output_specs, outputs, strict=False):
+        name = node.name if isinstance(node, torch.fx.Node) else ""
+        renames[getattr(spec.arg, "name", "")] = name
+        outs.append(OutputSpec(spec.kind, _renamed(spec.arg, name), spec.target))
+    return ExportGraphSignature(input_specs=inputs, output_specs=outs), renames
+
+
+def _updated_call_graph(ep: ExportedProgram, renames: dict[str, str]) -> list[Any]:
+    call_graph = copy.deepcopy(ep.module_call_graph)
+    for entry in call_graph:
+        if entry.signature is None:
+            continue
+        for arg in [*entry.signature.inputs, *entry.signature.outputs]:
+            if getattr(arg, "name", None) in renames:
+                arg.name = renames[arg.name]
+    return call_graph
+
+
+def rebuild(
+    ep: ExportedProgram,
+    gm: torch.fx.GraphModule,
+    *,
+    verifier: type[Verifier],
+    program_class: type[ExportedProgram] = ExportedProgram,
+    signature: ExportGraphSignature | None = None,
+    constants: dict[str, Any] | None = None,
+) -> ExportedProgram:
+    """A new program with ``gm`` as its graph, checked by ``verifier``."""
+    if signature is None:
+        signature, renames = updated_signature(ep.graph_signature, gm)
+    else:
+        renames = {}
+    return program_class(
+        root=gm,
+        graph=gm.graph,
+        graph_signature=signature,
+        state_dict=ep.state_dict,
+        range_constraints=copy.deepcopy(ep.range_constraints),
+        module_call_graph=_updated_call_graph(ep, renames),
+        example_inputs=ep.example_inputs,
+        constants=ep.constants if constants is None else constants,
+        verifiers=[verifier],
+    )

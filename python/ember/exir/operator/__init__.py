@@ -1,0 +1,1 @@
+"""Operator schema helpers: argument binding, out variants, view copies."""

@@ -1,0 +1,5 @@
+"""Passes of the ember AOT pipeline (the order lives in ``ember.exir.pipeline``)."""
+
+from ember.exir.passes.memory_planning import MemoryPlan, MemoryPlanningPass
+
+__all__ = ["MemoryPlan", "MemoryPlanningPass"]

@@ -1,0 +1,131 @@
+"""Memory planning: give every non-constant tensor a place in buffer 1.
+
+Lifetimes come from the instruction order: a user input lives from
+instruction 0, an alloc'd tensor from the instruction that writes it, each
+until its last reader; graph outputs live until the end. Parameters and
+constants are not planned (they live in the constant segment). The C++
+planner ``ember._C.plan_memory`` places them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
+
+from ember.exir.memory import alloc
+from ember.exir.storage import Ref, flat_refs, instructions, nodes_in, resolve
+
+
+@dataclass
+class PlannedTensor:
+    name: str
+    size: int
+    first: int
+    last: int
+    offset: int = 0
+
+
+@dataclass
+class MemoryPlan:
+    """A method's memory plan; ``str()`` prints it as a table."""
+
+    method: str
+    tensors: list[PlannedTensor]
+    total_bytes: int
+    lower_bound: int
+    alignment: int
+    offsets: dict[Ref, int] = field(default_factory=dict, repr=False)
+
+    def __str__(self) -> str:
+        width = max([len(t.name) for t in self.tensors] + [6])
+        lines = [
+            f"Memory plan of '{self.method}' (buffer 1, alignment {self.alignment})",
+            f"{'tensor':<{width}}  {'bytes':>10}  {'lifetime':>12}  {'offset':>10}",
+        ]
+        for t in self.tensors:
+            life = f"[{t.first}, {t.last}]"
+            lines.append(f"{t.name:<{width}}  {t.size:>10}  {life:>12}  {t.offset:>10}")
+        lines.append(
+            f"total {self.total_bytes} bytes; lower bound (max live) {self.lower_bound} bytes"
+        )
+        return "\n".join(lines)
+
+
+def _plan_memory(
+    sizes: list[int], first: list[int], last: list[int], alignment: int
+) -> tuple[list[int], int, int]:
+    try:
+        from ember import _C
+    except ImportError:
+        from ember.exir.passes.greedy_planner import plan_memory
+
+        return plan_memory(sizes, first, last, alignment)
+    offsets, total, bound = _C.plan_memory(sizes, first, last, alignment)
+    return list(offsets), int(total), int(bound)
+
+
+def _nbytes(val: torch.Tensor) -> int:
+    return int(val.numel()) * val.element_size()
+
+
+def _alloc_name(node: torch.fx.Node, ref: Ref) -> str:
+    """Named after the op that writes it: ``aten_mm_default``,
+    ``aten_max_pool2d_with_indices_default.indices``, ``aten_split_copy_default[1]``."""
+    writer = next(u for u in node.users if u.kwargs and node in u.kwargs.values())
+    arg = next(k for k, v in writer.kwargs.items() if v is node)
+    name = writer.name if arg == "out" else f"{writer.name}.{arg}"
+    return name if ref.index is None else f"{name}[{ref.index}]"
+
+
+class MemoryPlanningPass:
+    """Plans the non-constant tensors of an out-variant program."""
+
+    def __init__(self, alignment: int = 16) -> None:
+        self.alignment = alignment
+
+    def lifetimes(self, ep: ExportedProgram) -> dict[Ref, tuple[str, int, list[int]]]:
+        """Planned tensor -> (name, bytes, [first, last])."""
+        gm = ep.graph_module
+        order = {n: i for i, n in enumerate(instructions(gm))}
+        user_inputs = {
+            s.arg.name for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT
+        }
+        planned: dict[Ref, tuple[str, int, list[int]]] = {}
+        for node in gm.graph.nodes:
+            if node.op == "placeholder" and node.name in user_inputs:
+                if isinstance(node.meta.get("val"), torch.Tensor):
+                    planned[Ref(node)] = (node.name, _nbytes(node.meta["val"]), [0, 0])
+            elif node.op == "call_function" and node.target is alloc:
+                start = order[next(u for u in node.users if u in order)]
+                for ref in flat_refs(resolve(node)):
+                    val = node.meta["val"] if ref.index is None else node.meta["val"][ref.index]
+                    planned[ref] = (_alloc_name(node, ref), _nbytes(val), [start, start])
+        for node, i in order.items():
+            for used in nodes_in((node.args, node.kwargs)):
+                for ref in flat_refs(resolve(used)):
+                    if ref in planned:
+                        planned[ref][2][1] = max(planned[ref][2][1], i)
+        end = max(len(order) - 1, 0)
+        for used in nodes_in(gm.graph.output_node().args):
+            for ref in flat_refs(resolve(used)):
+                if ref in planned:
+                    planned[ref][2][1] = end
+        return planned
+
+    def plan(self, ep: ExportedProgram, method: str = "forward") -> MemoryPlan:
+        planned = self.lifetimes(ep)
+        refs = list(planned)
+        sizes = [planned[r][1] for r in refs]
+        first = [planned[r][2][0] for r in refs]
+        last = [planned[r][2][1] for r in refs]
+        offsets, total, bound = _plan_memory(sizes, first, last, self.alignment)
+        tensors = [
+            PlannedTensor(planned[r][0], s, f, la, o)
+            for r, s, f, la, o in zip(refs, sizes, first, last, offsets, strict=False)
+        ]
+        return MemoryPlan(
+            method, tensors, total, bound, self.alignment, dict(zip(refs, offsets, strict=False))
+        )

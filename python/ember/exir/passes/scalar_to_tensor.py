@@ -1,0 +1,145 @@
+"""Scalars -> tensors: give the runtime tensor operands, not Python numbers.
+
+``aten.add.Tensor(x, 1)`` and ``aten.gt.Scalar(x, 0)`` become
+``aten.add.Tensor(x, c_scalar_0)`` and ``aten.gt.Tensor(x, c_scalar_1)``,
+where each ``c_scalar_N`` is a lifted 0-dim constant whose dtype is the
+promoted type of the op's first tensor and the number, so results keep the
+exact dtype and shape; a rewrite that would change either is not made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch._guards import detect_fake_mode
+from torch._ops import OpOverload
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
+
+from ember.exir.exported import rebuild
+from ember.exir.operator.schema import bind, unbind
+
+_NUMBER = (bool, int, float)
+
+
+def _is_tensor_slot(arg: torch._C.Argument) -> bool:
+    t = arg.type
+    if isinstance(t, torch.OptionalType):
+        t = t.getElementType()
+    return isinstance(t, torch.TensorType)
+
+
+def _tensor_overload(op: OpOverload) -> OpOverload:
+    """``gt.Scalar`` -> ``gt.Tensor``, ``pow.Tensor_Scalar`` -> ``pow.Tensor_Tensor``."""
+    name = op._overloadname
+    if "Scalar" not in name:
+        return op
+    packet = getattr(getattr(torch.ops, op.namespace), op._schema.name.split("::")[1])
+    twin = name.replace("Scalar", "Tensor")
+    if twin not in packet.overloads():
+        return op
+    candidate = getattr(packet, twin)
+    old, new = op._schema.arguments, candidate._schema.arguments
+    if len(old) != len(new):
+        return op
+    for a, b in zip(old, new, strict=False):
+        same = str(a.type) == str(b.type)
+        if a.name != b.name or not (same or (str(a.type) == "number" and _is_tensor_slot(b))):
+            return op
+    return candidate
+
+
+class _Lifter:
+    def __init__(self, ep: ExportedProgram) -> None:
+        self.gm = ep.graph_module
+        self.signature = ep.graph_signature
+        self.constants = dict(ep.constants)
+        self.input_specs = list(self.signature.input_specs)
+        self.fake_mode = detect_fake_mode(
+            [n.meta.get("val") for n in self.gm.graph.nodes if "val" in n.meta]
+        )
+        self.lifted: dict[tuple[Any, ...], torch.fx.Node] = {}
+
+    def constant(self, value: Any, dtype: torch.dtype) -> torch.fx.Node:
+        key = (type(value), value, dtype)
+        if key in self.lifted:
+            return self.lifted[key]
+        index = len(self.lifted)
+        while f"scalar_{index}" in self.constants:
+            index += 1
+        target = f"scalar_{index}"
+        tensor = torch.tensor(value, dtype=dtype)
+        users = [i for i, s in enumerate(self.input_specs) if s.kind == InputKind.USER_INPUT]
+        position = users[0] if users else len(self.input_specs)
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        anchor = placeholders[position] if position < len(placeholders) else None
+        if anchor is None:
+            anchor = next(n for n in self.gm.graph.nodes if n.op != "placeholder")
+        with self.gm.graph.inserting_before(anchor):
+            node = self.gm.graph.placeholder(f"c_{target}")
+        node.meta["val"] = self.fake_mode.from_tensor(tensor)
+        self.constants[target] = tensor
+        self.input_specs.insert(
+            position, InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(node.name), target, None)
+        )
+        self.lifted[key] = node
+        return node
+
+    def rewrite(self, node: torch.fx.Node) -> None:
+        op = _tensor_overload(node.target)
+        bound = bind(node.target._schema, node.args, node.kwargs)
+        first = next((v for v in bound.values() if isinstance(v, torch.fx.Node)), None)
+        if first is None or not isinstance(first.meta.get("val"), torch.Tensor):
+            return
+        numbers = {
+            a.name: bound[a.name]
+            for a in op._schema.arguments
+            if _is_tensor_slot(a) and isinstance(bound.get(a.name), _NUMBER)
+        }
+        if not numbers:
+            return
+        dtypes = {k: torch.result_type(first.meta["val"], v) for k, v in numbers.items()}
+        if not self._same_result(node, op, bound, dtypes):
+            return
+        for name, value in numbers.items():
+            bound[name] = self.constant(value, dtypes[name])
+        node.target = op
+        node.args, node.kwargs = unbind(op._schema, bound)
+
+    def _same_result(
+        self,
+        node: torch.fx.Node,
+        op: OpOverload,
+        bound: dict[str, Any],
+        dtypes: dict[str, torch.dtype],
+    ) -> bool:
+        with self.fake_mode:
+            fake = {
+                k: (v.meta["val"] if isinstance(v, torch.fx.Node) else v) for k, v in bound.items()
+            }
+            for name, dtype in dtypes.items():
+                fake[name] = torch.empty((), dtype=dtype)
+            args, kwargs = unbind(op._schema, fake)
+            result = op(*args, **kwargs)
+        old = node.meta["val"]
+        return (
+            isinstance(result, torch.Tensor)
+            and result.dtype == old.dtype
+            and result.shape == old.shape
+        )
+
+
+def scalars_to_tensors(ep: ExportedProgram) -> ExportedProgram:
+    """Return ``ep`` with number operands of tensor ops lifted to constants."""
+    lifter = _Lifter(ep)
+    for node in list(ep.graph.nodes):
+        if node.op == "call_function" and isinstance(node.target, OpOverload):
+            lifter.rewrite(node)
+    if not lifter.lifted:
+        return ep
+    lifter.gm.recompile()
+    signature = type(ep.graph_signature)(lifter.input_specs, list(ep.graph_signature.output_specs))
+    return rebuild(
+        ep, lifter.gm, verifier=ep.verifiers[0], signature=signature, constants=lifter.constants
+    )

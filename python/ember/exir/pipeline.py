@@ -1,0 +1,107 @@
+"""The order of the AOT passes, top to bottom, in one place.
+
+to_edge:        core-ATen decompositions -> drop assertion ops -> scalars to
+                tensors -> view ops to *_copy -> edge op namespace -> verify
+transform:      user passes -> verify
+to_executorch:  user passes -> out variants + alloc -> memory planning
+                (then ``ember.exir.emit`` writes the program)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+from torch._ops import OpOverload
+from torch.export import ExportedProgram
+from torch.utils import _pytree as pytree
+
+from ember.exir.config import EdgeCompileConfig, ExecutorchBackendConfig
+from ember.exir.exported import rebuild
+from ember.exir.passes.edge_ops_pass import EdgeOpsPass
+from ember.exir.passes.memory_planning import MemoryPlan
+from ember.exir.passes.out_variant_pass import to_out_variants
+from ember.exir.passes.remove_asserts import remove_asserts
+from ember.exir.passes.scalar_to_tensor import scalars_to_tensors
+from ember.exir.passes.view_copy_pass import ViewCopyPass
+from ember.exir.verification.edge_verifier import EdgeDialectVerifier, verify_edge_ops
+from ember.exir.verification.out_variant_program import (
+    OutVariantDialectVerifier,
+    OutVariantExportedProgram,
+)
+
+GraphPass = Callable[[torch.fx.GraphModule], Any]
+
+
+def run_graph_passes(gm: torch.fx.GraphModule, passes: Iterable[GraphPass]) -> torch.fx.GraphModule:
+    """Run passes returning a PassResult (or None when they work in place)."""
+    for p in passes:
+        result = p(gm)
+        if result is not None:
+            gm = result.graph_module
+    return gm
+
+
+def to_edge_program(ep: ExportedProgram, config: EdgeCompileConfig) -> ExportedProgram:
+    ep = ep.run_decompositions()
+    remove_asserts(ep.graph_module)
+    ep = scalars_to_tensors(ep)
+    gm = run_graph_passes(ep.graph_module, [ViewCopyPass(), EdgeOpsPass()])
+    return checked_edge_program(ep, gm, config)
+
+
+def checked_edge_program(
+    ep: ExportedProgram, gm: torch.fx.GraphModule, config: EdgeCompileConfig
+) -> ExportedProgram:
+    edge = rebuild(ep, gm, verifier=EdgeDialectVerifier)
+    if config._check_ir_validity:
+        exceptions: list[OpOverload] = list(config._core_aten_ops_exception_list)
+        verify_edge_ops(edge.graph_module, exceptions)
+    return edge
+
+
+def transform_edge_program(
+    ep: ExportedProgram, passes: Iterable[GraphPass], config: EdgeCompileConfig
+) -> ExportedProgram:
+    gm = run_graph_passes(_copy(ep.graph_module), passes)
+    return checked_edge_program(ep, gm, config)
+
+
+def to_out_variant_program(
+    ep: ExportedProgram, config: ExecutorchBackendConfig, method: str
+) -> tuple[ExportedProgram, MemoryPlan]:
+    if any(s.kind.name != "USER_OUTPUT" for s in ep.graph_signature.output_specs):
+        raise NotImplementedError(
+            f"method '{method}': mutated buffers or inputs are not supported yet"
+        )
+    gm = run_graph_passes(_copy(ep.graph_module), config.passes)
+    _check_static_shapes(gm, method)
+    to_out_variants(gm)
+    program = rebuild(
+        ep, gm, verifier=OutVariantDialectVerifier, program_class=OutVariantExportedProgram
+    )
+    return program, config.memory_planning_pass.plan(program, method)
+
+
+def _check_static_shapes(gm: torch.fx.GraphModule, method: str) -> None:
+    for node in gm.graph.nodes:
+        for val in pytree.tree_leaves(node.meta.get("val")):
+            if isinstance(val, torch.Tensor) and any(
+                isinstance(s, torch.SymInt) for s in val.shape
+            ):
+                raise NotImplementedError(
+                    f"method '{method}', node {node.name}: dynamic shapes {tuple(val.shape)} "
+                    "are not supported by to_executorch yet"
+                )
+
+
+def _copy(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """A graph module with a copied graph (node names and meta kept)."""
+    graph = torch.fx.Graph()
+    out = graph.graph_copy(gm.graph, {})
+    graph.output(out)
+    graph.output_node().meta = dict(gm.graph.output_node().meta)
+    copied = torch.fx.GraphModule(gm, graph)
+    copied.meta.update(gm.meta)
+    return copied

@@ -1,0 +1,1 @@
+"""Verifiers of the edge and out-variant (executorch) dialects."""

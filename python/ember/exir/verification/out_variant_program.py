@@ -1,0 +1,49 @@
+"""The ExportedProgram of the out-variant ("executorch") dialect.
+
+Out-variant ops mutate their ``out`` argument, which torch's base verifier
+refuses for every dialect but training, so this program class checks the
+graph itself: calls are out-variant ops, ``alloc``, ``getitem`` or a
+delegate call, and every op that writes an ``out`` gets it from ``alloc``.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+from torch._export.verifier import SpecViolationError, Verifier
+from torch._ops import HigherOrderOperator, OpOverload
+from torch.export import ExportedProgram
+
+from ember.exir.memory import alloc
+from ember.exir.operator.schema import is_out_argument
+
+
+class OutVariantDialectVerifier(Verifier):
+    dialect = "EMBER_EXECUTORCH"
+
+
+def check_out_variant_graph(gm: torch.fx.GraphModule) -> None:
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target in (alloc, operator.getitem):
+            continue
+        if isinstance(node.target, HigherOrderOperator):
+            continue
+        if not isinstance(node.target, OpOverload):
+            raise SpecViolationError(f"{node.name}: unexpected call target {node.target}")
+        outs = [a.name for a in node.target._schema.arguments if is_out_argument(a)]
+        if not outs and node.target._schema.is_mutable:
+            raise SpecViolationError(f"{node.name}: {node.target} mutates an input")
+        for name in outs:
+            arg = node.kwargs.get(name)
+            if not (isinstance(arg, torch.fx.Node) and arg.target is alloc):
+                raise SpecViolationError(
+                    f"{node.name}: out argument '{name}' of {node.target} is not an alloc"
+                )
+
+
+class OutVariantExportedProgram(ExportedProgram):
+    """An ExportedProgram whose graph holds out-variant ops and allocs."""
+
+    def validate(self) -> None:
+        check_out_variant_graph(self.graph_module)

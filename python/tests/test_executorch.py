@@ -1,0 +1,174 @@
+"""to_executorch: out variants + alloc, memory planning, the printed program."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+from ember.exir import ExecutorchBackendConfig, ExecutorchProgramManager, to_edge
+from ember.exir.passes import MemoryPlan, MemoryPlanningPass
+from ember.exir.passes.greedy_planner import plan_memory
+from models import Decode, Encode, Foo, M, Mixed, SimpleConv
+from torch.export import export
+
+
+def _foo_program() -> ExecutorchProgramManager:
+    edge = to_edge(export(Foo(), (torch.randn(2, 2), torch.randn(2, 2), torch.randn(2, 2))))
+    return edge.to_executorch(
+        ExecutorchBackendConfig(passes=[], memory_planning_pass=MemoryPlanningPass())
+    )
+
+
+def test_foo_executorch_dialect_printout() -> None:
+    text = str(_foo_program().exported_program())
+    expected = [
+        'alloc: "f32[2, 2]" = ember_exir_memory_alloc(((2, 2), torch.float32))',
+        'aten_mm_default: "f32[2, 2]" = torch.ops.aten.mm.out(a, x, out = alloc)',
+        'alloc_1: "f32[2, 2]" = ember_exir_memory_alloc(((2, 2), torch.float32))',
+        'aten_add_tensor: "f32[2, 2]" = torch.ops.aten.add.out(aten_mm_default, b, out = alloc_1)',
+        "torch.ops.aten.sub.out(aten_add_tensor, a, out = alloc_2)",
+        "torch.ops.aten.mm.out(aten_sub_tensor, x, out = alloc_3)",
+        'aten_add_tensor_1: "f32[2, 2]" = torch.ops.aten.add.out(aten_mm_default_1, b, out = alloc_4)',
+        "return (aten_add_tensor_1,)",
+        "aten_add_tensor_1: USER_OUTPUT",
+    ]
+    positions = [text.index(line) for line in expected]
+    assert positions == sorted(positions)
+
+
+def test_foo_memory_plan_lifetimes() -> None:
+    plan = _foo_program().memory_plan("forward")
+    lifetimes = {t.name: (t.first, t.last) for t in plan.tensors}
+    assert lifetimes == {
+        "a": (0, 2),
+        "x": (0, 3),
+        "b": (0, 4),
+        "aten_mm_default": (0, 1),
+        "aten_add_tensor": (1, 2),
+        "aten_sub_tensor": (2, 3),
+        "aten_mm_default_1": (3, 4),
+        "aten_add_tensor_1": (4, 4),
+    }
+    assert all(t.size == 16 for t in plan.tensors)
+    text = str(plan)
+    assert "aten_mm_default_1" in text and f"total {plan.total_bytes} bytes" in text
+    assert plan.lower_bound == 80
+
+
+def test_encode_decode_randn_out() -> None:
+    edge = to_edge(
+        {
+            "encode": export(Encode(), (torch.randn(1, 10),)),
+            "decode": export(Decode(), (torch.randn(1, 5),)),
+        }
+    )
+    program = edge.to_executorch()
+    assert program.methods == ["encode", "decode"]
+    text = str(program.exported_program("encode"))
+    assert "torch.ops.aten.randn.out([5, 10], out = alloc)" in text
+    assert "torch.ops.aten.permute_copy.out(aten_randn_default, [1, 0], out = alloc_1)" in text
+
+
+def test_m_parameters_are_constants_and_results_match() -> None:
+    model = M()
+    example_args = (torch.randn(3, 4),)
+    aten_dialect = export(export(model, example_args).module(), example_args)
+    program = to_edge(aten_dialect).to_executorch(ExecutorchBackendConfig(passes=[]))
+    ep = program.exported_program()
+    text = str(ep)
+    assert "torch.ops.aten.addmm.out(" in text
+    assert "torch.ops.aten.clamp.out(aten_addmm_default, 0.0, 1.0, out = alloc_3)" in text
+    names = {t.name for t in program.memory_plan().tensors}
+    assert not any(n.startswith("p_") for n in names)  # parameters are not planned
+    with torch.no_grad():
+        torch.testing.assert_close(ep.module()(*example_args), model(*example_args))
+
+
+def test_mixed_program_matches_eager() -> None:
+    args = (torch.randn(4, 4), torch.arange(4))
+    program = to_edge(export(Mixed(), args)).to_executorch()
+    text = str(program.exported_program())
+    assert "torch.ops.aten.max_pool2d_with_indices.out(" in text and "indices = alloc_" in text
+    assert "ember_exir_memory_alloc([((2, 4), torch.float32), ((2, 4), torch.float32)])" in text
+    with torch.no_grad():
+        got = program.exported_program().module()(*args)
+    for g, e in zip(got, Mixed()(*args), strict=True):
+        assert g.dtype == e.dtype
+        torch.testing.assert_close(g, e)
+
+
+def test_user_passes_run_before_out_variants() -> None:
+    from test_edge import ConvertReluToSigmoid
+
+    edge = to_edge(export(SimpleConv(), (torch.randn(1, 3, 8, 8),)))
+    program = edge.to_executorch(ExecutorchBackendConfig(passes=[ConvertReluToSigmoid()]))
+    text = str(program.exported_program())
+    assert "torch.ops.aten.sigmoid.out(aten_convolution_default, out = alloc_1)" in text
+    assert "aten.relu" not in text
+
+
+def test_dynamic_shapes_not_yet() -> None:
+    from models import Basic
+    from torch.export import Dim
+
+    dim = Dim("d", min=1, max=10)
+    ep = export(Basic(), (torch.randn(3, 3),) * 2, dynamic_shapes={"x": {1: dim}, "y": {1: dim}})
+    with pytest.raises(NotImplementedError, match="dynamic shapes"):
+        to_edge(ep).to_executorch()
+
+
+def _assert_no_overlap(plan: MemoryPlan) -> None:
+    for t in plan.tensors:
+        assert t.offset % plan.alignment == 0
+        assert t.offset + t.size <= plan.total_bytes
+    for p, q in itertools.combinations(plan.tensors, 2):
+        if p.first <= q.last and q.first <= p.last and p.size and q.size:
+            assert p.offset + p.size <= q.offset or q.offset + q.size <= p.offset, (p, q)
+    assert plan.total_bytes >= plan.lower_bound
+
+
+@pytest.mark.parametrize(
+    ("model", "args"),
+    [
+        (Foo(), (torch.randn(2, 2),) * 3),
+        (M(), (torch.randn(3, 4),)),
+        (SimpleConv(), (torch.randn(1, 3, 8, 8),)),
+        (Mixed(), (torch.randn(4, 4), torch.arange(4))),
+    ],
+)
+def test_memory_plan_never_overlaps_live_tensors(
+    model: torch.nn.Module, args: tuple[torch.Tensor, ...]
+) -> None:
+    program = to_edge(export(model, args)).to_executorch()
+    _assert_no_overlap(program.memory_plan())
+
+
+def _check_plan(
+    sizes: list[int], first: list[int], last: list[int], offsets: list[int], total: int
+) -> None:
+    for i, j in itertools.combinations(range(len(sizes)), 2):
+        if first[i] <= last[j] and first[j] <= last[i] and sizes[i] and sizes[j]:
+            assert offsets[i] + sizes[i] <= offsets[j] or offsets[j] + sizes[j] <= offsets[i]
+    assert all(o % 16 == 0 and o + s <= total for o, s in zip(offsets, sizes, strict=False))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_planners_on_random_lifetimes(seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    n = 40
+    sizes = [int(s) for s in torch.randint(0, 500, (n,), generator=g)]
+    first = [int(f) for f in torch.randint(0, 30, (n,), generator=g)]
+    last = [
+        f + int(d) for f, d in zip(first, torch.randint(0, 10, (n,), generator=g), strict=False)
+    ]
+    offsets, total, bound = plan_memory(sizes, first, last, 16)
+    _check_plan(sizes, first, last, offsets, total)
+    assert total >= bound
+    try:
+        from ember import _C
+    except ImportError:
+        return
+    offsets, total, bound = _C.plan_memory(sizes, first, last, 16)
+    _check_plan(sizes, first, last, list(offsets), total)
+    assert total >= bound
