@@ -1,0 +1,189 @@
+"""The C++ runtime through the bindings and through ember-run: tutorial
+programs match eager, and bad files, inputs and programs give named errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from models import Basic, Foo, M, SimpleConv
+from torch.export import export
+
+from ember import exir
+
+_C = pytest.importorskip("ember._C")
+from ember.runtime import EmberError, Runtime  # noqa: E402
+
+RTOL, ATOL = 1e-5, 1e-6
+
+
+def _bin(name: str) -> str:
+    here = Path(sys.executable).parent / name
+    found = str(here) if here.exists() else shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed")
+    return found
+
+
+def _program(model: torch.nn.Module, args: tuple) -> exir.ExecutorchProgramManager:
+    return exir.to_edge(export(model, args)).to_executorch()
+
+
+TUTORIAL = {
+    "simple_conv": (SimpleConv, (torch.randn(1, 3, 32, 32),), 1e-4),
+    "basic": (Basic, (torch.randn(3, 3), torch.randn(3, 3)), ATOL),
+    "foo": (Foo, (torch.randn(2, 2), torch.randn(2, 2), torch.randn(2, 2)), ATOL),
+    "m": (M, (torch.randn(3, 4),), ATOL),
+}
+
+
+@pytest.mark.parametrize("name", list(TUTORIAL))
+def test_ember_run_matches_eager(name: str, tmp_path: Path) -> None:
+    cls, args, atol = TUTORIAL[name]
+    torch.manual_seed(0)
+    model = cls()
+    pte = tmp_path / "model.pte"
+    _program(model, args).save(pte)
+    cmd = [_bin("ember-run"), str(pte), "--iters", "3", "--save-outputs", str(tmp_path)]
+    for i, a in enumerate(args):
+        np.save(tmp_path / f"in{i}.npy", a.numpy())
+        cmd += ["--input", str(tmp_path / f"in{i}.npy")]
+    run = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    assert "median" in run.stdout and "output 0: float32" in run.stdout
+    got = torch.from_numpy(np.load(tmp_path / "output_0.npy"))
+    with torch.no_grad():
+        torch.testing.assert_close(got, model(*args), rtol=RTOL, atol=atol)
+
+
+def test_ember_run_random_inputs_and_inspect(tmp_path: Path) -> None:
+    pte = tmp_path / "conv.pte"
+    _program(SimpleConv(), (torch.randn(1, 3, 16, 16),)).save(pte)
+    run = subprocess.run([_bin("ember-run"), str(pte)], capture_output=True, text=True, check=True)
+    assert "float32 [1, 16, 16, 16]" in run.stdout
+    inspect = subprocess.run([_bin("ember-inspect"), str(pte)], capture_output=True, text=True,
+                             check=True).stdout
+    for words in ("method 'forward'", "aten::convolution.out", "aten::relu.out",
+                  "planned buffers", "plan efficiency", "constant #"):
+        assert words in inspect, words
+
+
+def test_ember_run_reports_bad_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pte"
+    bad.write_bytes(b"\x00" * 4 + b"NOPE" + b"\x00" * 64)
+    run = subprocess.run([_bin("ember-run"), str(bad)], capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "file identifier is 'NOPE'" in run.stderr
+
+
+def test_metadata_is_readable() -> None:
+    program = Runtime.get().load_program(_program(Basic(), (torch.randn(3, 3),) * 2).buffer)
+    meta = program.metadata("forward")
+    assert [i["sizes"] for i in meta["inputs"]] == [[3, 3], [3, 3]]
+    assert meta["inputs"][0]["dtype"] == "float32"
+    assert meta["outputs"][0]["dim_order"] == [0, 1]
+    assert meta["planned_buffer_sizes"] and meta["planned_buffer_sizes"][0] >= 3 * 36
+
+
+@pytest.mark.parametrize(
+    "mangle, words",
+    [
+        (lambda b: b"", "too short"),
+        (lambda b: b[: len(b) // 2], "truncated"),
+        (lambda b: b[:4] + b"XX99" + b[8:], "file identifier is 'XX99'"),
+    ],
+    ids=["empty", "truncated", "wrong_identifier"],
+)
+def test_malformed_files_are_refused(mangle, words: str) -> None:
+    good = _program(M(), (torch.randn(3, 4),)).buffer
+    with pytest.raises(EmberError, match=words):
+        Runtime.get().load_program(mangle(good))
+
+
+def _rewrite(manager: exir.ExecutorchProgramManager, edit) -> bytes:
+    emitted = manager.emitted
+    doc = json.loads(emitted.json)
+    edit(doc["execution_plan"][0])
+    return bytes(_C.write_program(json.dumps(doc), emitted.constant_buffers,
+                                  emitted.delegate_blobs))
+
+
+def test_out_of_range_value_index_is_refused() -> None:
+    manager = _program(Basic(), (torch.randn(3, 3),) * 2)
+
+    def edit(plan: dict) -> None:
+        plan["outputs"] = [len(plan["values"]) + 5]
+
+    with pytest.raises(EmberError, match="output 0: values index"):
+        Runtime.get().load_program(_rewrite(manager, edit))
+
+
+def test_planned_offset_past_buffer_is_refused() -> None:
+    manager = _program(Basic(), (torch.randn(3, 3),) * 2)
+
+    def edit(plan: dict) -> None:
+        plan["non_const_buffer_sizes"] = [0, 16]
+
+    with pytest.raises(EmberError, match="past the end of buffer 1"):
+        Runtime.get().load_program(_rewrite(manager, edit))
+
+
+def test_segment_past_end_of_file_is_refused() -> None:
+    buf = bytearray(_program(M(), (torch.randn(3, 4),)).buffer)
+    # Cut into the constant segment and clear the header's segment size, so the
+    # segment table alone disagrees with the file.
+    del buf[-8:]
+    buf[32:40] = bytes(8)
+    with pytest.raises(EmberError, match="segment 0"):
+        Runtime.get().load_program(bytes(buf))
+
+
+def test_missing_kernel_fails_at_load_method_naming_the_op() -> None:
+    manager = _program(Basic(), (torch.randn(3, 3),) * 2)
+
+    def edit(plan: dict) -> None:
+        plan["operators"][0]["name"] = "aten::no_such_op"
+
+    program = Runtime.get().load_program(_rewrite(manager, edit))
+    with pytest.raises(EmberError, match=r"aten::no_such_op\.out.*OperatorMissing"):
+        program.load_method("forward")
+
+
+def test_wrong_inputs_are_refused_and_method_stays_usable() -> None:
+    model = Basic()
+    method = Runtime.get().load_program(
+        _program(model, (torch.randn(3, 3),) * 2).buffer).load_method("forward")
+    with pytest.raises(EmberError, match="expected dtype float32, got int64"):
+        method.execute([torch.ones(3, 3, dtype=torch.int64), torch.ones(3, 3)])
+    with pytest.raises(EmberError, match=r"expected shape \[3, 3\], got \[3, 2\]"):
+        method.execute([torch.ones(3, 3), torch.ones(3, 2)])
+    with pytest.raises(EmberError, match="rank-2"):
+        method.execute([torch.ones(9), torch.ones(3, 3)])
+    with pytest.raises(ValueError, match="takes 2 inputs, got 1"):
+        method.execute([torch.ones(3, 3)])
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    (out,) = method.execute([x, y])
+    torch.testing.assert_close(out, x + y)
+
+
+def test_unknown_method_is_named() -> None:
+    program = Runtime.get().load_program(_program(Basic(), (torch.randn(3, 3),) * 2).buffer)
+    with pytest.raises(EmberError, match="no method named 'decode'"):
+        program.load_method("decode")
+
+
+def test_load_from_path_and_bytes_agree(tmp_path: Path) -> None:
+    manager = _program(M(), (torch.randn(3, 4),))
+    path = tmp_path / "m.pte"
+    manager.save(path)
+    x = torch.randn(3, 4)
+    a = Runtime.get().load_program(path).load_method().execute([x])[0]
+    b = Runtime.get().load_program(manager.buffer).load_method().execute([x])[0]
+    torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert os.path.getsize(path) == len(manager.buffer)
