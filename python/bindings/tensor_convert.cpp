@@ -62,7 +62,8 @@ void tensor_from_array(nb::ndarray<nb::ro> array, ArrayTensor* out) {
   t.strides = out->strides.data();
   t.data = const_cast<void*>(array.data());
   t.update_strides();
-  for (size_t i = 0; i < ndim; ++i) {
+  // An empty array has no memory to lay out (NumPy gives it zero strides).
+  for (size_t i = 0; i < ndim && t.numel > 0; ++i) {
     if (out->sizes[i] > 1 && t.strides[i] != given[i]) {
       throw nb::value_error(
           "array is not dense in any dimension order (sliced or broadcast view); pass a copy");

@@ -165,7 +165,7 @@ def test_verifier_rejects_raw_aten_op() -> None:
 
 
 def test_to_backend_not_yet() -> None:
-    edge = to_edge(export(Foo(), (torch.randn(2, 2),) * 3))
+    edge = to_edge(export(Foo(), tuple(torch.randn(2, 2) for _ in range(3))))
     with pytest.raises(NotImplementedError, match="delegation"):
         edge.to_backend(object())
 

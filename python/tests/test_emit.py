@@ -20,7 +20,7 @@ SCHEMA = Path(__file__).resolve().parents[2] / "schema" / "program.fbs"
 
 MODELS = {
     "basic": (Basic(), (torch.randn(3, 3), torch.randn(3, 3))),
-    "foo": (Foo(), (torch.randn(2, 2),) * 3),
+    "foo": (Foo(), tuple(torch.randn(2, 2) for _ in range(3))),
     "conv": (SimpleConv(), (torch.randn(1, 3, 8, 8),)),
     "m": (M(), (torch.randn(3, 4),)),
     "mixed": (Mixed(), (torch.randn(4, 4), torch.arange(4))),

@@ -51,5 +51,6 @@ class ExecutorchProgramManager:
         return bytes(_C.write_program(e.json, e.constant_buffers, e.delegate_blobs))
 
     def save(self, path: str | os.PathLike[str]) -> None:
+        data = self.buffer
         with open(path, "wb") as f:
-            f.write(self.buffer)
+            f.write(data)

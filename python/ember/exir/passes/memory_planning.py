@@ -1,8 +1,9 @@
 """Memory planning: give every non-constant tensor a place in buffer 1.
 
-Lifetimes come from the instruction order: a user input lives from
-instruction 0, an alloc'd tensor from the instruction that writes it, each
-until its last reader; graph outputs live until the end. Parameters and
+Lifetimes come from the instruction order: an alloc'd tensor lives from
+the instruction that writes it until its last reader. Graph inputs and
+outputs live for the whole method, so a method can run again on the inputs
+it was given (``ember-run --iters N`` sets them once). Parameters and
 constants are not planned (they live in the constant segment). The C++
 planner ``ember._C.plan_memory`` places them.
 """
@@ -57,12 +58,8 @@ class MemoryPlan:
 def _plan_memory(
     sizes: list[int], first: list[int], last: list[int], alignment: int
 ) -> tuple[list[int], int, int]:
-    try:
-        from ember import _C
-    except ImportError:
-        from ember.exir.passes.greedy_planner import plan_memory
+    from ember import _C  # The planner is C++ (program/memory_planner.cpp).
 
-        return plan_memory(sizes, first, last, alignment)
     offsets, total, bound = _C.plan_memory(sizes, first, last, alignment)
     return list(offsets), int(total), int(bound)
 
@@ -90,6 +87,7 @@ class MemoryPlanningPass:
         """Planned tensor -> (name, bytes, [first, last])."""
         gm = ep.graph_module
         order = {n: i for i, n in enumerate(instructions(gm))}
+        end = max(len(order) - 1, 0)
         user_inputs = {
             s.arg.name for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT
         }
@@ -97,7 +95,7 @@ class MemoryPlanningPass:
         for node in gm.graph.nodes:
             if node.op == "placeholder" and node.name in user_inputs:
                 if isinstance(node.meta.get("val"), torch.Tensor):
-                    planned[Ref(node)] = (node.name, _nbytes(node.meta["val"]), [0, 0])
+                    planned[Ref(node)] = (node.name, _nbytes(node.meta["val"]), [0, end])
             elif node.op == "call_function" and node.target is alloc:
                 start = order[next(u for u in node.users if u in order)]
                 for ref in flat_refs(resolve(node)):
@@ -108,7 +106,6 @@ class MemoryPlanningPass:
                 for ref in flat_refs(resolve(used)):
                     if ref in planned:
                         planned[ref][2][1] = max(planned[ref][2][1], i)
-        end = max(len(order) - 1, 0)
         for used in nodes_in(gm.graph.output_node().args):
             for ref in flat_refs(resolve(used)):
                 if ref in planned:
