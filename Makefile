@@ -11,14 +11,14 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python clean
+.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers bench clean
 
 demo: install
 	$(PY) examples/export_cnn.py --out model.pte
 	$(VENV)/bin/ember-inspect model.pte | head -n 40
 	$(VENV)/bin/ember-run model.pte --iters 50
 
-test: install-with-tests test-cpp test-python
+test: install-with-tests test-cpp test-python test-sanitizers
 
 setup: install
 
@@ -45,8 +45,29 @@ install-with-tests: venv
 test-cpp:
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
+# The runtime, loader, writer and kernel tests again under ASan + UBSan (LSan on).
+ASAN_BUILD_DIR := build/asan
+test-sanitizers: venv
+	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DEMBER_SANITIZE=address,undefined -DEMBER_BUILD_TESTS=ON -DEMBER_BUILD_TOOLS=OFF \
+	  -DEMBER_BUILD_PYTHON=OFF > /dev/null
+	cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j $(JOBS)
+
 test-python:
 	cd python/tests && $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider .
+
+# Benchmarks (never part of `make test`): the Google Benchmark binaries in
+# their own build dir, then the model/kernel comparison, which rewrites
+# BENCHMARKS.md. onnxruntime is optional: the report says why when it is missing.
+BENCH_BUILD_DIR := build/bench
+bench: install
+	-$(PIP) install -q onnxruntime onnx onnxscript
+	cmake -S . -B $(BENCH_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DEMBER_BUILD_BENCH=ON -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_PYTHON=OFF > /dev/null
+	cmake --build $(BENCH_BUILD_DIR) -j $(JOBS)
+	$(PY) bench/models/run.py --build-dir $(BENCH_BUILD_DIR)
 
 clean:
 	rm -rf build model.pte
