@@ -8,6 +8,41 @@ namespace ember {
 
 const char* Method::name() const { return plan_->name()->c_str(); }
 
+Method::Method(Method&& other)
+    : plan_(other.plan_),
+      values_(other.values_),
+      num_values_(other.num_values_),
+      inputs_(other.inputs_),
+      num_inputs_(other.num_inputs_),
+      outputs_(other.outputs_),
+      num_outputs_(other.num_outputs_),
+      input_set_(other.input_set_),
+      input_planned_(other.input_planned_),
+      steps_(other.steps_),
+      num_steps_(other.num_steps_),
+      delegates_(other.delegates_),
+      num_delegates_(other.num_delegates_),
+      rng_state_(other.rng_state_) {
+  other.num_delegates_ = 0;  // The handles now belong to this method.
+}
+
+Method::~Method() {
+  for (size_t i = 0; i < num_delegates_; ++i) {
+    delegates_[i].backend->destroy(delegates_[i].handle);
+  }
+}
+
+Error Method::execute_delegate(const Step& step, size_t pc) {
+  const DelegateInstance& d = delegates_[step.a];
+  BackendExecutionContext ctx{name(), d.id};
+  const Error err = d.backend->execute(ctx, d.handle, std::span<EValue* const>(step.args, step.num_args));
+  if (err != Error::Ok && !ctx.failed) {
+    return set_error(err, "backend '%s' in method '%s' (instruction %zu) failed: %s", d.id, name(),
+                     pc, error_name(err));
+  }
+  return err;
+}
+
 Error Method::set_input(size_t index, const Tensor& input) {
   EMBER_CHECK_OR_RETURN(index < num_inputs_, Error::InvalidArgument,
                         "method '%s': input index %zu is out of range (%zu inputs)", name(),
@@ -114,9 +149,14 @@ Error Method::execute() {
       case Step::Kind::Free:
         // Memory is planned ahead of time, so there is nothing to release.
         break;
-      case Step::Kind::Delegate:
-        return set_error(Error::NotSupported, "method '%s': delegate calls are not supported",
-                         name());
+      case Step::Kind::Delegate: {
+        const Error err = execute_delegate(step, pc);
+        if (err != Error::Ok) {
+          rng_state_ = ctx.rng_state();
+          return err;
+        }
+        break;
+      }
     }
     ++pc;
   }

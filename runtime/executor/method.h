@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/backend/backend_interface.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
 #include "runtime/executor/method_meta.h"
@@ -29,14 +30,23 @@ struct Step {
   const char* op_name = nullptr;  // "aten::add.out", for errors and profiles.
   EValue** args = nullptr;
   uint32_t num_args = 0;
-  int32_t a = 0;  // Move: from; JumpFalse: condition; Free: value.
+  int32_t a = 0;  // Move: from; JumpFalse: condition; Free: value; Delegate: index.
   int32_t b = 0;  // Move: to; JumpFalse: destination.
+};
+
+/// One initialised delegate of a method.
+struct DelegateInstance {
+  const BackendInterface* backend = nullptr;
+  DelegateHandle* handle = nullptr;
+  const char* id = nullptr;
 };
 
 class Method {
  public:
-  Method(Method&& other) = default;
+  Method(Method&& other);
   Method& operator=(Method&&) = delete;
+  /// Destroys the method's delegate handles (memory belongs to the caller).
+  ~Method();
 
   const char* name() const;
   size_t inputs_size() const { return num_inputs_; }
@@ -66,6 +76,7 @@ class Method {
   friend class Program;
   friend class MethodLoader;
   Method() = default;
+  Error execute_delegate(const Step& step, size_t pc);
 
   const ember_fb::ExecutionPlan* plan_ = nullptr;
   EValue* values_ = nullptr;
@@ -78,6 +89,8 @@ class Method {
   bool* input_planned_ = nullptr;
   Step* steps_ = nullptr;
   size_t num_steps_ = 0;
+  DelegateInstance* delegates_ = nullptr;
+  size_t num_delegates_ = 0;  // Initialised ones: destroyed with the method.
   uint64_t rng_state_ = 0x853c49e6748fea9bULL;
 };
 

@@ -3,6 +3,7 @@
 // Everything is allocated from the caller's method allocator; planned tensors
 // point into the caller's planned buffers and constants into the program's
 // constant segment. Kernels are looked up here, once, by "name.overload".
+#include <cstdio>
 #include <cstring>
 
 #include "runtime/executor/memory_manager.h"
@@ -23,6 +24,7 @@ class MethodLoader {
     EMBER_TRY(check_planned_buffers());
     EMBER_TRY(init_values());
     EMBER_TRY(init_io());
+    EMBER_TRY(init_delegates());
     EMBER_TRY(init_steps());
     return static_cast<Method&&>(method_);
   }
@@ -241,11 +243,17 @@ class MethodLoader {
         }
         case ember_fb::InstructionArguments::DelegateCall: {
           const auto* call = ins->instr_args_as_DelegateCall();
-          const auto* del = plan_->delegates()->Get(static_cast<uint32_t>(call->delegate_index()));
-          return set_error(Error::DelegateMissing,
-                           "method '%s' instruction %u: backend '%s' is not registered in this "
-                           "runtime",
-                           name(), k, del->id()->c_str());
+          const auto* args = call->args();
+          const size_t nargs = args != nullptr ? args->size() : 0;
+          step->kind = Step::Kind::Delegate;
+          step->a = call->delegate_index();
+          step->op_name = method_.delegates_[call->delegate_index()].id;
+          EMBER_TRY_ASSIGN(step->args, alloc_array<EValue*>(nargs, "delegate arguments"));
+          for (size_t a = 0; a < nargs; ++a) {
+            step->args[a] = &method_.values_[args->Get(static_cast<uint32_t>(a))];
+          }
+          step->num_args = static_cast<uint32_t>(nargs);
+          break;
         }
         case ember_fb::InstructionArguments::MoveCall:
           step->kind = Step::Kind::Move;
@@ -265,6 +273,54 @@ class MethodLoader {
           return set_error(Error::InvalidProgram, "method '%s' instruction %u: unknown kind",
                            name(), k);
       }
+    }
+    return Error::Ok;
+  }
+
+  // Looks up each delegate's backend and runs its init with the processed
+  // blob (inline or from a segment) and compile specs. Handles are counted
+  // as they succeed so the method's destructor destroys exactly those.
+  Error init_delegates() {
+    const auto* delegates = plan_->delegates();
+    const size_t n = delegates != nullptr ? delegates->size() : 0;
+    EMBER_TRY_ASSIGN(method_.delegates_, alloc_array<DelegateInstance>(n, "delegates"));
+    for (uint32_t i = 0; i < n; ++i) {
+      const auto* d = delegates->Get(i);
+      const char* id = d->id()->c_str();
+      const BackendInterface* backend = find_backend(id);
+      EMBER_CHECK_OR_RETURN(backend != nullptr, Error::DelegateMissing,
+                            "method '%s' delegate %u: backend '%s' is not registered in this "
+                            "runtime",
+                            name(), i, id);
+      EMBER_CHECK_OR_RETURN(backend->is_available(), Error::DelegateInvalidCompatibility,
+                            "method '%s' delegate %u: backend '%s' is not available on this "
+                            "device",
+                            name(), i, id);
+      EMBER_TRY_ASSIGN(FreeableBuffer blob, program_.load_delegate_data(d->processed()));
+      const auto* specs = d->compile_specs();
+      const size_t num_specs = specs != nullptr ? specs->size() : 0;
+      EMBER_TRY_ASSIGN(CompileSpec * spec_array, alloc_array<CompileSpec>(num_specs, "compile specs"));
+      for (uint32_t k = 0; k < num_specs; ++k) {
+        const auto* spec = specs->Get(k);
+        new (&spec_array[k]) CompileSpec();
+        if (spec->key() != nullptr) spec_array[k].key = spec->key()->string_view();
+        if (spec->value() != nullptr) {
+          spec_array[k].value = std::span<const uint8_t>(spec->value()->data(), spec->value()->size());
+        }
+      }
+      BackendInitContext ctx{alloc_, name()};
+      Result<DelegateHandle*> handle =
+          backend->init(ctx, &blob, std::span<const CompileSpec>(spec_array, num_specs));
+      blob.release();
+      if (!handle.ok()) {
+        char reason[400];
+        std::snprintf(reason, sizeof(reason), "%s",
+                      ctx.failed ? last_error_message() : error_name(handle.error()));
+        return set_error(handle.error(), "method '%s' delegate %u: backend '%s' failed to init: %s",
+                         name(), i, id, reason);
+      }
+      method_.delegates_[i] = DelegateInstance{backend, handle.get(), id};
+      method_.num_delegates_ = i + 1;
     }
     return Error::Ok;
   }

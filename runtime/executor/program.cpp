@@ -98,6 +98,25 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
   return program;
 }
 
+Result<FreeableBuffer> Program::load_delegate_data(
+    const ember_fb::BackendDelegateDataReference* ref) const {
+  if (ref->location() == ember_fb::DataLocation::INLINE) {
+    const auto* inline_data = program_->backend_delegate_data();
+    EMBER_CHECK_OR_RETURN(inline_data != nullptr && ref->index() < inline_data->size(),
+                          Error::InvalidProgram, "inline delegate data %u is out of range",
+                          ref->index());
+    const auto* data = inline_data->Get(ref->index())->data();
+    if (data == nullptr) return FreeableBuffer(nullptr, 0);
+    return FreeableBuffer(data->data(), data->size());
+  }
+  const auto* segments = program_->segments();
+  EMBER_CHECK_OR_RETURN(segments != nullptr && ref->index() < segments->size(),
+                        Error::InvalidProgram, "delegate segment %u is out of range",
+                        ref->index());
+  const auto* seg = segments->Get(ref->index());
+  return loader_->load(segment_base_offset_ + seg->offset(), seg->size());
+}
+
 size_t Program::num_methods() const {
   return program_->execution_plan() != nullptr ? program_->execution_plan()->size() : 0;
 }

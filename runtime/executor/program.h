@@ -17,6 +17,7 @@
 
 namespace ember_fb {
 struct Program;
+struct BackendDelegateDataReference;
 }
 
 namespace ember {
@@ -50,6 +51,9 @@ class Program {
     return static_cast<const uint8_t*>(constant_segment_.data()) + offset;
   }
   size_t constant_segment_size() const { return constant_segment_.size(); }
+  /// A delegate's processed blob: inline data (not copied) or its segment,
+  /// loaded through the data loader (freed when the buffer is released).
+  Result<FreeableBuffer> load_delegate_data(const ember_fb::BackendDelegateDataReference* ref) const;
 
  private:
   Program(FreeableBuffer program_data, const ember_fb::Program* program, DataLoader* loader,
