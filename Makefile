@@ -55,6 +55,23 @@ test-sanitizers: venv
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j $(JOBS)
 
+# Coverage-guided fuzzing of Program::load + load_method + execute (libFuzzer,
+# ASan + UBSan), seeded with the checked-in programs. Findings land in
+# build/fuzz/crash-*; copy each into tests/fuzz_regressions/ with its fix.
+FUZZ_SECONDS ?= 300
+FUZZ_DIR     := build/fuzz
+fuzz:
+	@EMBER_EXTRA_PACKAGES="clang-14 libclang-rt-14-dev" scripts/install-system-deps.sh
+	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_FUZZ=ON -DEMBER_SANITIZE=address,undefined \
+	  -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_TOOLS=OFF -DEMBER_WERROR=OFF > /dev/null
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target ember_program_fuzzer
+	mkdir -p $(FUZZ_DIR)/corpus
+	cp tests/programs/*.pte $(FUZZ_DIR)/corpus/
+	$(FUZZ_DIR)/fuzz/ember_program_fuzzer $(FUZZ_DIR)/corpus -dict=fuzz/ember.dict \
+	  -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/crash-
+
 test-python:
 	cd python/tests && $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider .
 
