@@ -1,8 +1,10 @@
-"""The tutorial's models, shared by the AOT tests."""
+"""The tutorial's models and its edge transform, shared by the AOT tests."""
 
 from __future__ import annotations
 
 import torch
+from ember.exir.dialects._ops import ops as exir_ops
+from ember.exir.pass_base import ExportPass
 
 
 class SimpleConv(torch.nn.Module):
@@ -14,6 +16,14 @@ class SimpleConv(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         a = self.conv(x)
         return self.relu(a)
+
+
+class ConvertReluToSigmoid(ExportPass):
+    def call_operator(self, op, args, kwargs, meta):  # type: ignore[no-untyped-def]
+        if op == exir_ops.edge.aten.relu.default:
+            return super().call_operator(exir_ops.edge.aten.sigmoid.default, args, kwargs, meta)
+        else:
+            return super().call_operator(op, args, kwargs, meta)
 
 
 class Basic(torch.nn.Module):

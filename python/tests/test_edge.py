@@ -8,7 +8,7 @@ from ember.exir import EdgeCompileConfig, EdgeProgramManager, to_edge
 from ember.exir.dialects._ops import ops as exir_ops
 from ember.exir.dialects.edge._ops import EdgeOpOverload
 from ember.exir.pass_base import ExportPass
-from models import Basic, Decode, Encode, Foo, Mixed, SimpleConv
+from models import Basic, ConvertReluToSigmoid, Decode, Encode, Foo, Mixed, SimpleConv
 from torch._export.verifier import SpecViolationError
 from torch.export import Dim, export
 
@@ -82,14 +82,6 @@ def test_encode_decode_methods() -> None:
     assert 'aten_mm_default: "f32[1, 10]"' in str(edge_program.exported_program("decode"))
     with pytest.raises(KeyError):
         edge_program.exported_program("forward")
-
-
-class ConvertReluToSigmoid(ExportPass):
-    def call_operator(self, op, args, kwargs, meta):  # type: ignore[no-untyped-def]
-        if op == exir_ops.edge.aten.relu.default:
-            return super().call_operator(exir_ops.edge.aten.sigmoid.default, args, kwargs, meta)
-        else:
-            return super().call_operator(op, args, kwargs, meta)
 
 
 def test_convert_relu_to_sigmoid() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import torch
-from ember.exir import ExecutorchProgramManager, to_edge
+from ember.exir import ExecutorchBackendConfig, ExecutorchProgramManager, to_edge
 from ember.exir.emit.constants import tensor_bytes
 from models import Basic, Decode, Encode, Foo, M, Mixed, SimpleConv
 from torch.export import export
@@ -118,7 +118,9 @@ def test_multi_output_and_lists() -> None:
 
 def test_constants_are_blobs() -> None:
     model, args = MODELS["m"]
-    program = to_edge(export(model, args)).to_executorch()
+    # Unfolded, so the blobs are the parameters themselves.
+    config = ExecutorchBackendConfig(constant_folding=False)
+    program = to_edge(export(model, args)).to_executorch(config)
     emitted = program.emitted
     constants = [
         v["val"]

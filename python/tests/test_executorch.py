@@ -8,7 +8,7 @@ import pytest
 import torch
 from ember.exir import ExecutorchBackendConfig, ExecutorchProgramManager, to_edge
 from ember.exir.passes import MemoryPlan, MemoryPlanningPass
-from models import Decode, Encode, Foo, M, Mixed, SimpleConv
+from models import ConvertReluToSigmoid, Decode, Encode, Foo, M, Mixed, SimpleConv
 from torch.export import export
 
 
@@ -77,7 +77,8 @@ def test_m_parameters_are_constants_and_results_match() -> None:
     ep = program.exported_program()
     text = str(ep)
     assert "torch.ops.aten.addmm.out(" in text
-    assert "torch.ops.aten.clamp.out(aten_addmm_default, 0.0, 1.0, out = alloc_3)" in text
+    # alloc_2: the weight's permute_copy was folded into a constant.
+    assert "torch.ops.aten.clamp.out(aten_addmm_default, 0.0, 1.0, out = alloc_2)" in text
     names = {t.name for t in program.memory_plan().tensors}
     assert not any(n.startswith("p_") for n in names)  # parameters are not planned
     with torch.no_grad():
@@ -98,13 +99,27 @@ def test_mixed_program_matches_eager() -> None:
 
 
 def test_user_passes_run_before_out_variants() -> None:
-    from test_edge import ConvertReluToSigmoid
-
     edge = to_edge(export(SimpleConv(), (torch.randn(1, 3, 8, 8),)))
     program = edge.to_executorch(ExecutorchBackendConfig(passes=[ConvertReluToSigmoid()]))
     text = str(program.exported_program())
     assert "torch.ops.aten.sigmoid.out(aten_convolution_default, out = alloc_1)" in text
     assert "aten.relu" not in text
+
+
+def test_user_passes_must_keep_edge_ops() -> None:
+    from torch._export.verifier import SpecViolationError
+
+    def to_raw_aten(gm: torch.fx.GraphModule) -> None:
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and "relu" in str(node.target):
+                node.target = torch.ops.aten.relu.default
+        gm.recompile()
+
+    edge = to_edge(export(SimpleConv(), (torch.randn(1, 3, 8, 8),)))
+    for folding in (True, False):
+        config = ExecutorchBackendConfig(passes=[to_raw_aten], constant_folding=folding)
+        with pytest.raises(SpecViolationError, match="not an edge op"):
+            edge.to_executorch(config)
 
 
 def test_dynamic_shapes_not_yet() -> None:

@@ -13,15 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from models import Basic, Foo, M, SimpleConv
-from torch.export import export
-
+import tutorial
 from ember import exir
+from models import Basic, M, SimpleConv
+from torch.export import export
+from tutorial import ATOL, RTOL
 
 _C = pytest.importorskip("ember._C")
-from ember.runtime import EmberError, Runtime  # noqa: E402
-
-RTOL, ATOL = 1e-5, 1e-6
+from ember.runtime import EmberError, Runtime
 
 
 def _bin(name: str) -> str:
@@ -36,30 +35,54 @@ def _program(model: torch.nn.Module, args: tuple) -> exir.ExecutorchProgramManag
     return exir.to_edge(export(model, args)).to_executorch()
 
 
-TUTORIAL = {
-    "simple_conv": (SimpleConv, (torch.randn(1, 3, 32, 32),), 1e-4),
-    "basic": (Basic, (torch.randn(3, 3), torch.randn(3, 3)), ATOL),
-    "foo": (Foo, (torch.randn(2, 2), torch.randn(2, 2), torch.randn(2, 2)), ATOL),
-    "m": (M, (torch.randn(3, 4),), ATOL),
-}
+def _ember_run(pte: Path, out_dir: Path, inputs: tuple[torch.Tensor, ...], *extra: str) -> str:
+    """Run ``pte`` with the inputs as .npy files; outputs land in ``out_dir``."""
+    out_dir.mkdir(exist_ok=True)
+    cmd = [_bin("ember-run"), str(pte), "--save-outputs", str(out_dir), *extra]
+    for i, a in enumerate(inputs):
+        np.save(out_dir / f"in{i}.npy", a.numpy())
+        cmd += ["--input", str(out_dir / f"in{i}.npy")]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
 
 
-@pytest.mark.parametrize("name", list(TUTORIAL))
+def _outputs(out_dir: Path, count: int) -> list[torch.Tensor]:
+    return [torch.from_numpy(np.load(out_dir / f"output_{i}.npy")) for i in range(count)]
+
+
+@pytest.mark.parametrize("name", list(tutorial.PROGRAMS))
 def test_ember_run_matches_eager(name: str, tmp_path: Path) -> None:
-    cls, args, atol = TUTORIAL[name]
     torch.manual_seed(0)
-    model = cls()
-    pte = tmp_path / "model.pte"
-    _program(model, args).save(pte)
-    cmd = [_bin("ember-run"), str(pte), "--iters", "3", "--save-outputs", str(tmp_path)]
-    for i, a in enumerate(args):
-        np.save(tmp_path / f"in{i}.npy", a.numpy())
-        cmd += ["--input", str(tmp_path / f"in{i}.npy")]
-    run = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    assert "median" in run.stdout and "output 0: float32" in run.stdout
-    got = torch.from_numpy(np.load(tmp_path / "output_0.npy"))
-    with torch.no_grad():
-        torch.testing.assert_close(got, model(*args), rtol=RTOL, atol=atol)
+    case = tutorial.PROGRAMS[name]()
+    pte = tutorial.save(case.program, tmp_path)
+    stdout = _ember_run(pte, tmp_path / "out", case.inputs, "--iters", "3")
+    assert "median" in stdout and "output 0: float32" in stdout
+    got = _outputs(tmp_path / "out", len(case.expected))
+    for g, want in zip(got, case.expected, strict=True):
+        torch.testing.assert_close(g, want, rtol=RTOL, atol=ATOL)
+
+
+def test_ember_run_encode_decode_methods(tmp_path: Path) -> None:
+    """The randn weights: right shapes, finite, new on every run, and the
+    same draws as the bindings (one seeded generator per method)."""
+    pte = tutorial.save(tutorial.encode_decode(), tmp_path)
+    program = Runtime.get().load_program(str(pte))
+    for method, x, shape in [
+        ("encode", torch.randn(1, 10), (1, 5)),
+        ("decode", torch.randn(1, 5), (1, 10)),
+    ]:
+        runs = []
+        for iters in ("1", "2"):
+            out_dir = tmp_path / f"{method}_{iters}"
+            stdout = _ember_run(
+                pte, out_dir, (x,), "--method", method, "--warmup", "0", "--iters", iters
+            )
+            assert f"method '{method}'" in stdout
+            (out,) = _outputs(out_dir, 1)
+            assert out.shape == shape and torch.isfinite(out).all()
+            runs.append(out)
+        assert not torch.equal(runs[0], runs[1])  # the second run drew new weights
+        (first,) = program.load_method(method).execute([x])
+        torch.testing.assert_close(runs[0], first, rtol=0, atol=0)
 
 
 def test_ember_run_random_inputs_and_inspect(tmp_path: Path) -> None:
@@ -77,7 +100,7 @@ def test_ember_run_random_inputs_and_inspect(tmp_path: Path) -> None:
 def test_ember_run_reports_bad_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.pte"
     bad.write_bytes(b"\x00" * 4 + b"NOPE" + b"\x00" * 64)
-    run = subprocess.run([_bin("ember-run"), str(bad)], capture_output=True, text=True)
+    run = subprocess.run([_bin("ember-run"), str(bad)], capture_output=True, text=True, check=False)
     assert run.returncode == 1
     assert "file identifier is 'NOPE'" in run.stderr
 

@@ -23,8 +23,12 @@ class EdgeCompileConfig:
 @dataclass
 class ExecutorchBackendConfig:
     """``passes``: edge-dialect passes run before the out-variant conversion
-    (``ExportPass`` instances or callables GraphModule -> PassResult).
-    ``memory_planning_pass``: places the non-constant tensors."""
+    (``ExportPass`` instances or callables GraphModule -> PassResult); their
+    result must still use edge ops (the core-opset check is not applied).
+    ``memory_planning_pass``: places the non-constant tensors.
+    ``constant_folding``: compute what depends only on parameters and
+    constants at export (``ember.exir.passes.ConstantFoldPass``)."""
 
     passes: Sequence[Callable[..., Any]] = field(default_factory=list)
     memory_planning_pass: MemoryPlanningPass = field(default_factory=MemoryPlanningPass)
+    constant_folding: bool = True

@@ -72,22 +72,38 @@ def rebuild(
     *,
     verifier: type[Verifier],
     program_class: type[ExportedProgram] = ExportedProgram,
-    signature: ExportGraphSignature | None = None,
+    input_specs: list[InputSpec] | None = None,
+    state_dict: dict[str, Any] | None = None,
     constants: dict[str, Any] | None = None,
 ) -> ExportedProgram:
-    """A new program with ``gm`` as its graph, checked by ``verifier``."""
-    if signature is None:
-        signature, renames = updated_signature(ep.graph_signature, gm)
-    else:
-        renames = {}
+    """A new program with ``gm`` as its graph, checked by ``verifier``.
+
+    A pass that added or removed inputs gives ``input_specs`` (one per
+    placeholder of ``gm``, in order) and the ``state_dict``/``constants``
+    they refer to; names are taken from ``gm`` either way."""
+    old = ep.graph_signature
+    if input_specs is not None:
+        old = ExportGraphSignature(input_specs=input_specs, output_specs=old.output_specs)
+    signature, renames = updated_signature(old, gm)
     return program_class(
         root=gm,
         graph=gm.graph,
         graph_signature=signature,
-        state_dict=ep.state_dict,
+        state_dict=ep.state_dict if state_dict is None else state_dict,
         range_constraints=copy.deepcopy(ep.range_constraints),
         module_call_graph=_updated_call_graph(ep, renames),
         example_inputs=ep.example_inputs,
         constants=ep.constants if constants is None else constants,
         verifiers=[verifier],
     )
+
+
+def copy_graph_module(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """A graph module with a copied graph (node names and meta kept)."""
+    graph = torch.fx.Graph()
+    out = graph.graph_copy(gm.graph, {})
+    graph.output(out)
+    graph.output_node().meta = dict(gm.graph.output_node().meta)
+    copied = torch.fx.GraphModule(gm, graph)
+    copied.meta.update(gm.meta)
+    return copied

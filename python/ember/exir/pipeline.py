@@ -3,7 +3,8 @@
 to_edge:        core-ATen decompositions -> drop assertion ops -> scalars to
                 tensors -> view ops to *_copy -> edge op namespace -> verify
 transform:      user passes -> verify
-to_executorch:  user passes -> out variants + alloc -> memory planning
+to_executorch:  user passes -> constant folding -> out variants + alloc ->
+                memory planning
                 (then ``ember.exir.emit`` writes the program)
 """
 
@@ -18,7 +19,8 @@ from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
 from ember.exir.config import EdgeCompileConfig, ExecutorchBackendConfig
-from ember.exir.exported import rebuild
+from ember.exir.exported import copy_graph_module, rebuild
+from ember.exir.passes.constant_fold import ConstantFoldPass
 from ember.exir.passes.edge_ops_pass import EdgeOpsPass
 from ember.exir.passes.memory_planning import MemoryPlan
 from ember.exir.passes.out_variant_pass import to_out_variants
@@ -64,7 +66,7 @@ def checked_edge_program(
 def transform_edge_program(
     ep: ExportedProgram, passes: Iterable[GraphPass], config: EdgeCompileConfig
 ) -> ExportedProgram:
-    gm = run_graph_passes(_copy(ep.graph_module), passes)
+    gm = run_graph_passes(copy_graph_module(ep.graph_module), passes)
     return checked_edge_program(ep, gm, config)
 
 
@@ -75,8 +77,12 @@ def to_out_variant_program(
         raise NotImplementedError(
             f"method '{method}': mutated buffers or inputs are not supported yet"
         )
-    gm = run_graph_passes(_copy(ep.graph_module), config.passes)
+    gm = run_graph_passes(copy_graph_module(ep.graph_module), config.passes)
     _check_static_shapes(gm, method)
+    ep = rebuild(ep, gm, verifier=EdgeDialectVerifier)  # user passes keep edge ops
+    if config.constant_folding:
+        ep = ConstantFoldPass()(ep)
+    gm = ep.graph_module
     to_out_variants(gm)
     program = rebuild(
         ep, gm, verifier=OutVariantDialectVerifier, program_class=OutVariantExportedProgram
@@ -94,14 +100,3 @@ def _check_static_shapes(gm: torch.fx.GraphModule, method: str) -> None:
                     f"method '{method}', node {node.name}: dynamic shapes {tuple(val.shape)} "
                     "are not supported by to_executorch yet"
                 )
-
-
-def _copy(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """A graph module with a copied graph (node names and meta kept)."""
-    graph = torch.fx.Graph()
-    out = graph.graph_copy(gm.graph, {})
-    graph.output(out)
-    graph.output_node().meta = dict(gm.graph.output_node().meta)
-    copied = torch.fx.GraphModule(gm, graph)
-    copied.meta.update(gm.meta)
-    return copied

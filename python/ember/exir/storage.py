@@ -13,8 +13,9 @@ from typing import Any, NamedTuple
 
 import torch
 
+from ember.exir.delegate import is_delegate_call
 from ember.exir.memory import alloc
-from ember.exir.operator.schema import is_out_argument
+from ember.exir.operator.schema import out_argument_names
 
 
 class Ref(NamedTuple):
@@ -32,8 +33,7 @@ def instructions(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
 
 def out_nodes(node: torch.fx.Node) -> list[torch.fx.Node]:
     """The ``alloc`` nodes an out-variant call writes into, in schema order."""
-    schema = node.target._schema
-    return [node.kwargs[a.name] for a in schema.arguments if is_out_argument(a)]
+    return [node.kwargs[name] for name in out_argument_names(node.target)]
 
 
 def resolve(node: torch.fx.Node) -> Any:
@@ -46,6 +46,10 @@ def resolve(node: torch.fx.Node) -> Any:
         return Ref(node)
     if node.target is operator.getitem:
         return resolve(node.args[0])[node.args[1]]
+    if is_delegate_call(node):  # A delegate writes its own planned result(s).
+        if isinstance(node.meta["val"], (list, tuple)):
+            return [Ref(node, i) for i in range(len(node.meta["val"]))]
+        return Ref(node)
     if node.op == "call_function" and hasattr(node.target, "_schema"):
         outs = [resolve(n) for n in out_nodes(node)]
         return outs[0] if len(outs) == 1 else outs

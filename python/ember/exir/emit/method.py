@@ -11,20 +11,29 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 from torch.utils import _pytree as pytree
 
+from ember.exir.delegate import is_delegate_call
 from ember.exir.emit.arguments import emit_argument
 from ember.exir.emit.constants import ConstantBuffers
+from ember.exir.emit.delegates import DelegateBlobs, DelegateTable
 from ember.exir.emit.values import ValueTable
 from ember.exir.memory import alloc
 from ember.exir.operator.schema import bind, is_out_argument, with_defaults
 from ember.exir.passes.memory_planning import MemoryPlan
-from ember.exir.storage import Ref
+from ember.exir.storage import Ref, out_nodes, resolve
 
 
 class _MethodEmitter:
-    def __init__(self, ep: ExportedProgram, plan: MemoryPlan, constants: ConstantBuffers) -> None:
+    def __init__(
+        self,
+        ep: ExportedProgram,
+        plan: MemoryPlan,
+        constants: ConstantBuffers,
+        blobs: DelegateBlobs,
+    ) -> None:
         self.ep = ep
         self.plan = plan
         self.constants = constants
+        self.delegates = DelegateTable(blobs)
         self.table = ValueTable()
         self.env: dict[torch.fx.Node, Any] = {}
         self.operators: list[dict[str, str]] = []
@@ -49,8 +58,12 @@ class _MethodEmitter:
                 self.outputs = [self.output_value(x) for x in pytree.tree_leaves(node.args[0])]
             elif node.target is alloc:
                 self.env[node] = self.allocation(node)
+            elif node.op == "get_attr":
+                self.env[node] = self.delegates.index(self.ep.graph_module, node)
             elif node.target is operator.getitem:
                 self.env[node] = self.env[node.args[0]][node.args[1]]
+            elif is_delegate_call(node):
+                self.env[node] = self.delegate_call(node)
             elif node.op == "call_function":
                 self.env[node] = self.kernel_call(node)
             else:
@@ -117,11 +130,30 @@ class _MethodEmitter:
                 "instr_args": {"op_index": self.operator_index(op), "args": args},
             }
         )
-        result = [
-            self.env[n]
-            for n in (node.kwargs[a.name] for a in op._schema.arguments if is_out_argument(a))
-        ]
+        result = [self.env[n] for n in out_nodes(node)]
         return result[0] if len(result) == 1 else result
+
+    def delegate_call(self, node: torch.fx.Node) -> Any:
+        """A DelegateCall: args are the delegate's inputs, then its outputs
+        (planned tensors, one per result)."""
+        delegate = self.env[node.args[0]]
+        args = [emit_argument(self.table, None, a, self.index_of) for a in node.args[1:]]
+        storage = resolve(node)
+        val = node.meta["val"]
+        if isinstance(storage, list):
+            outs = [
+                self.table.tensor(v, offset=self.plan.offsets[r])
+                for v, r in zip(val, storage, strict=True)
+            ]
+        else:
+            outs = [self.table.tensor(val, offset=self.plan.offsets[storage])]
+        self.instructions.append(
+            {
+                "instr_args_type": "DelegateCall",
+                "instr_args": {"delegate_index": delegate, "args": args + outs},
+            }
+        )
+        return outs if isinstance(storage, list) else outs[0]
 
 
 def _container_meta(ep: ExportedProgram) -> dict[str, str]:
@@ -133,10 +165,15 @@ def _container_meta(ep: ExportedProgram) -> dict[str, str]:
 
 
 def emit_method(
-    name: str, ep: ExportedProgram, plan: MemoryPlan, constants: ConstantBuffers
+    name: str,
+    ep: ExportedProgram,
+    plan: MemoryPlan,
+    constants: ConstantBuffers,
+    blobs: DelegateBlobs,
 ) -> dict[str, Any]:
-    """The ExecutionPlan table of one method; constants go into ``constants``."""
-    e = _MethodEmitter(ep, plan, constants)
+    """The ExecutionPlan table of one method; constants go into ``constants``,
+    delegate blobs into ``blobs``."""
+    e = _MethodEmitter(ep, plan, constants, blobs)
     e.run()
     return {
         "name": name,
@@ -146,6 +183,6 @@ def emit_method(
         "outputs": e.outputs,
         "chains": [{"inputs": e.inputs, "outputs": e.outputs, "instructions": e.instructions}],
         "operators": e.operators,
-        "delegates": [],
+        "delegates": e.delegates.entries,
         "non_const_buffer_sizes": [0, plan.total_bytes],
     }

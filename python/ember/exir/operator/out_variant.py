@@ -19,10 +19,6 @@ from ember.exir.operator.schema import is_out_argument
 _TENSOR_OPTIONS = frozenset({"dtype", "layout", "device", "pin_memory"})
 
 
-def _packet(op: OpOverload) -> torch._ops.OpOverloadPacket:
-    return getattr(getattr(torch.ops, op.namespace), op._schema.name.split("::")[1])
-
-
 def _out_count_matches(op: OpOverload, outs: list[torch._C.Argument]) -> bool:
     returns = op._schema.returns
     if len(outs) == 1 and isinstance(outs[0].type, torch.ListType):
@@ -56,13 +52,9 @@ def out_variant(op: OpOverload) -> OpOverload | None:
     if op._schema.is_mutable:
         return None
     best: tuple[int, OpOverload] | None = None
-    for name in _packet(op).overloads():
-        candidate = getattr(_packet(op), name)
+    for name in op.overloadpacket.overloads():
+        candidate = getattr(op.overloadpacket, name)
         dropped = _dropped_args(op, candidate)
         if dropped is not None and (best is None or len(dropped) < best[0]):
             best = (len(dropped), candidate)
     return best[1] if best else None
-
-
-def out_argument_names(op: OpOverload) -> list[str]:
-    return [a.name for a in op._schema.arguments if is_out_argument(a)]

@@ -63,3 +63,8 @@ def with_defaults(
 
 def is_out_argument(arg: torch._C.Argument) -> bool:
     return bool(arg.kwarg_only and arg.alias_info is not None and arg.alias_info.is_write)
+
+
+def out_argument_names(op: Any) -> list[str]:
+    """The names of an out-variant op's ``out`` arguments, in schema order."""
+    return [a.name for a in op._schema.arguments if is_out_argument(a)]

@@ -27,7 +27,7 @@ def view_copy_of(op: OpOverload) -> OpOverload | None:
     """``aten.view.default`` -> ``aten.view_copy.default``; None for non-views."""
     if not _is_view(op):
         return None
-    name = op._schema.name.split("::")[1]
+    name = op.overloadpacket.__name__
     packet = getattr(getattr(torch.ops, op.namespace), f"{name}_copy", None)
     if packet is None or op._overloadname not in packet.overloads():
         return None

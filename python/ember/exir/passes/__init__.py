@@ -1,5 +1,6 @@
 """Passes of the ember AOT pipeline (the order lives in ``ember.exir.pipeline``)."""
 
+from ember.exir.passes.constant_fold import ConstantFoldPass
 from ember.exir.passes.memory_planning import MemoryPlan, MemoryPlanningPass
 
-__all__ = ["MemoryPlan", "MemoryPlanningPass"]
+__all__ = ["ConstantFoldPass", "MemoryPlan", "MemoryPlanningPass"]

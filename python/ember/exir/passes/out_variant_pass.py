@@ -14,17 +14,13 @@ from torch._ops import OpOverload
 
 from ember.exir.dialects.edge._ops import EdgeOpOverload
 from ember.exir.memory import alloc
-from ember.exir.operator.out_variant import out_argument_names, out_variant
-from ember.exir.operator.schema import bind, unbind
+from ember.exir.operator.out_variant import out_variant
+from ember.exir.operator.schema import bind, out_argument_names, unbind
 
 
 def _spec(val: Any, node: torch.fx.Node) -> tuple[tuple[int, ...], torch.dtype]:
     if not isinstance(val, torch.Tensor):
         raise TypeError(f"{node.name}: expected a tensor result, got {type(val)}")
-    if any(isinstance(s, torch.SymInt) for s in val.shape):
-        raise NotImplementedError(
-            f"{node.name}: dynamic shapes are not supported yet ({val.shape})"
-        )
     return tuple(int(s) for s in val.shape), val.dtype
 
 

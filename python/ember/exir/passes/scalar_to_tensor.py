@@ -12,12 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch._guards import detect_fake_mode
 from torch._ops import OpOverload
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
 
-from ember.exir.exported import rebuild
+from ember.exir.lifted_constants import LiftedConstants
 from ember.exir.operator.schema import bind, unbind
 
 _NUMBER = (bool, int, float)
@@ -35,7 +33,7 @@ def _tensor_overload(op: OpOverload) -> OpOverload:
     name = op._overloadname
     if "Scalar" not in name:
         return op
-    packet = getattr(getattr(torch.ops, op.namespace), op._schema.name.split("::")[1])
+    packet = op.overloadpacket
     twin = name.replace("Scalar", "Tensor")
     if twin not in packet.overloads():
         return op
@@ -52,39 +50,15 @@ def _tensor_overload(op: OpOverload) -> OpOverload:
 
 class _Lifter:
     def __init__(self, ep: ExportedProgram) -> None:
-        self.gm = ep.graph_module
-        self.signature = ep.graph_signature
-        self.constants = dict(ep.constants)
-        self.input_specs = list(self.signature.input_specs)
-        self.fake_mode = detect_fake_mode(
-            [n.meta.get("val") for n in self.gm.graph.nodes if "val" in n.meta]
-        )
+        self.inputs = LiftedConstants(ep)
+        self.fake_mode = self.inputs.fake_mode
         self.lifted: dict[tuple[Any, ...], torch.fx.Node] = {}
 
     def constant(self, value: Any, dtype: torch.dtype) -> torch.fx.Node:
         key = (type(value), value, dtype)
-        if key in self.lifted:
-            return self.lifted[key]
-        index = len(self.lifted)
-        while f"scalar_{index}" in self.constants:
-            index += 1
-        target = f"scalar_{index}"
-        tensor = torch.tensor(value, dtype=dtype)
-        users = [i for i, s in enumerate(self.input_specs) if s.kind == InputKind.USER_INPUT]
-        position = users[0] if users else len(self.input_specs)
-        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
-        anchor = placeholders[position] if position < len(placeholders) else None
-        if anchor is None:
-            anchor = next(n for n in self.gm.graph.nodes if n.op != "placeholder")
-        with self.gm.graph.inserting_before(anchor):
-            node = self.gm.graph.placeholder(f"c_{target}")
-        node.meta["val"] = self.fake_mode.from_tensor(tensor)
-        self.constants[target] = tensor
-        self.input_specs.insert(
-            position, InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(node.name), target, None)
-        )
-        self.lifted[key] = node
-        return node
+        if key not in self.lifted:
+            self.lifted[key] = self.inputs.add(torch.tensor(value, dtype=dtype), "scalar")
+        return self.lifted[key]
 
     def rewrite(self, node: torch.fx.Node) -> None:
         op = _tensor_overload(node.target)
@@ -136,10 +110,4 @@ def scalars_to_tensors(ep: ExportedProgram) -> ExportedProgram:
     for node in list(ep.graph.nodes):
         if node.op == "call_function" and isinstance(node.target, OpOverload):
             lifter.rewrite(node)
-    if not lifter.lifted:
-        return ep
-    lifter.gm.recompile()
-    signature = type(ep.graph_signature)(lifter.input_specs, list(ep.graph_signature.output_specs))
-    return rebuild(
-        ep, lifter.gm, verifier=ep.verifiers[0], signature=signature, constants=lifter.constants
-    )
+    return lifter.inputs.program() if lifter.lifted else ep

@@ -16,7 +16,7 @@ from torch._ops import HigherOrderOperator, OpOverload
 from torch.export import ExportedProgram
 
 from ember.exir.memory import alloc
-from ember.exir.operator.schema import is_out_argument
+from ember.exir.operator.schema import out_argument_names
 
 
 class OutVariantDialectVerifier(Verifier):
@@ -31,7 +31,7 @@ def check_out_variant_graph(gm: torch.fx.GraphModule) -> None:
             continue
         if not isinstance(node.target, OpOverload):
             raise SpecViolationError(f"{node.name}: unexpected call target {node.target}")
-        outs = [a.name for a in node.target._schema.arguments if is_out_argument(a)]
+        outs = out_argument_names(node.target)
         if not outs and node.target._schema.is_mutable:
             raise SpecViolationError(f"{node.name}: {node.target} mutates an input")
         for name in outs:
