@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers bench clean
+.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers bench fuzz clean
 
 demo: install
 	$(PY) examples/export_cnn.py --out model.pte
