@@ -156,9 +156,9 @@ def test_verifier_rejects_raw_aten_op() -> None:
         edge.transform([ToAten()])
 
 
-def test_to_backend_not_yet() -> None:
+def test_to_backend_needs_a_partitioner() -> None:
     edge = to_edge(export(Foo(), tuple(torch.randn(2, 2) for _ in range(3))))
-    with pytest.raises(NotImplementedError, match="delegation"):
+    with pytest.raises(TypeError, match="Partitioner, got object"):
         edge.to_backend(object())
 
 

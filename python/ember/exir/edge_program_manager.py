@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from torch.export import ExportedProgram
 
@@ -47,8 +48,21 @@ class EdgeProgramManager:
             self.compile_config,
         )
 
-    def to_backend(self, partitioner: object) -> EdgeProgramManager:
-        raise NotImplementedError("delegation: issue 3")
+    def to_backend(self, partitioner: Any) -> EdgeProgramManager:
+        """Lower what ``partitioner`` tags, in every method, to its backends.
+
+        ``partitioner``: one ``Partitioner`` (or a list, applied in turn) for
+        every method, or a dict from method name to those; methods left out
+        of the dict are kept as they are."""
+        from ember.exir.backend.backend_api import to_backend
+
+        programs = {}
+        for name, ep in self._programs.items():
+            chosen = partitioner.get(name, []) if isinstance(partitioner, dict) else partitioner
+            for p in chosen if isinstance(chosen, (list, tuple)) else [chosen]:
+                ep = to_backend(ep, p)
+            programs[name] = ep
+        return EdgeProgramManager(programs, self.compile_config)
 
     def to_executorch(
         self, config: ExecutorchBackendConfig | None = None

@@ -2,7 +2,10 @@
 
 The JSON leaves out ``segments``, ``constant_segment`` and
 ``constant_buffer``: the C++ writer (``ember._C.write_program``) lays the
-constant blobs out in a segment and fills those in.
+constant blobs out in a segment and fills those in. Each BackendDelegate's
+``processed`` is ``{"location": "INLINE", "index": i}`` meaning
+``delegate_blobs[i]``; the writer moves each blob into a segment (or inline
+data) and rewrites the reference.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from torch.export import ExportedProgram
 
 from ember.exir.emit.constants import ConstantBuffers
+from ember.exir.emit.delegates import DelegateBlobs
 from ember.exir.emit.method import emit_method
 from ember.exir.passes.memory_planning import MemoryPlan
 
@@ -37,5 +41,10 @@ def emit_program(
     programs: dict[str, ExportedProgram], plans: dict[str, MemoryPlan]
 ) -> EmittedProgram:
     constants = ConstantBuffers()
-    plans_json = [emit_method(name, ep, plans[name], constants) for name, ep in programs.items()]
-    return EmittedProgram({"version": 0, "execution_plan": plans_json}, constants.blobs)
+    blobs = DelegateBlobs()
+    plans_json = [
+        emit_method(name, ep, plans[name], constants, blobs) for name, ep in programs.items()
+    ]
+    return EmittedProgram(
+        {"version": 0, "execution_plan": plans_json}, constants.blobs, blobs.blobs
+    )

@@ -16,6 +16,7 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
+from ember.exir.delegate import is_delegate_call
 from ember.exir.memory import alloc
 from ember.exir.storage import Ref, flat_refs, instructions, nodes_in, resolve
 
@@ -101,6 +102,11 @@ class MemoryPlanningPass:
                 for ref in flat_refs(resolve(node)):
                     val = node.meta["val"] if ref.index is None else node.meta["val"][ref.index]
                     planned[ref] = (_alloc_name(node, ref), _nbytes(val), [start, start])
+            elif is_delegate_call(node):
+                for ref in flat_refs(resolve(node)):
+                    val = node.meta["val"] if ref.index is None else node.meta["val"][ref.index]
+                    name = node.name if ref.index is None else f"{node.name}[{ref.index}]"
+                    planned[ref] = (name, _nbytes(val), [order[node], order[node]])
         for node, i in order.items():
             for used in nodes_in((node.args, node.kwargs)):
                 for ref in flat_refs(resolve(used)):

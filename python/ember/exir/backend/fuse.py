@@ -1,0 +1,84 @@
+"""Group tagged nodes into subgraphs that can each become one delegate call.
+
+Nodes sharing a tag go into the same group unless that would make a cycle:
+a path that leaves the group and comes back into it (``mm -> sin -> add``
+with ``mm`` and ``add`` tagged, ``sin`` not). Such a tag is split into
+several groups. The walk is in topological order; each node records which
+groups are among its ancestors, and a node may join a group only when none
+of its inputs from outside the group descends from that group.
+
+``getitem`` nodes that read a tagged multi-output node follow it.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+import torch
+
+from ember.exir.backend.partitioner import DELEGATION_TAG
+
+
+@dataclass
+class Group:
+    tag: str
+    nodes: list[torch.fx.Node] = field(default_factory=list)
+
+
+def _tag_of(node: torch.fx.Node) -> str | None:
+    if node.op != "call_function":
+        return None
+    if node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node):
+        source_tag = node.args[0].meta.get(DELEGATION_TAG)
+        if source_tag is not None:
+            return source_tag
+    return node.meta.get(DELEGATION_TAG)
+
+
+def fuse_tagged_nodes(gm: torch.fx.GraphModule) -> list[Group]:
+    """Acyclic groups of tagged call nodes, in graph order (by first node)."""
+    groups: list[Group] = []
+    group_of: dict[torch.fx.Node, int] = {}
+    ancestors: dict[torch.fx.Node, frozenset[int]] = {}
+    by_tag: dict[str, list[int]] = {}
+    for node in gm.graph.nodes:
+        inputs = node.all_input_nodes
+        above: set[int] = set()
+        for u in inputs:
+            above |= ancestors.get(u, frozenset())
+            if u in group_of:
+                above.add(group_of[u])
+        tag = _tag_of(node)
+        if tag is not None:
+            chosen = None
+            if node.target is operator.getitem and node.args[0] in group_of:
+                chosen = group_of[node.args[0]]
+            else:
+                for g in reversed(by_tag.get(tag, [])):
+                    if _can_join(g, inputs, group_of, ancestors):
+                        chosen = g
+                        break
+            if chosen is None:
+                chosen = len(groups)
+                groups.append(Group(tag))
+                by_tag.setdefault(tag, []).append(chosen)
+            groups[chosen].nodes.append(node)
+            group_of[node] = chosen
+        ancestors[node] = frozenset(above)
+    return groups
+
+
+def _can_join(
+    g: int,
+    inputs: list[torch.fx.Node],
+    group_of: dict[torch.fx.Node, int],
+    ancestors: dict[torch.fx.Node, frozenset[int]],
+) -> bool:
+    """No input from outside ``g`` has ``g`` upstream (else: a cycle)."""
+    for u in inputs:
+        if group_of.get(u) == g:
+            continue
+        if g in ancestors.get(u, frozenset()):
+            return False
+    return True

@@ -1,0 +1,1 @@
+"""The tutorial's demo backend and demo partitioner."""
