@@ -105,6 +105,18 @@ Error verify_tensor(const ember_fb::Program* program, const ember_fb::ExecutionP
                        "yet",
                        method, index, buffer_idx);
     }
+  } else if (buffer_idx == 0 && nbytes > 0) {
+    // No memory in the file: only a method input can get its data at run
+    // time (through set_input); anything else would run on a null pointer.
+    bool is_input = false;
+    const auto* inputs = plan->inputs();
+    for (uint32_t i = 0; inputs != nullptr && i < inputs->size(); ++i) {
+      is_input = is_input || inputs->Get(i) == static_cast<int32_t>(index);
+    }
+    EMBER_CHECK_OR_RETURN(is_input, Error::InvalidProgram,
+                          "method '%s' value %zu: tensor of %llu bytes has neither planned nor "
+                          "constant memory and is not a method input",
+                          method, index, static_cast<unsigned long long>(nbytes));
   } else if (buffer_idx > 0) {
     const auto* cs = program->constant_segment();
     if (cs != nullptr && cs->offsets() != nullptr) {

@@ -194,3 +194,17 @@ TEST(ProgramTest, EveryPrefixOfAValidFileIsRefusedCleanly) {
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+
+TEST(ProgramTest, RefusesTensorWithoutMemoryThatIsNotAnInput) {
+  auto program = testing::make_axpy_program();
+  // The output loses its planned memory: nothing would ever give it data.
+  program.execution_plan[0]->values[3]->val.AsTensor()->allocation_info.reset();
+  expect_refused(testing::write(std::move(program)), Error::InvalidProgram,
+                 "value 3: tensor of 24 bytes has neither planned nor constant memory");
+}
+
+}  // namespace
+}  // namespace ember
