@@ -77,7 +77,12 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
       it->second.last = std::max(it->second.last, when);
     }
   };
-  for (uint32_t i = 0; plan->inputs() && i < plan->inputs()->size(); ++i) touch(plan->inputs()->Get(i), -1);
+  // Inputs and outputs live for the whole method (re-running without
+  // set_input stays correct), as Ember's planner assumes.
+  for (uint32_t i = 0; plan->inputs() && i < plan->inputs()->size(); ++i) {
+    touch(plan->inputs()->Get(i), -1);
+    touch(plan->inputs()->Get(i), n_instr);
+  }
   std::printf("  instructions (%u):\n", n_instr);
   for (uint32_t k = 0; k < n_instr; ++k) {
     const auto* ins = chain->instructions()->Get(k);
@@ -102,7 +107,10 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
       std::printf("    %3u  %s\n", k, ember_fb::EnumNameInstructionArguments(ins->instr_args_type()));
     }
   }
-  for (uint32_t i = 0; plan->outputs() && i < plan->outputs()->size(); ++i) touch(plan->outputs()->Get(i), n_instr);
+  for (uint32_t i = 0; plan->outputs() && i < plan->outputs()->size(); ++i) {
+    touch(plan->outputs()->Get(i), -1);
+    touch(plan->outputs()->Get(i), n_instr);
+  }
   std::printf("  operators:\n");
   for (const auto& [name, count] : op_counts) std::printf("    %-40s x%d\n", name.c_str(), count);
   if (plan->delegates() && plan->delegates()->size() > 0) {
@@ -124,7 +132,7 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
   }
   std::vector<program::TensorLifetime> all;
   for (const auto& [idx, lt] : lifetimes) all.push_back(lt);
-  const uint64_t bound = program::max_live_bytes(all, 1);
+  const uint64_t bound = program::max_live_bytes(all, 16);  // The planner's alignment.
   std::printf("  plan efficiency: %llu planned bytes, lower bound %llu (max live), %s\n",
               static_cast<unsigned long long>(planned), static_cast<unsigned long long>(bound),
               planned == 0 ? "n/a"
