@@ -2,10 +2,10 @@
 #   make demo   set everything up, export a small CNN to model.pte, run it with ember-run
 #   make test   set everything up and run the whole test suite (C++ and Python)
 
-VENV        := .venv
+VENV        ?= .venv
 PY          := $(VENV)/bin/python
 PIP         := $(VENV)/bin/pip
-BUILD_DIR   := build/py
+BUILD_DIR   ?= build/py
 JOBS        ?= 2
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
@@ -34,13 +34,15 @@ $(VENV)/.stamp: requirements-dev.txt | system-deps
 
 venv: system-deps $(VENV)/.stamp
 
+# VENV and BUILD_DIR can be overridden so several checkouts or developers
+# can build side by side: make install VENV=/path/venv BUILD_DIR=build/mine
 # One CMake build serves both: the Python package and, with tests on, the
 # GoogleTest binaries that ctest runs from the same build directory.
 install: venv
-	$(PIP) install -q --no-build-isolation -Ccmake.define.EMBER_BUILD_TESTS=OFF .
+	$(PIP) install -q --no-build-isolation -Cbuild-dir=$(BUILD_DIR) -Ccmake.define.EMBER_BUILD_TESTS=OFF .
 
 install-with-tests: venv
-	$(PIP) install -q --no-build-isolation -Ccmake.define.EMBER_BUILD_TESTS=ON .
+	$(PIP) install -q --no-build-isolation -Cbuild-dir=$(BUILD_DIR) -Ccmake.define.EMBER_BUILD_TESTS=ON .
 
 test-cpp:
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
