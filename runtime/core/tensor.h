@@ -30,6 +30,9 @@ struct Tensor {
   // Bytes of memory behind `data` (the planned capacity for bounded tensors).
   size_t capacity_bytes = 0;
   TensorShapeDynamism dynamism = TensorShapeDynamism::Static;
+  // Per-dimension upper bounds of a DynamicBound tensor (the sizes the
+  // program was planned for); null for static tensors.
+  const int32_t* bound_sizes = nullptr;
 
   size_t nbytes() const { return static_cast<size_t>(numel) * element_size(dtype); }
   int32_t size(int32_t d) const { return sizes[d]; }

@@ -78,6 +78,12 @@ Error Method::set_input(size_t index, const Tensor& input) {
                             t.sizes[d]);
     }
   } else {
+    for (int32_t d = 0; d < t.dim && t.bound_sizes != nullptr; ++d) {
+      EMBER_CHECK_OR_RETURN(input.sizes[d] <= t.bound_sizes[d], Error::InvalidArgument,
+                            "method '%s' input %zu: dim %d is %d, above its bound %d (shape %s)",
+                            name(), index, d, input.sizes[d], t.bound_sizes[d],
+                            format_shape(input.shape(), got, sizeof(got)));
+    }
     const Error err = t.resize(input.shape());
     EMBER_CHECK_OR_RETURN(err == Error::Ok, err, "method '%s' input %zu: %s", name(), index,
                           last_error_message());

@@ -78,6 +78,11 @@ class MethodLoader {
     }
     tensor->update_strides();
     tensor->capacity_bytes = tensor->nbytes();
+    if (tensor->dynamism != TensorShapeDynamism::Static && dim > 0) {
+      EMBER_TRY_ASSIGN(int32_t * bounds, alloc_array<int32_t>(static_cast<size_t>(dim), "tensor bounds"));
+      for (int32_t i = 0; i < dim; ++i) bounds[i] = tensor->sizes[i];
+      tensor->bound_sizes = bounds;
+    }
 
     const auto* alloc = t->allocation_info();
     if (alloc != nullptr) {

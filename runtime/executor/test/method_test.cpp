@@ -164,3 +164,40 @@ TEST(ModuleTest, MissingFileNamesThePath) {
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+
+TEST(MethodTest, NullInputDataIsRefused) {
+  Fixture f(testing::write(testing::make_axpy_program()));
+  Result<Program> program = Program::load(&f.loader);
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_TRUE(method.ok());
+  HostTensor x({2, 3}, {1, 2, 3, 4, 5, 6});
+  x.t.data = nullptr;
+  EXPECT_EQ(method->set_input(0, x.t), Error::InvalidArgument);
+  EXPECT_NE(std::string(last_error_message()).find("input 0: tensor has no data"), std::string::npos);
+}
+
+TEST(MethodTest, DynamicInputAcceptsShapesWithinItsBoundsOnly) {
+  auto program_t = testing::make_axpy_program();
+  for (int v : {0, 1, 3}) {
+    program_t.execution_plan[0]->values[v]->val.AsTensor()->shape_dynamism =
+        ember_fb::TensorShapeDynamism::DYNAMIC_BOUND;
+  }
+  Fixture f(testing::write(std::move(program_t)));
+  Result<Program> program = Program::load(&f.loader);
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_TRUE(method.ok()) << last_error_message();
+  HostTensor too_wide({2, 4}, std::vector<float>(8, 1.0f));
+  EXPECT_EQ(method->set_input(0, too_wide.t), Error::InvalidArgument);
+  EXPECT_NE(std::string(last_error_message()).find("input 0: dim 1 is 4, above its bound 3"),
+            std::string::npos)
+      << last_error_message();
+  HostTensor smaller({2, 2}, {1, 2, 3, 4});
+  EXPECT_EQ(method->set_input(0, smaller.t), Error::Ok) << last_error_message();
+  EXPECT_EQ(method->get_input(0).get()->to_tensor().size(1), 2);
+}
+
+}  // namespace
+}  // namespace ember
