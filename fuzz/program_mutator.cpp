@@ -152,9 +152,13 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
                                           unsigned int seed) {
   std::mt19937 rng(seed);
   if (rng() % 2 == 0) return LLVMFuzzerMutate(data, size, max_size);
+  // libFuzzer's buffer has no alignment; FlatBuffers reads need it.
+  std::vector<uint64_t> aligned((size + 7) / 8);
+  if (size > 0) std::memcpy(aligned.data(), data, size);
   ember_fb::ProgramT program;
   std::vector<std::vector<uint8_t>> constants, blobs;
-  if (!unpack(data, size, &program, &constants, &blobs) || program.execution_plan.empty()) {
+  if (!unpack(reinterpret_cast<const uint8_t*>(aligned.data()), size, &program, &constants, &blobs) ||
+      program.execution_plan.empty()) {
     return LLVMFuzzerMutate(data, size, max_size);
   }
   mutate_plan(*program.execution_plan[rng() % program.execution_plan.size()], rng);

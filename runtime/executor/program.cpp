@@ -66,6 +66,10 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
   }
 
   EMBER_TRY_ASSIGN(FreeableBuffer data, loader->load(0, program_size));
+  // FlatBuffers reads 8-byte scalars in place; buffers are 16-aligned inside.
+  EMBER_CHECK_OR_RETURN(reinterpret_cast<uintptr_t>(data.data()) % 16 == 0, Error::InvalidArgument,
+                        "program data at %p is not 16-byte aligned; load it into aligned memory",
+                        data.data());
   flatbuffers::Verifier verifier(static_cast<const uint8_t*>(data.data()), data.size(),
                                  kVerifierMaxDepth, kVerifierMaxTables);
   EMBER_CHECK_OR_RETURN(ember_fb::VerifyProgramBuffer(verifier), Error::InvalidProgram,

@@ -208,3 +208,21 @@ TEST(ProgramTest, RefusesTensorWithoutMemoryThatIsNotAnInput) {
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+
+TEST(ProgramTest, RefusesMisalignedProgramData) {
+  std::vector<uint8_t> bytes = testing::write(testing::make_axpy_program());
+  std::vector<uint8_t> shifted(bytes.size() + 64);
+  uint8_t* base = shifted.data() + (64 - reinterpret_cast<uintptr_t>(shifted.data()) % 64) % 64 + 1;
+  std::memcpy(base, bytes.data(), bytes.size());
+  BufferDataLoader loader(base, bytes.size());
+  Result<Program> program = Program::load(&loader);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.error(), Error::InvalidArgument);
+  EXPECT_NE(std::string(last_error_message()).find("not 16-byte aligned"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ember
