@@ -10,6 +10,7 @@
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
 #include "runtime/executor/program_verifier.h"
+#include "runtime/kernel/kernel_signature.h"
 #include "schema/program_generated.h"
 
 namespace ember {
@@ -244,6 +245,7 @@ class MethodLoader {
             step->args[a] = &method_.values_[args->Get(static_cast<uint32_t>(a))];
           }
           step->num_args = static_cast<uint32_t>(nargs);
+          EMBER_TRY(check_argument_kinds(k, *step));
           break;
         }
         case ember_fb::InstructionArguments::DelegateCall: {
@@ -278,6 +280,30 @@ class MethodLoader {
           return set_error(Error::InvalidProgram, "method '%s' instruction %u: unknown kind",
                            name(), k);
       }
+    }
+    return Error::Ok;
+  }
+
+  // With a known signature, every argument must be of the kind the kernel
+  // reads; the kernels still check dtypes and shapes at run time.
+  Error check_argument_kinds(uint32_t k, const Step& step) {
+    const KernelSignature* sig = find_kernel_signature(step.op_name);
+    if (sig == nullptr) return Error::Ok;
+    const size_t n = std::strlen(sig->kinds);
+    EMBER_CHECK_OR_RETURN(n == step.num_args, Error::InvalidProgram,
+                          "method '%s' instruction %u: %s takes %zu arguments, the program "
+                          "passes %u",
+                          name(), k, step.op_name, n, step.num_args);
+    for (size_t a = 0; a < n; ++a) {
+      const EValue& v = *step.args[a];
+      if (value_matches_kind(v, sig->kinds[a])) continue;
+      char arg[64];
+      return set_error(Error::InvalidProgram,
+                       "method '%s' instruction %u: %s argument %zu (%s) must be %s, the program "
+                       "passes a %s",
+                       name(), k, step.op_name, a,
+                       signature_arg_name(*sig, a, arg, sizeof(arg)),
+                       kind_description(sig->kinds[a]), tag_name(v.tag));
     }
     return Error::Ok;
   }

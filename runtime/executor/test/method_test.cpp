@@ -201,3 +201,30 @@ TEST(MethodTest, DynamicInputAcceptsShapesWithinItsBoundsOnly) {
 
 }  // namespace
 }  // namespace ember
+
+#include "runtime/kernel/kernel_signature.h"
+
+namespace ember {
+namespace {
+
+const KernelSignature kAxpySignature[] = {{"test::axpy.out", "TTSTT", "x,y,alpha,out,return"}};
+const KernelSignatureRegistration kAxpySignatureRegistration(kAxpySignature, 1);
+
+TEST(MethodTest, ArgumentOfTheWrongKindIsRefusedAtLoad) {
+  auto program_t = testing::make_axpy_program();
+  // Pass the Int alpha (value 2) where the kernel reads tensor y.
+  program_t.execution_plan[0]->chains[0]->instructions[0]->instr_args.AsKernelCall()->args = {0, 2, 2, 3, 3};
+  Fixture f(testing::write(std::move(program_t)));
+  Result<Program> program = Program::load(&f.loader);
+  ASSERT_TRUE(program.ok());
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::InvalidProgram);
+  EXPECT_NE(std::string(last_error_message())
+                .find("test::axpy.out argument 1 (y) must be a tensor, the program passes a Int"),
+            std::string::npos)
+      << last_error_message();
+}
+
+}  // namespace
+}  // namespace ember
