@@ -9,6 +9,7 @@
 
 #include "program/program_writer.h"
 #include "runtime/executor/extended_header.h"
+#include "runtime/executor/program.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
@@ -106,6 +107,9 @@ void mutate_plan(ember_fb::ExecutionPlanT& plan, std::mt19937& rng) {
 // constants and its delegate blobs.
 bool unpack(const uint8_t* data, size_t size, ember_fb::ProgramT* program,
             std::vector<std::vector<uint8_t>>* constants, std::vector<std::vector<uint8_t>>* blobs) {
+  // Only programs the runtime accepts are unpacked: UnPack reads every field.
+  ember::BufferDataLoader loader(data, size);
+  if (!ember::Program::load(&loader).ok()) return false;
   ember::Result<ember::ExtendedHeader> header = ember::ExtendedHeader::parse(data, size);
   if (!header.ok() || header->program_size > size) return false;
   flatbuffers::Verifier verifier(data, header->program_size);

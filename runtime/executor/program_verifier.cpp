@@ -13,6 +13,13 @@ constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 48;
 
 bool add_overflows(uint64_t a, uint64_t b) { return a > UINT64_MAX - b; }
 
+// The FlatBuffer verifier only checks 4-byte alignment of vectors; vectors of
+// 8-byte elements must be 8-aligned before their elements are read.
+template <typename Vec>
+bool aligned8(const Vec* v) {
+  return v == nullptr || reinterpret_cast<uintptr_t>(v->data()) % 8 == 0;
+}
+
 const char* plan_name(const ember_fb::ExecutionPlan* plan) {
   return plan->name() != nullptr ? plan->name()->c_str() : "<unnamed>";
 }
@@ -201,6 +208,8 @@ Error verify_program(const ember_fb::Program* program, const ProgramLayout& layo
   }
   const uint32_t num_segments = segments != nullptr ? segments->size() : 0;
   const auto* cs = program->constant_segment();
+  EMBER_CHECK_OR_RETURN(cs == nullptr || aligned8(cs->offsets()), Error::InvalidProgram,
+                        "constant segment offsets are not 8-byte aligned");
   if (cs != nullptr && cs->offsets() != nullptr && cs->offsets()->size() > 1) {
     EMBER_CHECK_OR_RETURN(cs->segment_index() < num_segments, Error::InvalidProgram,
                           "constant segment index %u is out of range (%u segments)",
@@ -241,6 +250,11 @@ Error verify_plan(const ember_fb::Program* program, const ember_fb::ExecutionPla
                         method);
   const size_t n_values = values->size();
   const auto* buffer_sizes = plan->non_const_buffer_sizes();
+  EMBER_CHECK_OR_RETURN(aligned8(buffer_sizes), Error::InvalidProgram,
+                        "method '%s': planned buffer sizes are not 8-byte aligned", method);
+  const auto* cs = program->constant_segment();
+  EMBER_CHECK_OR_RETURN(cs == nullptr || aligned8(cs->offsets()), Error::InvalidProgram,
+                        "constant segment offsets are not 8-byte aligned");
   if (buffer_sizes != nullptr) {
     for (uint32_t i = 0; i < buffer_sizes->size(); ++i) {
       EMBER_CHECK_OR_RETURN(buffer_sizes->Get(i) >= 0, Error::InvalidProgram,
@@ -264,10 +278,17 @@ Error verify_plan(const ember_fb::Program* program, const ember_fb::ExecutionPla
         EMBER_TRY(verify_tensor(program, plan, i, v->val_as_Tensor(), constant_segment_size));
         break;
       case KernelTypes::IntList:
+        EMBER_CHECK_OR_RETURN(aligned8(v->val_as_IntList()->items()), Error::InvalidProgram,
+                              "method '%s' value %u: IntList items are not 8-byte aligned",
+                              method, i);
         EMBER_TRY(verify_value_refs(method, i, "IntList", v->val_as_IntList()->items(), plan,
                                     KernelTypes::Int, false));
         break;
       case KernelTypes::DoubleList:
+        EMBER_CHECK_OR_RETURN(aligned8(v->val_as_DoubleList()->items()), Error::InvalidProgram,
+                              "method '%s' value %u: DoubleList items are not 8-byte aligned",
+                              method, i);
+        break;
       case KernelTypes::BoolList:
         break;
       case KernelTypes::TensorList:
