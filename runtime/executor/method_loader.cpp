@@ -5,6 +5,7 @@
 // constant segment. Kernels are looked up here, once, by "name.overload".
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "runtime/executor/memory_manager.h"
 #include "runtime/executor/method.h"
@@ -102,7 +103,13 @@ class MethodLoader {
     } else {
       tensor->data = nullptr;  // Supplied by the caller through set_input.
     }
-    (void)index;
+    // Kernels load elements in place: the data must be aligned for its dtype.
+    EMBER_CHECK_OR_RETURN(
+        reinterpret_cast<uintptr_t>(tensor->data) % element_size(tensor->dtype) == 0,
+        Error::InvalidProgram,
+        "method '%s' value %zu: %s data at address %p is not aligned to its %zu-byte elements "
+        "(a planned or constant offset that is not a multiple of the element size)",
+        name(), index, scalar_type_name(tensor->dtype), tensor->data, element_size(tensor->dtype));
     v->tag = Tag::Tensor;
     v->as_tensor = tensor;
     return Error::Ok;
@@ -246,6 +253,7 @@ class MethodLoader {
           }
           step->num_args = static_cast<uint32_t>(nargs);
           EMBER_TRY(check_argument_kinds(k, *step));
+          if (kernel->check != nullptr) EMBER_TRY(run_kernel_check(k, *kernel, *step, args));
           break;
         }
         case ember_fb::InstructionArguments::DelegateCall: {
@@ -306,6 +314,26 @@ class MethodLoader {
                        kind_description(sig->kinds[a]), tag_name(v.tag));
     }
     return Error::Ok;
+  }
+
+  // A kernel's own load-time check (quantization parameters, ...), told
+  // which tensor arguments hold program constants it can read now.
+  Error run_kernel_check(uint32_t k, const Kernel& kernel, const Step& step,
+                         const flatbuffers::Vector<int32_t>* args) {
+    bool constant[32] = {};
+    EMBER_CHECK_OR_RETURN(step.num_args <= std::size(constant), Error::NotSupported,
+                          "method '%s' instruction %u: %s: %u arguments are too many to check",
+                          name(), k, step.op_name, step.num_args);
+    for (uint32_t a = 0; a < step.num_args; ++a) {
+      const auto* fv = plan_->values()->Get(static_cast<uint32_t>(args->Get(a)));
+      const auto* t = fv->val_type() == ember_fb::KernelTypes::Tensor ? fv->val_as_Tensor() : nullptr;
+      constant[a] = t != nullptr && t->allocation_info() == nullptr && t->data_buffer_idx() > 0;
+    }
+    const Error err = kernel.check(step.args, constant, step.num_args);
+    if (err == Error::Ok) return Error::Ok;
+    char reason[400];
+    std::snprintf(reason, sizeof(reason), "%s", last_error_message());
+    return set_error(err, "method '%s' instruction %u: %s: %s", name(), k, step.op_name, reason);
   }
 
   // Looks up each delegate's backend and runs its init with the processed

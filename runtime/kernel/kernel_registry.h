@@ -16,10 +16,19 @@ namespace ember {
 /// A kernel gets every schema argument in order, then the return value(s).
 using KernelFn = void (*)(KernelContext& ctx, EValue** args);
 
+/// Optional load-time check of one call's arguments, run once by
+/// load_method so that values the program fixes (Int/Double arguments,
+/// constant tensors) are refused before anything executes. `constant[i]` is
+/// true when args[i] is a tensor whose data is in the program; other tensors
+/// have no data yet. Returns Ok, or an error after `set_error` with a message
+/// naming the argument (load_method prefixes the method, instruction and op).
+using KernelCheckFn = Error (*)(EValue* const* args, const bool* constant, size_t num_args);
+
 struct Kernel {
   const char* name = nullptr;  // "namespace::op.overload"
   KernelFn fn = nullptr;
   int num_args = -1;  // Count of `args` entries it expects; -1: not checked.
+  KernelCheckFn check = nullptr;  // Null: nothing to check at load.
 };
 
 inline constexpr size_t kMaxKernels = 2048;
@@ -36,8 +45,9 @@ size_t registered_kernel_count();
 const Kernel& registered_kernel(size_t index);
 
 struct KernelRegistration {
-  KernelRegistration(const char* name, KernelFn fn, int num_args) {
-    (void)register_kernel(Kernel{name, fn, num_args});
+  KernelRegistration(const char* name, KernelFn fn, int num_args,
+                     KernelCheckFn check = nullptr) {
+    (void)register_kernel(Kernel{name, fn, num_args, check});
   }
 };
 
@@ -50,3 +60,8 @@ struct KernelRegistration {
 #define EMBER_REGISTER_KERNEL(name, fn, num_args)                                  \
   static const ::ember::KernelRegistration EMBER_CONCAT2_(ember_kernel_reg_, __LINE__)( \
       name, fn, num_args)
+
+/// As EMBER_REGISTER_KERNEL, with a KernelCheckFn that load_method runs.
+#define EMBER_REGISTER_KERNEL_WITH_CHECK(name, fn, num_args, check)                 \
+  static const ::ember::KernelRegistration EMBER_CONCAT2_(ember_kernel_reg_, __LINE__)( \
+      name, fn, num_args, check)

@@ -228,3 +228,22 @@ TEST(MethodTest, ArgumentOfTheWrongKindIsRefusedAtLoad) {
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+
+TEST(MethodTest, PlannedOffsetNotAlignedToTheElementIsRefused) {
+  auto program_t = testing::make_axpy_program();
+  program_t.execution_plan[0]->values[3]->val.AsTensor()->allocation_info->memory_offset_low = 65;
+  Fixture f(testing::write(std::move(program_t)));
+  Result<Program> program = Program::load(&f.loader);
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_FALSE(method.ok());
+  EXPECT_NE(std::string(last_error_message()).find("value 3: float32 data at address"),
+            std::string::npos)
+      << last_error_message();
+}
+
+}  // namespace
+}  // namespace ember
