@@ -1,0 +1,60 @@
+#include "kernels/portable/util/view.h"
+
+namespace ember::kernels::portable {
+
+bool check_index_dtype(KernelContext& ctx, const Tensor& index, const char* name) {
+  if (index.dtype != ScalarType::Long && index.dtype != ScalarType::Int) {
+    ctx.fail(Error::InvalidArgument, "%s: expected dtype int64 or int32, got %s", name,
+             scalar_type_name(index.dtype));
+    return false;
+  }
+  return true;
+}
+
+bool checked_index(KernelContext& ctx, int64_t value, int64_t size, int32_t dim, bool wrap,
+                   const char* name, int64_t* out) {
+  const int64_t v = (wrap && value < 0) ? value + size : value;
+  if (v < 0 || v >= size) {
+    ctx.fail(Error::InvalidArgument, "%s: index %lld is out of bounds for dim %d with size %lld",
+             name, static_cast<long long>(value), dim, static_cast<long long>(size));
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+}  // namespace ember::kernels::portable
+
+namespace ember::kernels::portable {
+
+bool tensor_list_arg(KernelContext& ctx, EValue** args, int i, const char* name,
+                     std::span<Tensor* const>* out) {
+  if (args[i] == nullptr || args[i]->tag != Tag::TensorList) {
+    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be a Tensor list, got %s",
+             name, i, args[i] ? tag_name(args[i]->tag) : "null");
+    return false;
+  }
+  *out = args[i]->as_tensor_list.get();
+  for (size_t k = 0; k < out->size(); ++k) {
+    if ((*out)[k] == nullptr) {
+      ctx.fail(Error::InvalidArgument, "%s: entry %zu is None", name, k);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool optional_tensor_list_arg(KernelContext& ctx, EValue** args, int i, const char* name,
+                              std::span<Tensor* const>* out) {
+  if (args[i] == nullptr ||
+      (args[i]->tag != Tag::OptionalTensorList && args[i]->tag != Tag::TensorList)) {
+    ctx.fail(Error::InvalidArgument,
+             "argument '%s' (index %d) must be an optional Tensor list, got %s", name, i,
+             args[i] ? tag_name(args[i]->tag) : "null");
+    return false;
+  }
+  *out = args[i]->as_tensor_list.get();
+  return true;
+}
+
+}  // namespace ember::kernels::portable
