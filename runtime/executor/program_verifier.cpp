@@ -264,6 +264,10 @@ Error verify_plan(const ember_fb::Program* program, const ember_fb::ExecutionPla
   }
   for (uint32_t i = 0; i < n_values; ++i) {
     const auto* v = values->Get(i);
+    // The FlatBuffer verifier accepts a union tag whose table is absent.
+    EMBER_CHECK_OR_RETURN(v->val() != nullptr, Error::InvalidProgram,
+                          "method '%s' value %u: kind %d has no data", method, i,
+                          static_cast<int>(v->val_type()));
     switch (v->val_type()) {
       case KernelTypes::Null:
       case KernelTypes::Int:
@@ -334,6 +338,9 @@ Error verify_plan(const ember_fb::Program* program, const ember_fb::ExecutionPla
     const size_t n_instr = instrs->size();
     for (uint32_t k = 0; k < n_instr; ++k) {
       const auto* ins = instrs->Get(k);
+      EMBER_CHECK_OR_RETURN(ins->instr_args() != nullptr, Error::InvalidProgram,
+                            "method '%s' instruction %u: kind %d has no arguments", method, k,
+                            static_cast<int>(ins->instr_args_type()));
       switch (ins->instr_args_type()) {
         case ember_fb::InstructionArguments::KernelCall: {
           const auto* call = ins->instr_args_as_KernelCall();

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -222,6 +224,23 @@ TEST(ProgramTest, RefusesMisalignedProgramData) {
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.error(), Error::InvalidArgument);
   EXPECT_NE(std::string(last_error_message()).find("not 16-byte aligned"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ember
+
+namespace ember {
+namespace {
+
+TEST(ProgramTest, RefusesUnionTagWithoutItsTable) {
+  // Found by the fuzzer: a JumpFalseCall tag whose table is absent, which the
+  // FlatBuffer verifier accepts. (The object API cannot write such a file.)
+  std::ifstream f(std::string(EMBER_SOURCE_DIR) +
+                      "/tests/fuzz_regressions/2026-11-29-union-tag-without-table",
+                  std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), {});
+  ASSERT_FALSE(bytes.empty());
+  expect_refused(bytes, Error::InvalidProgram, "has no arguments");
 }
 
 }  // namespace
