@@ -122,20 +122,6 @@ def test_user_passes_must_keep_edge_ops() -> None:
             edge.to_executorch(config)
 
 
-def test_dynamic_shapes_not_yet() -> None:
-    from models import Basic
-    from torch.export import Dim
-
-    dim = Dim("d", min=1, max=10)
-    ep = export(
-        Basic(),
-        tuple(torch.randn(3, 3) for _ in range(2)),
-        dynamic_shapes={"x": {1: dim}, "y": {1: dim}},
-    )
-    with pytest.raises(NotImplementedError, match="dynamic shapes"):
-        to_edge(ep).to_executorch()
-
-
 def _assert_no_overlap(plan: MemoryPlan) -> None:
     for t in plan.tensors:
         assert t.offset % plan.alignment == 0

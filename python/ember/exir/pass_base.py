@@ -24,6 +24,8 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.fx.passes.infra.pass_base import PassBase, PassResult
 from torch.utils import _pytree as pytree
 
+from ember.exir.operator.view_copy import fake_call
+
 NodeMetadata = dict[str, Any]
 _DERIVED_META = ("val", "tensor_meta")
 
@@ -117,7 +119,7 @@ class ExportPass(PassBase):
         self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], meta: NodeMetadata
     ) -> ProxyValue:
         node = self.graph.call_function(target, _nodes(tuple(args)), _nodes(dict(kwargs)))
-        data = target(*_data(tuple(args)), **_data(dict(kwargs)))
+        data = fake_call(target, _data(tuple(args)), _data(dict(kwargs)))
         node.meta = {k: v for k, v in meta.items() if k not in _DERIVED_META}
         node.meta["val"] = data
         return ProxyValue(data, node)

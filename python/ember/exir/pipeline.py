@@ -3,8 +3,9 @@
 to_edge:        core-ATen decompositions -> drop assertion ops -> scalars to
                 tensors -> view ops to *_copy -> edge op namespace -> verify
 transform:      user passes -> verify
-to_executorch:  user passes -> constant folding -> out variants + alloc ->
-                memory planning
+to_executorch:  user passes -> bounds check (dynamic shapes) -> constant
+                folding -> out variants + alloc (upper-bound shapes) ->
+                input guards -> memory planning
                 (then ``ember.exir.emit`` writes the program)
 """
 
@@ -22,11 +23,13 @@ from ember.exir.config import EdgeCompileConfig, ExecutorchBackendConfig
 from ember.exir.exported import copy_graph_module, rebuild
 from ember.exir.passes.constant_fold import ConstantFoldPass
 from ember.exir.passes.edge_ops_pass import EdgeOpsPass
+from ember.exir.passes.input_guards import add_input_guards
 from ember.exir.passes.memory_planning import MemoryPlan
 from ember.exir.passes.out_variant_pass import to_out_variants
 from ember.exir.passes.remove_asserts import remove_asserts
 from ember.exir.passes.scalar_to_tensor import scalars_to_tensors
 from ember.exir.passes.view_copy_pass import ViewCopyPass
+from ember.exir.symbolic import SymbolBounds
 from ember.exir.verification.edge_verifier import EdgeDialectVerifier, verify_edge_ops
 from ember.exir.verification.out_variant_program import (
     OutVariantDialectVerifier,
@@ -78,25 +81,24 @@ def to_out_variant_program(
             f"method '{method}': mutated buffers or inputs are not supported yet"
         )
     gm = run_graph_passes(copy_graph_module(ep.graph_module), config.passes)
-    _check_static_shapes(gm, method)
     ep = rebuild(ep, gm, verifier=EdgeDialectVerifier)  # user passes keep edge ops
+    bounds = SymbolBounds(ep, method)
+    _check_bounded_shapes(gm, bounds)
     if config.constant_folding:
         ep = ConstantFoldPass()(ep)
     gm = ep.graph_module
-    to_out_variants(gm)
+    to_out_variants(gm, bounds.shape)
+    add_input_guards(gm, ep, method)
     program = rebuild(
         ep, gm, verifier=OutVariantDialectVerifier, program_class=OutVariantExportedProgram
     )
     return program, config.memory_planning_pass.plan(program, method)
 
 
-def _check_static_shapes(gm: torch.fx.GraphModule, method: str) -> None:
+def _check_bounded_shapes(gm: torch.fx.GraphModule, bounds: SymbolBounds) -> None:
+    """Every tensor size needs a finite upper bound (raises UnboundedShapeError)."""
     for node in gm.graph.nodes:
         for val in pytree.tree_leaves(node.meta.get("val")):
-            if isinstance(val, torch.Tensor) and any(
-                isinstance(s, torch.SymInt) for s in val.shape
-            ):
-                raise NotImplementedError(
-                    f"method '{method}', node {node.name}: dynamic shapes {tuple(val.shape)} "
-                    "are not supported by to_executorch yet"
-                )
+            if isinstance(val, torch.Tensor):
+                what = f"input '{node.name}'" if node.op == "placeholder" else node.name
+                bounds.shape(val, what)

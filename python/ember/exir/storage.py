@@ -16,6 +16,7 @@ import torch
 from ember.exir.delegate import is_delegate_call
 from ember.exir.memory import alloc
 from ember.exir.operator.schema import out_argument_names
+from ember.exir.sym_ops import is_sym_op
 
 
 class Ref(NamedTuple):
@@ -50,6 +51,8 @@ def resolve(node: torch.fx.Node) -> Any:
         if isinstance(node.meta["val"], (list, tuple)):
             return [Ref(node, i) for i in range(len(node.meta["val"]))]
         return Ref(node)
+    if node.op == "call_function" and is_sym_op(node.target):
+        return []  # a symbolic scalar: a value, not planned memory
     if node.op == "call_function" and hasattr(node.target, "_schema"):
         outs = [resolve(n) for n in out_nodes(node)]
         return outs[0] if len(outs) == 1 else outs

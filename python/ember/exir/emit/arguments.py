@@ -25,6 +25,12 @@ def _is_optional_tensor(t: Any) -> bool:
 
 def _emit_list(table: ValueTable, arg_type: Any, items: list[Any], index_of: TensorIndex) -> int:
     elem = _element_type(arg_type)
+    if isinstance(elem, (torch.IntType, torch.SymIntType)) and any(
+        isinstance(x, torch.fx.Node) for x in items
+    ):  # symbolic sizes: the nodes are Int values computed at run time
+        return table.int_list_of_values(
+            [index_of(x) if isinstance(x, torch.fx.Node) else table.int(x) for x in items]
+        )
     if _is_optional_tensor(elem):
         return table.optional_tensor_list([-1 if x is None else index_of(x) for x in items])
     if isinstance(elem, torch.TensorType) or any(isinstance(x, torch.fx.Node) for x in items):

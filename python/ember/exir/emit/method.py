@@ -17,14 +17,22 @@ from ember.exir.emit.constants import ConstantBuffers
 from ember.exir.emit.delegates import DelegateBlobs, DelegateTable
 from ember.exir.emit.values import ValueTable
 from ember.exir.memory import alloc
-from ember.exir.operator.schema import bind, is_out_argument, with_defaults
+from ember.exir.operator.schema import (
+    bind,
+    is_out_argument,
+    out_argument_names,
+    with_defaults,
+)
 from ember.exir.passes.memory_planning import MemoryPlan
 from ember.exir.storage import Ref, out_nodes, resolve
+from ember.exir.sym_ops import is_sym_op, prim_operator
+from ember.exir.symbolic import SymbolBounds
 
 
 class _MethodEmitter:
     def __init__(
         self,
+        name: str,
         ep: ExportedProgram,
         plan: MemoryPlan,
         constants: ConstantBuffers,
@@ -34,7 +42,7 @@ class _MethodEmitter:
         self.plan = plan
         self.constants = constants
         self.delegates = DelegateTable(blobs)
-        self.table = ValueTable()
+        self.table = ValueTable(SymbolBounds(ep, name).shape)
         self.env: dict[torch.fx.Node, Any] = {}
         self.operators: list[dict[str, str]] = []
         self.instructions: list[dict[str, Any]] = []
@@ -64,6 +72,10 @@ class _MethodEmitter:
                 self.env[node] = self.env[node.args[0]][node.args[1]]
             elif is_delegate_call(node):
                 self.env[node] = self.delegate_call(node)
+            elif node.op == "call_function" and is_sym_op(node.target):
+                self.env[node] = self.sym_call(node)
+            elif node.op == "call_function" and self.is_scalar_kernel(node):
+                self.env[node] = self.scalar_kernel_call(node)
             elif node.op == "call_function":
                 self.env[node] = self.kernel_call(node)
             else:
@@ -103,8 +115,11 @@ class _MethodEmitter:
             return self.index_of(x)
         return emit_argument(self.table, None, x, self.index_of)
 
-    def operator_index(self, op: torch._ops.OpOverload) -> int:
-        entry = {"name": op._schema.name, "overload": op._overloadname}
+    def operator_index(self, op: torch._ops.OpOverload | dict[str, str]) -> int:
+        if isinstance(op, dict):
+            entry = op
+        else:
+            entry = {"name": op._schema.name, "overload": op._overloadname}
         if entry not in self.operators:
             self.operators.append(entry)
         return self.operators.index(entry)
@@ -132,6 +147,60 @@ class _MethodEmitter:
         )
         result = [self.env[n] for n in out_nodes(node)]
         return result[0] if len(result) == 1 else result
+
+    def result_value(self, val: Any) -> int:
+        """A value a scalar op overwrites at run time (its tag too); the kind
+        written in the file follows the op's result type."""
+        if isinstance(val, (torch.SymBool, bool)):
+            return self.table.bool(False)
+        if isinstance(val, (torch.SymFloat, float)):
+            return self.table.double(0.0)
+        return self.table.int(0)
+
+    def call(self, op: Any, args: list[int]) -> None:
+        self.instructions.append(
+            {
+                "instr_args_type": "KernelCall",
+                "instr_args": {"op_index": self.operator_index(op), "args": args},
+            }
+        )
+
+    def sym_call(self, node: torch.fx.Node) -> int:
+        """``mul = 2 * sym_size``: executorch_prim::mul.Scalar(2, sym_size, out)."""
+        if node.kwargs:
+            raise NotImplementedError(f"{node.name}: keyword arguments to {node.target}")
+        args = [emit_argument(self.table, None, a, self.index_of) for a in node.args]
+        out = self.result_value(node.meta.get("val"))
+        self.call(prim_operator(node.target), [*args, out])
+        return out
+
+    @staticmethod
+    def is_scalar_kernel(node: torch.fx.Node) -> bool:
+        """An ATen op with no out variant that returns nothing or a scalar
+        (``sym_size.int``, ``sym_numel``, ``_assert_scalar``, ``_local_scalar_dense``)."""
+        op = node.target
+        return (
+            isinstance(op, torch._ops.OpOverload)
+            and not out_argument_names(op)
+            and len(op._schema.returns) <= 1
+            and not any(isinstance(r.type, torch.TensorType) for r in op._schema.returns)
+        )
+
+    def scalar_kernel_call(self, node: torch.fx.Node) -> int | None:
+        """Arguments in schema order, then the value receiving the result (if any).
+        The operator is named as the runtime registers it: ``aten::sym_size.int``,
+        ``aten::sym_numel``, ``aten::_assert_scalar`` (no overload for default)."""
+        op = node.target
+        args = [
+            emit_argument(self.table, arg.type, value, self.index_of)
+            for arg, value in with_defaults(op._schema, bind(op._schema, node.args, node.kwargs))
+        ]
+        out = None
+        if op._schema.returns:
+            out = self.result_value(node.meta.get("val"))
+            args.append(out)
+        self.call({"name": op._schema.name, "overload": op._schema.overload_name}, args)
+        return out
 
     def delegate_call(self, node: torch.fx.Node) -> Any:
         """A DelegateCall: args are the delegate's inputs, then its outputs
@@ -173,7 +242,7 @@ def emit_method(
 ) -> dict[str, Any]:
     """The ExecutionPlan table of one method; constants go into ``constants``,
     delegate blobs into ``blobs``."""
-    e = _MethodEmitter(ep, plan, constants, blobs)
+    e = _MethodEmitter(name, ep, plan, constants, blobs)
     e.run()
     return {
         "name": name,

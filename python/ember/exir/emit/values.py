@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from ember.exir.emit.enums import scalar_type_name
+from ember.exir.symbolic import is_symbolic
 
 # Stands for a non-finite double; replaced by a bare inf/nan token in the JSON.
 NONFINITE = "__ember_nonfinite_{}__"
@@ -18,16 +20,24 @@ def double(x: float) -> float | str:
 
 
 def dim_order(val: torch.Tensor) -> list[int]:
-    if val.dim() == 0 or val.is_contiguous():
+    if val.dim() == 0 or is_symbolic(val):
+        # Out-variant kernels write contiguous results; asking a symbolic
+        # tensor about its strides would add guards to its shape env.
+        return list(range(val.dim()))
+    if val.is_contiguous():
         return list(range(val.dim()))
     return [int(d) for d in val.dim_order()]
 
 
 class ValueTable:
-    """Appends EValues and returns their indices."""
+    """Appends EValues and returns their indices. ``bound_shape(val, what)``
+    gives the upper-bound shape of a tensor with symbolic sizes."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, bound_shape: Callable[[torch.Tensor, str], tuple[int, ...]] | None = None
+    ) -> None:
         self.values: list[dict[str, Any]] = []
+        self.bound_shape = bound_shape
 
     def _add(self, kind: str, val: dict[str, Any]) -> int:
         self.values.append({"val_type": kind, "val": val})
@@ -41,8 +51,15 @@ class ValueTable:
         offset: int | None = None,
         contiguous: bool = False,
     ) -> int:
-        """A tensor value: constant (data_buffer_idx > 0), planned (offset), or neither."""
-        sizes = [int(s) for s in val.shape]
+        """A tensor value: constant (data_buffer_idx > 0), planned (offset), or
+        neither. Symbolic sizes are written as their upper bounds, DYNAMIC_BOUND."""
+        dynamic = is_symbolic(val)
+        if dynamic:
+            if self.bound_shape is None:
+                raise ValueError(f"a tensor of symbolic shape {tuple(val.shape)} needs bounds")
+            sizes = list(self.bound_shape(val, f"a tensor of shape {tuple(val.shape)}"))
+        else:
+            sizes = [int(s) for s in val.shape]
         tensor: dict[str, Any] = {
             "scalar_type": scalar_type_name(val.dtype),
             "storage_offset": 0,
@@ -58,7 +75,7 @@ class ValueTable:
                 "memory_offset_high": offset >> 32,
             }
         tensor["layout"] = 0
-        tensor["shape_dynamism"] = "STATIC"
+        tensor["shape_dynamism"] = "DYNAMIC_BOUND" if dynamic else "STATIC"
         return self._add("Tensor", tensor)
 
     def null(self) -> int:
@@ -78,8 +95,11 @@ class ValueTable:
 
     def int_list(self, xs: list[int]) -> int:
         """Items are indices of Int values (so sizes can become symbolic)."""
-        items = [self.int(x) for x in xs]
-        return self._add("IntList", {"items": items})
+        return self.int_list_of_values([self.int(x) for x in xs])
+
+    def int_list_of_values(self, indices: list[int]) -> int:
+        """An IntList naming existing Int values (some computed at run time)."""
+        return self._add("IntList", {"items": list(indices)})
 
     def double_list(self, xs: list[float]) -> int:
         return self._add("DoubleList", {"items": [double(float(x)) for x in xs]})

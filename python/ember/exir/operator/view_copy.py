@@ -32,3 +32,37 @@ def view_copy_of(op: OpOverload) -> OpOverload | None:
     if packet is None or op._overloadname not in packet.overloads():
         return None
     return getattr(packet, op._overloadname)
+
+
+@functools.cache
+def view_of_copy(op: OpOverload) -> OpOverload | None:
+    """``aten.view_copy.default`` -> ``aten.view.default``; None for other ops."""
+    name = op.overloadpacket.__name__
+    if not name.endswith("_copy"):
+        return None
+    packet = getattr(getattr(torch.ops, op.namespace), name[: -len("_copy")], None)
+    if packet is None or op._overloadname not in packet.overloads():
+        return None
+    view = getattr(packet, op._overloadname)
+    if torch.Tag.view_copy not in op.tags and view_copy_of(view) is not op:
+        return None
+    return view
+
+
+def fake_call(target: object, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+    """Call ``target`` on fake values. A ``*_copy`` view op runs as its view
+    followed by a contiguous clone: same result, but the fake kernels of some
+    ``*_copy`` ops turn symbolic sizes into ints (``permute_copy``,
+    ``select_copy``) or refuse them (``expand_copy``, ``slice_copy``)."""
+    # An edge op wraps its ATen overload in ``.op`` (an OpOverload's own
+    # ``.op`` is its C function).
+    op = target if isinstance(target, OpOverload) else getattr(target, "op", target)
+    if isinstance(op, OpOverload):
+        view = view_of_copy(op)
+        if view is not None:
+            with torch.no_grad():  # autograd's view tracking would guard on sizes
+                result = view(*args, **kwargs)
+            if isinstance(result, torch.Tensor):
+                return result.clone(memory_format=torch.contiguous_format)
+            return [r.clone(memory_format=torch.contiguous_format) for r in result]
+    return target(*args, **kwargs)  # type: ignore[operator]

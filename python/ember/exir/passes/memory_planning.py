@@ -4,8 +4,9 @@ Lifetimes come from the instruction order: an alloc'd tensor lives from
 the instruction that writes it until its last reader. Graph inputs and
 outputs live for the whole method, so a method can run again on the inputs
 it was given (``ember-run --iters N`` sets them once). Parameters and
-constants are not planned (they live in the constant segment). The C++
-planner ``ember._C.plan_memory`` places them.
+constants are not planned (they live in the constant segment). A tensor
+with symbolic sizes is planned for its upper bound (``ember.exir.symbolic``).
+The C++ planner ``ember._C.plan_memory`` places them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from torch.export.graph_signature import InputKind
 from ember.exir.delegate import is_delegate_call
 from ember.exir.memory import alloc
 from ember.exir.storage import Ref, flat_refs, instructions, nodes_in, resolve
+from ember.exir.symbolic import SymbolBounds
 
 
 @dataclass
@@ -65,10 +67,6 @@ def _plan_memory(
     return list(offsets), int(total), int(bound)
 
 
-def _nbytes(val: torch.Tensor) -> int:
-    return int(val.numel()) * val.element_size()
-
-
 def _alloc_name(node: torch.fx.Node, ref: Ref) -> str:
     """Named after the op that writes it: ``aten_mm_default``,
     ``aten_max_pool2d_with_indices_default.indices``, ``aten_split_copy_default[1]``."""
@@ -87,6 +85,7 @@ class MemoryPlanningPass:
     def lifetimes(self, ep: ExportedProgram) -> dict[Ref, tuple[str, int, list[int]]]:
         """Planned tensor -> (name, bytes, [first, last])."""
         gm = ep.graph_module
+        _nbytes = SymbolBounds(ep).nbytes
         order = {n: i for i, n in enumerate(instructions(gm))}
         end = max(len(order) - 1, 0)
         user_inputs = {

@@ -2,8 +2,9 @@
 
 Out-variant ops mutate their ``out`` argument, which torch's base verifier
 refuses for every dialect but training, so this program class checks the
-graph itself: calls are out-variant ops, ``alloc``, ``getitem`` or a
-delegate call, and every op that writes an ``out`` gets it from ``alloc``.
+graph itself: calls are out-variant ops, ``alloc``, ``getitem``, a
+delegate call or arithmetic on symbolic sizes, and every op that writes an
+``out`` gets it from ``alloc``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from torch.export import ExportedProgram
 
 from ember.exir.memory import alloc
 from ember.exir.operator.schema import out_argument_names
+from ember.exir.sym_ops import is_sym_op
 
 
 class OutVariantDialectVerifier(Verifier):
@@ -27,7 +29,7 @@ def check_out_variant_graph(gm: torch.fx.GraphModule) -> None:
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target in (alloc, operator.getitem):
             continue
-        if isinstance(node.target, HigherOrderOperator):
+        if isinstance(node.target, HigherOrderOperator) or is_sym_op(node.target):
             continue
         if not isinstance(node.target, OpOverload):
             raise SpecViolationError(f"{node.name}: unexpected call target {node.target}")
