@@ -3,9 +3,11 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
 
 #include <deque>
+#include <optional>
 
 #include "python/bindings/tensor_convert.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -23,6 +25,7 @@ struct CallArgs {
   std::deque<std::vector<int64_t>> unboxed;
   std::deque<std::vector<double>> doubles;
   std::deque<std::vector<Tensor*>> tensor_lists;
+  std::deque<std::string> strings;
 
   EValue* convert(nb::handle item) {
     EValue& v = values.emplace_back();
@@ -37,6 +40,9 @@ struct CallArgs {
     } else if (nb::isinstance<nb::float_>(item)) {
       v.tag = Tag::Double;
       v.as_double = nb::cast<double>(item);
+    } else if (nb::isinstance<nb::str>(item)) {
+      v.tag = Tag::String;
+      v.as_string = strings.emplace_back(nb::cast<std::string>(item));
     } else if (nb::isinstance<nb::tuple>(item)) {
       nb::tuple t = nb::cast<nb::tuple>(item);
       if (t.size() != 2 || nb::cast<std::string>(t[0]) != "dtype") {
@@ -93,13 +99,30 @@ struct CallArgs {
   }
 };
 
-void call_kernel(const std::string& name, nb::list args) {
+// `returns`: None for a single out (the return slot aliases the last
+// argument), or the indices of the out arguments that form the TensorList
+// return slot of a multi-out op, as the emitter builds it.
+void call_kernel(const std::string& name, nb::list args, std::optional<std::vector<int>> returns) {
   const Kernel* kernel = find_kernel(name);
   if (kernel == nullptr) throw nb::key_error(("no kernel registered for " + name).c_str());
   CallArgs storage;
   std::vector<EValue*> ptrs;
   for (nb::handle item : args) ptrs.push_back(storage.convert(item));
-  if (!ptrs.empty()) ptrs.push_back(ptrs.back());  // The return slot aliases the out.
+  if (returns.has_value()) {
+    auto& list = storage.tensor_lists.emplace_back();
+    for (int i : *returns) {
+      if (i < 0 || static_cast<size_t>(i) >= ptrs.size() || !ptrs[i]->is_tensor()) {
+        throw nb::value_error("returns: every index must name a tensor argument");
+      }
+      list.push_back(ptrs[i]->as_tensor);
+    }
+    EValue& ret = storage.values.emplace_back();
+    ret.tag = Tag::TensorList;
+    ret.as_tensor_list = TensorListRef{list.data(), list.size()};
+    ptrs.push_back(&ret);
+  } else if (!ptrs.empty()) {
+    ptrs.push_back(ptrs.back());  // The return slot aliases the out.
+  }
   if (kernel->num_args >= 0 && static_cast<size_t>(kernel->num_args) != ptrs.size()) {
     throw nb::value_error((name + " takes " + std::to_string(kernel->num_args - 1) +
                            " arguments (plus the return slot), got " + std::to_string(args.size()))
@@ -117,7 +140,9 @@ void call_kernel(const std::string& name, nb::list args) {
 
 void bind_kernels(nb::module_& m) {
   m.def("call_kernel", &call_kernel, nb::arg("name"), nb::arg("args"),
-        "Calls one kernel; out arrays are written in place. For tests.");
+        nb::arg("returns") = nb::none(),
+        "Calls one kernel; out arrays are written in place. For tests. `returns` lists the "
+        "indices of the outs forming a multi-out op's TensorList return slot.");
   m.def("registered_kernels", []() {
     std::vector<std::string> names;
     for (size_t i = 0; i < registered_kernel_count(); ++i) names.emplace_back(registered_kernel(i).name);

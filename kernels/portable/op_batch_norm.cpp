@@ -1,0 +1,194 @@
+// Batch norm:
+//   aten::_native_batch_norm_legit_no_training.out(Tensor input, Tensor? weight, Tensor? bias,
+//       Tensor running_mean, Tensor running_var, float momentum, float eps, *,
+//       Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2)
+//     args: input, weight, bias, running_mean, running_var, momentum, eps, out0, out1, out2,
+//     (out0, out1, out2)(return TensorList). out1 and out2 come back empty ([0]), as in eager.
+//   aten::_native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias,
+//       bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean,
+//       Tensor(c!) save_invstd)
+//     args: input, weight, bias, training, momentum, eps, out, save_mean, save_invstd,
+//     (out, save_mean, save_invstd)(return TensorList). Batch statistics over N and the
+//     spatial dims (biased variance); training must be true.
+//
+// input is [N, C, *]; the per-channel tensors are [C] and may have another
+// floating dtype than input (read once per channel). Any dim orders.
+#include <cmath>
+
+#include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/channel_norm.h"
+#include "kernels/portable/util/reduce.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+bool check_channel_tensor(KernelContext& ctx, const Tensor* t, const char* name, int64_t c) {
+  if (t == nullptr) return true;
+  if (t->dim != 1 || t->sizes[0] != c) {
+    ctx.fail(Error::InvalidArgument, "%s: expected shape [%lld], got %s", name,
+             static_cast<long long>(c), ShapeStr(t->shape()).c_str());
+    return false;
+  }
+  if (!is_floating_type(t->dtype)) {
+    fail_dtype(ctx, name, t->dtype);
+    return false;
+  }
+  return true;
+}
+
+double channel_value(const Tensor* t, int64_t c, double fallback) {
+  return t == nullptr ? fallback : load_as<double>(t->data, t->dtype, c * t->strides[0]);
+}
+
+// y = x * scale[c] + shift[c] over every plane of channel c.
+template <typename S>
+void apply_affine(const Tensor& x, Tensor& y, const PlaneLoop& loop, int64_t c, double scale,
+                  double shift) {
+  using CT = compute_t<S>;
+  const CT sc = static_cast<CT>(scale);
+  const CT sh = static_cast<CT>(shift);
+  const S* xp = x.data_ptr<const S>();
+  S* yp = y.data_ptr<S>();
+  for (int64_t n = 0; n < x.sizes[0]; ++n) {
+    loop.rows(PlaneLoop::out_base(y, n, c), PlaneLoop::in_base(x, n, c),
+              [&](int64_t oo, int64_t io, int64_t m, int64_t os, int64_t is) {
+                for (int64_t i = 0; i < m; ++i) {
+                  yp[oo + i * os] = convert<S>(convert<CT>(xp[io + i * is]) * sc + sh);
+                }
+              });
+  }
+}
+
+bool check_input(KernelContext& ctx, const Tensor& input, Tensor& out) {
+  if (input.dim < 2) {
+    ctx.fail(Error::InvalidArgument, "input: expected [N, C, ...], got shape %s",
+             ShapeStr(input.shape()).c_str());
+    return false;
+  }
+  if (!is_floating_type(input.dtype)) {
+    fail_dtype(ctx, "input", input.dtype);
+    return false;
+  }
+  return check_dtype(ctx, out, "out", input.dtype) && resize_out(ctx, out, input.shape());
+}
+
+void batch_norm_no_training_out(KernelContext& ctx, EValue** args) {
+  Tensor* input = tensor_arg(ctx, args, 0, "input");
+  if (input == nullptr) return;
+  Tensor* weight = nullptr;
+  Tensor* bias = nullptr;
+  if (!optional_tensor_arg(ctx, args, 1, "weight", &weight) ||
+      !optional_tensor_arg(ctx, args, 2, "bias", &bias)) {
+    return;
+  }
+  Tensor* rmean = tensor_arg(ctx, args, 3, "running_mean");
+  if (rmean == nullptr) return;
+  Tensor* rvar = tensor_arg(ctx, args, 4, "running_var");
+  if (rvar == nullptr) return;
+  const EValue* eps_v = scalar_arg(ctx, args, 6, "eps");
+  if (eps_v == nullptr) return;
+  Tensor* out0 = tensor_arg(ctx, args, 7, "out0");
+  Tensor* out1 = out0 ? tensor_arg(ctx, args, 8, "out1") : nullptr;
+  Tensor* out2 = out1 ? tensor_arg(ctx, args, 9, "out2") : nullptr;
+  if (out2 == nullptr) return;
+  if (!check_input(ctx, *input, *out0)) return;
+  const int64_t c = input->sizes[1];
+  if (!check_channel_tensor(ctx, weight, "weight", c) ||
+      !check_channel_tensor(ctx, bias, "bias", c) ||
+      !check_channel_tensor(ctx, rmean, "running_mean", c) ||
+      !check_channel_tensor(ctx, rvar, "running_var", c)) {
+    return;
+  }
+  const int32_t empty[1] = {0};
+  if (!resize_out(ctx, *out1, empty) || !resize_out(ctx, *out2, empty)) return;
+  const double eps = eps_v->scalar_as_double();
+  PlaneLoop loop;
+  loop.init(*input, *out0);
+  (void)dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const double inv = 1.0 / std::sqrt(channel_value(rvar, ch, 1.0) + eps);
+      const double scale = channel_value(weight, ch, 1.0) * inv;
+      const double shift = channel_value(bias, ch, 0.0) - channel_value(rmean, ch, 0.0) * scale;
+      apply_affine<S>(*input, *out0, loop, ch, scale, shift);
+    }
+  });
+}
+
+void batch_norm_no_stats_out(KernelContext& ctx, EValue** args) {
+  Tensor* input = tensor_arg(ctx, args, 0, "input");
+  if (input == nullptr) return;
+  Tensor* weight = nullptr;
+  Tensor* bias = nullptr;
+  if (!optional_tensor_arg(ctx, args, 1, "weight", &weight) ||
+      !optional_tensor_arg(ctx, args, 2, "bias", &bias)) {
+    return;
+  }
+  bool training = false;
+  if (!bool_arg(ctx, args, 3, "training", &training)) return;
+  EMBER_KERNEL_CHECK(ctx, training,
+                     "training: must be true without running statistics (there is nothing to "
+                     "normalize with)");
+  const EValue* eps_v = scalar_arg(ctx, args, 5, "eps");
+  if (eps_v == nullptr) return;
+  Tensor* out = tensor_arg(ctx, args, 6, "out");
+  Tensor* save_mean = out ? tensor_arg(ctx, args, 7, "save_mean") : nullptr;
+  Tensor* save_invstd = save_mean ? tensor_arg(ctx, args, 8, "save_invstd") : nullptr;
+  if (save_invstd == nullptr) return;
+  if (!check_input(ctx, *input, *out)) return;
+  const int64_t c = input->sizes[1];
+  if (!check_channel_tensor(ctx, weight, "weight", c) ||
+      !check_channel_tensor(ctx, bias, "bias", c)) {
+    return;
+  }
+  EMBER_KERNEL_CHECK(ctx, is_floating_type(save_mean->dtype) && is_floating_type(save_invstd->dtype),
+                     "save_mean/save_invstd: expected floating dtypes, got %s and %s",
+                     scalar_type_name(save_mean->dtype), scalar_type_name(save_invstd->dtype));
+  const int32_t stat[1] = {static_cast<int32_t>(c)};
+  if (!resize_out(ctx, *save_mean, stat) || !resize_out(ctx, *save_invstd, stat)) return;
+  const double eps = eps_v->scalar_as_double();
+  PlaneLoop loop;
+  loop.init(*input, *out);
+  const double count = static_cast<double>(input->sizes[0]) * static_cast<double>(loop.hw);
+  (void)dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const S* xp = input->data_ptr<const S>();
+    auto add = [](double p, double q) { return p + q; };
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double sum = 0;
+      for (int64_t n = 0; n < input->sizes[0]; ++n) {
+        loop.rows(0, PlaneLoop::in_base(*input, n, ch),
+                  [&](int64_t, int64_t io, int64_t m, int64_t, int64_t is) {
+                    sum += reduce_row<double>(xp + io, m, is, 0.0, add, add);
+                  });
+      }
+      const double mean = sum / count;
+      double sq = 0;
+      for (int64_t n = 0; n < input->sizes[0]; ++n) {
+        loop.rows(0, PlaneLoop::in_base(*input, n, ch),
+                  [&](int64_t, int64_t io, int64_t m, int64_t, int64_t is) {
+                    for (int64_t i = 0; i < m; ++i) {
+                      const double d = convert<double>(xp[io + i * is]) - mean;
+                      sq += d * d;
+                    }
+                  });
+      }
+      const double inv = 1.0 / std::sqrt(sq / count + eps);
+      store_as<double>(save_mean->data, save_mean->dtype, ch * save_mean->strides[0], mean);
+      store_as<double>(save_invstd->data, save_invstd->dtype, ch * save_invstd->strides[0], inv);
+      const double scale = channel_value(weight, ch, 1.0) * inv;
+      const double shift = channel_value(bias, ch, 0.0) - mean * scale;
+      apply_affine<S>(*input, *out, loop, ch, scale, shift);
+    }
+  });
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit_no_training.out",
+                      batch_norm_no_training_out, 11);
+EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit.no_stats_out", batch_norm_no_stats_out,
+                      10);
+
+}  // namespace ember::kernels::portable

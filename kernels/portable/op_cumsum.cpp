@@ -1,0 +1,70 @@
+// aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+// args: self, dim, dtype, out, out(return).
+//
+// The result dtype is `dtype` when given, else out's dtype (int64 for
+// integral and bool input, as eager promotes). Floating results accumulate in
+// float64, integral ones in int64 with wrap-around. Any dim orders.
+#include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/reduce.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+template <typename S, typename Acc>
+void run_cumsum(const Tensor& self, const ReducePlan& plan, int64_t len, int64_t in_step,
+                int64_t out_step, Tensor& out) {
+  const S* base = self.data_ptr<const S>();
+  plan.for_each_output([&](int64_t out_off, int64_t in_off) {
+    Acc acc = 0;
+    for (int64_t i = 0; i < len; ++i) {
+      acc = wrap_add(acc, convert<Acc>(base[in_off + i * in_step]));
+      store_as<Acc>(out.data, out.dtype, out_off + i * out_step, acc);
+    }
+  });
+}
+
+void cumsum_out(KernelContext& ctx, EValue** args) {
+  Tensor* self = tensor_arg(ctx, args, 0, "self");
+  if (self == nullptr) return;
+  int64_t dim_arg = 0;
+  if (!int_arg(ctx, args, 1, "dim", &dim_arg)) return;
+  int32_t dim = 0;
+  if (!normalize_dim(ctx, dim_arg, self->dim, "dim", &dim)) return;
+  Tensor* out = tensor_arg(ctx, args, 3, "out");
+  if (out == nullptr) return;
+  ScalarType dtype = out->dtype;
+  bool has_dtype = false;
+  if (!optional_dtype_arg(ctx, args, 2, "dtype", &dtype, &has_dtype)) return;
+  if (!check_supported(ctx, *self, "self") || !check_supported(ctx, *out, "out")) return;
+  if (has_dtype && !check_dtype(ctx, *out, "out", dtype)) return;
+  if (!has_dtype && !can_cast(self->dtype, out->dtype)) {
+    ctx.fail(Error::InvalidArgument, "out: dtype %s cannot hold the cumsum of input dtype %s",
+             scalar_type_name(out->dtype), scalar_type_name(self->dtype));
+    return;
+  }
+  if (!resize_out(ctx, *out, self->shape())) return;
+  if (out->numel == 0) return;
+  ReduceDims dims;
+  (void)reduce_dims_one(ctx, dim, self->dim, "dim", &dims);
+  ReducePlan plan;  // Walks every position of the other dims.
+  plan.init(*self, dims, *out);
+  const int64_t len = self->dim == 0 ? 1 : self->sizes[dim];
+  const int64_t in_step = self->dim == 0 ? 0 : self->strides[dim];
+  const int64_t out_step = self->dim == 0 ? 0 : out->strides[dim];
+  (void)dispatch_dtype<kAllTypes>(self->dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    if (is_floating_type(out->dtype)) {
+      run_cumsum<S, double>(*self, plan, len, in_step, out_step, *out);
+    } else {
+      // A float input cast to an integral dtype truncates first, as eager does.
+      run_cumsum<S, int64_t>(*self, plan, len, in_step, out_step, *out);
+    }
+  });
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::cumsum.out", cumsum_out, 5);
+
+}  // namespace ember::kernels::portable

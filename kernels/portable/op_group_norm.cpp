@@ -1,0 +1,131 @@
+// aten::native_group_norm.out(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C,
+//     SymInt HxW, int group, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2)
+// args: input, weight, bias, N, C, HxW, group, eps, out0, out1, out2,
+// (out0, out1, out2)(return TensorList).
+//
+// input is [N, C, *] with HxW spatial positions; out1 = mean and out2 = rstd
+// are [N, group] (biased variance, float64 accumulation). weight and bias are
+// [C], any floating dtype. Any dim orders.
+#include <cmath>
+
+#include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/channel_norm.h"
+#include "kernels/portable/util/reduce.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+void native_group_norm_out(KernelContext& ctx, EValue** args) {
+  Tensor* input = tensor_arg(ctx, args, 0, "input");
+  if (input == nullptr) return;
+  Tensor* weight = nullptr;
+  Tensor* bias = nullptr;
+  if (!optional_tensor_arg(ctx, args, 1, "weight", &weight) ||
+      !optional_tensor_arg(ctx, args, 2, "bias", &bias)) {
+    return;
+  }
+  int64_t n = 0, c = 0, hxw = 0, group = 0;
+  if (!int_arg(ctx, args, 3, "N", &n) || !int_arg(ctx, args, 4, "C", &c) ||
+      !int_arg(ctx, args, 5, "HxW", &hxw) || !int_arg(ctx, args, 6, "group", &group)) {
+    return;
+  }
+  const EValue* eps_v = scalar_arg(ctx, args, 7, "eps");
+  if (eps_v == nullptr) return;
+  Tensor* out0 = tensor_arg(ctx, args, 8, "out0");
+  Tensor* out1 = out0 ? tensor_arg(ctx, args, 9, "out1") : nullptr;
+  Tensor* out2 = out1 ? tensor_arg(ctx, args, 10, "out2") : nullptr;
+  if (out2 == nullptr) return;
+  EMBER_KERNEL_CHECK(ctx, input->dim >= 2 && input->sizes[0] == n && input->sizes[1] == c &&
+                              input->numel == n * c * hxw,
+                     "input: shape %s does not match N=%lld, C=%lld, HxW=%lld",
+                     ShapeStr(input->shape()).c_str(), static_cast<long long>(n),
+                     static_cast<long long>(c), static_cast<long long>(hxw));
+  EMBER_KERNEL_CHECK(ctx, group >= 1 && c % group == 0,
+                     "group: %lld does not divide the %lld channels", static_cast<long long>(group),
+                     static_cast<long long>(c));
+  if (!is_floating_type(input->dtype)) {
+    fail_dtype(ctx, "input", input->dtype);
+    return;
+  }
+  for (Tensor* p : {weight, bias}) {
+    if (p == nullptr) continue;
+    const char* name = p == weight ? "weight" : "bias";
+    EMBER_KERNEL_CHECK(ctx, p->dim == 1 && p->sizes[0] == c, "%s: expected shape [%lld], got %s",
+                       name, static_cast<long long>(c), ShapeStr(p->shape()).c_str());
+    if (!is_floating_type(p->dtype)) {
+      fail_dtype(ctx, name, p->dtype);
+      return;
+    }
+  }
+  if (!check_dtype(ctx, *out0, "out0", input->dtype)) return;
+  EMBER_KERNEL_CHECK(ctx, is_floating_type(out1->dtype) && is_floating_type(out2->dtype),
+                     "out1/out2: expected floating dtypes, got %s and %s",
+                     scalar_type_name(out1->dtype), scalar_type_name(out2->dtype));
+  const int32_t stat[2] = {static_cast<int32_t>(n), static_cast<int32_t>(group)};
+  if (!resize_out(ctx, *out0, input->shape()) || !resize_out(ctx, *out1, stat) ||
+      !resize_out(ctx, *out2, stat)) {
+    return;
+  }
+  if (input->numel == 0 && hxw != 0) return;
+  const double eps = eps_v->scalar_as_double();
+  const int64_t cg = c / group;
+  const double count = static_cast<double>(cg) * static_cast<double>(hxw);
+  PlaneLoop loop;
+  loop.init(*input, *out0);
+  (void)dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using CT = compute_t<S>;
+    const S* xp = input->data_ptr<const S>();
+    S* yp = out0->data_ptr<S>();
+    auto add = [](double p, double q) { return p + q; };
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t g = 0; g < group; ++g) {
+        double sum = 0;
+        for (int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
+          loop.rows(0, PlaneLoop::in_base(*input, b, ch),
+                    [&](int64_t, int64_t io, int64_t m, int64_t, int64_t is) {
+                      sum += reduce_row<double>(xp + io, m, is, 0.0, add, add);
+                    });
+        }
+        const double mean = sum / count;
+        double sq = 0;
+        for (int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
+          loop.rows(0, PlaneLoop::in_base(*input, b, ch),
+                    [&](int64_t, int64_t io, int64_t m, int64_t, int64_t is) {
+                      for (int64_t i = 0; i < m; ++i) {
+                        const double d = convert<double>(xp[io + i * is]) - mean;
+                        sq += d * d;
+                      }
+                    });
+        }
+        const double rstd = 1.0 / std::sqrt(sq / count + eps);
+        store_as<double>(out1->data, out1->dtype, b * out1->strides[0] + g * out1->strides[1],
+                         mean);
+        store_as<double>(out2->data, out2->dtype, b * out2->strides[0] + g * out2->strides[1],
+                         rstd);
+        for (int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
+          const double w = weight ? load_as<double>(weight->data, weight->dtype,
+                                                    ch * weight->strides[0])
+                                  : 1.0;
+          const double bb =
+              bias ? load_as<double>(bias->data, bias->dtype, ch * bias->strides[0]) : 0.0;
+          const CT scale = static_cast<CT>(rstd * w);
+          const CT shift = static_cast<CT>(bb - mean * rstd * w);
+          loop.rows(PlaneLoop::out_base(*out0, b, ch), PlaneLoop::in_base(*input, b, ch),
+                    [&](int64_t oo, int64_t io, int64_t m, int64_t os, int64_t is) {
+                      for (int64_t i = 0; i < m; ++i) {
+                        yp[oo + i * os] = convert<S>(convert<CT>(xp[io + i * is]) * scale + shift);
+                      }
+                    });
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::native_group_norm.out", native_group_norm_out, 12);
+
+}  // namespace ember::kernels::portable

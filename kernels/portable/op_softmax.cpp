@@ -1,0 +1,174 @@
+// aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
+// aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
+// args: self, dim, half_to_float, out, out(return).
+//
+// Floating dtypes; out has self's dtype, or float32 for a float16/bfloat16
+// self with half_to_float. Numerically stable: the row maximum is subtracted
+// before exp (and log-softmax is x - max - log(sum exp(x - max))). float32 and
+// the 16-bit floats compute in float (exp: the vectorisable polynomial of
+// fast_math.h, within 1 ulp), float64 in double. Any dim orders.
+#include <cmath>
+
+#include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/fast_math.h"
+#include "kernels/portable/util/reduce.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+// exp in the compute type: the vectorisable polynomial for float.
+template <typename CT>
+inline CT exp_ct(CT v) {
+  if constexpr (std::is_same_v<CT, float>) {
+    return fast_expf(v);
+  } else {
+    return std::exp(v);
+  }
+}
+
+// Unit-stride float32 rows: the max and the sum run in independent lanes and
+// exp is a polynomial, so every pass vectorises. A NaN in the row makes the
+// sum NaN and so every output NaN, as in eager.
+template <bool kLog>
+void softmax_row_f32(const float* p, float* q, int64_t n) {
+  constexpr int kLanes = 8;
+  float lanes[kLanes];
+  for (int k = 0; k < kLanes; ++k) lanes[k] = -std::numeric_limits<float>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int k = 0; k < kLanes; ++k) lanes[k] = p[i + k] > lanes[k] ? p[i + k] : lanes[k];
+  }
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int k = 0; k < kLanes; ++k) mx = lanes[k] > mx ? lanes[k] : mx;
+  for (; i < n; ++i) mx = nan_max(mx, p[i]);
+  for (int k = 0; k < kLanes; ++k) lanes[k] = 0;
+  i = 0;
+  if constexpr (kLog) {
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int k = 0; k < kLanes; ++k) lanes[k] += fast_expf(p[i + k] - mx);
+    }
+    for (; i < n; ++i) lanes[0] += fast_expf(p[i] - mx);
+  } else {
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int k = 0; k < kLanes; ++k) {
+        const float e = fast_expf(p[i + k] - mx);
+        q[i + k] = e;
+        lanes[k] += e;
+      }
+    }
+    for (; i < n; ++i) {
+      q[i] = fast_expf(p[i] - mx);
+      lanes[0] += q[i];
+    }
+  }
+  for (int w = kLanes / 2; w > 0; w /= 2) {
+    for (int k = 0; k < w; ++k) lanes[k] += lanes[k + w];
+  }
+  const float sum = lanes[0];
+  if constexpr (kLog) {
+    const float log_sum = std::log(sum);
+    for (int64_t j = 0; j < n; ++j) q[j] = (p[j] - mx) - log_sum;
+  } else {
+    const float inv = 1.0f / sum;
+    for (int64_t j = 0; j < n; ++j) q[j] *= inv;
+  }
+}
+
+template <bool kLog, typename S, typename O>
+void softmax_rows(const Tensor& self, const ReducePlan& plan, int64_t len, int64_t in_step,
+                  int64_t out_step, Tensor& out) {
+  using CT = compute_t<S>;
+  const S* in = self.data_ptr<const S>();
+  O* o = out.data_ptr<O>();
+  if constexpr (std::is_same_v<S, float> && std::is_same_v<O, float>) {
+    if (in_step == 1 && out_step == 1) {
+      plan.for_each_output([&](int64_t out_off, int64_t in_off) {
+        softmax_row_f32<kLog>(in + in_off, o + out_off, len);
+      });
+      return;
+    }
+  }
+  plan.for_each_output([&](int64_t out_off, int64_t in_off) {
+    const S* p = in + in_off;
+    O* q = o + out_off;
+    CT mx = -std::numeric_limits<CT>::infinity();
+    for (int64_t i = 0; i < len; ++i) mx = nan_max(mx, convert<CT>(p[i * in_step]));
+    // An all -inf row would give inf - inf; eager returns NaN there too.
+    CT sum = 0;
+    if constexpr (kLog) {
+      for (int64_t i = 0; i < len; ++i) sum += exp_ct(convert<CT>(p[i * in_step]) - mx);
+      // (x - max) - log(sum), not x - (max + log(sum)): the latter rounds at
+      // the scale of max.
+      const CT log_sum = std::log(sum);
+      for (int64_t i = 0; i < len; ++i) {
+        q[i * out_step] = convert<O>((convert<CT>(p[i * in_step]) - mx) - log_sum);
+      }
+    } else {
+      // Store exp once in out, then scale (out is at least as wide as self).
+      for (int64_t i = 0; i < len; ++i) {
+        const CT e = exp_ct(convert<CT>(p[i * in_step]) - mx);
+        sum += e;
+        q[i * out_step] = convert<O>(e);
+      }
+      const CT inv = CT(1) / sum;
+      if constexpr (std::is_floating_point_v<O>) {
+        for (int64_t i = 0; i < len; ++i) q[i * out_step] *= inv;
+      } else {
+        // 16-bit outputs: recompute so the result is rounded once.
+        for (int64_t i = 0; i < len; ++i) {
+          q[i * out_step] = convert<O>(exp_ct(convert<CT>(p[i * in_step]) - mx) * inv);
+        }
+      }
+    }
+  });
+}
+
+template <bool kLog>
+void softmax_out(KernelContext& ctx, EValue** args) {
+  Tensor* self = tensor_arg(ctx, args, 0, "self");
+  if (self == nullptr) return;
+  int64_t dim_arg = 0;
+  if (!int_arg(ctx, args, 1, "dim", &dim_arg)) return;
+  int32_t dim = 0;
+  if (!normalize_dim(ctx, dim_arg, self->dim, "dim", &dim)) return;
+  bool half_to_float = false;
+  if (!bool_arg(ctx, args, 2, "half_to_float", &half_to_float)) return;
+  Tensor* out = tensor_arg(ctx, args, 3, "out");
+  if (out == nullptr) return;
+  if (!is_floating_type(self->dtype)) {
+    fail_dtype(ctx, "self", self->dtype);
+    return;
+  }
+  const bool is_16 = self->dtype == ScalarType::Half || self->dtype == ScalarType::BFloat16;
+  EMBER_KERNEL_CHECK(ctx, !half_to_float || is_16,
+                     "half_to_float: needs a float16 or bfloat16 self, got %s",
+                     scalar_type_name(self->dtype));
+  if (!check_dtype(ctx, *out, "out", half_to_float ? ScalarType::Float : self->dtype)) return;
+  if (!resize_out(ctx, *out, self->shape())) return;
+  if (out->numel == 0) return;
+  ReduceDims dims;
+  (void)reduce_dims_one(ctx, dim, self->dim, "dim", &dims);
+  ReducePlan plan;
+  plan.init(*self, dims, *out);
+  const int64_t len = self->dim == 0 ? 1 : self->sizes[dim];
+  const int64_t in_step = self->dim == 0 ? 0 : self->strides[dim];
+  const int64_t out_step = self->dim == 0 ? 0 : out->strides[dim];
+  (void)dispatch_dtype<kFloating>(self->dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    if (half_to_float) {
+      if constexpr (kIsFloatStorage<S> && !std::is_floating_point_v<S>) {
+        softmax_rows<kLog, S, float>(*self, plan, len, in_step, out_step, *out);
+      }
+    } else {
+      softmax_rows<kLog, S, S>(*self, plan, len, in_step, out_step, *out);
+    }
+  });
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::_softmax.out", softmax_out<false>, 5);
+EMBER_REGISTER_KERNEL("aten::_log_softmax.out", softmax_out<true>, 5);
+
+}  // namespace ember::kernels::portable

@@ -1,0 +1,127 @@
+// Sum, mean and product reductions:
+//   aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out)
+//   aten::sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out)
+//   aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out)
+//   aten::mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out)
+//   aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out)
+//   aten::prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out)
+// each followed by out(return).
+//
+// The result dtype is `dtype` when given, else out's dtype (as eager's out
+// overloads do); it must then equal `dtype`. Floating results accumulate in
+// float64 (also for float32 and the 16-bit floats), integral results in int64
+// with wrap-around. An empty reduction gives 0 (sum), NaN (mean), 1 (prod).
+#include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/reduce.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+enum class Fold { Sum, Mean, Prod };
+
+template <Fold kFold>
+void run_fold(KernelContext& ctx, const Tensor& self, const ReduceDims& dims, bool keepdim,
+              int dtype_index, EValue** args, Tensor& out) {
+  ScalarType dtype = out.dtype;
+  bool has_dtype = false;
+  if (!optional_dtype_arg(ctx, args, dtype_index, "dtype", &dtype, &has_dtype)) return;
+  if (!check_supported(ctx, self, "self") || !check_supported(ctx, out, "out")) return;
+  if (has_dtype && !check_dtype(ctx, out, "out", dtype)) return;
+  if (kFold == Fold::Mean && !is_floating_type(out.dtype)) {
+    ctx.fail(Error::InvalidArgument,
+             "out: mean needs a floating result dtype, got %s (input dtype %s)",
+             scalar_type_name(out.dtype), scalar_type_name(self.dtype));
+    return;
+  }
+  if (!has_dtype && !is_floating_type(out.dtype) && is_floating_type(self.dtype)) {
+    ctx.fail(Error::InvalidArgument, "out: dtype %s cannot hold the %s result of input dtype %s",
+             scalar_type_name(out.dtype), kFold == Fold::Prod ? "prod" : "sum",
+             scalar_type_name(self.dtype));
+    return;
+  }
+  if (!resize_reduced(ctx, self, dims, keepdim, out)) return;
+  if (out.numel == 0) return;
+  ReducePlan plan;
+  plan.init(self, dims, out);
+  const bool float_acc = is_floating_type(out.dtype);
+  (void)dispatch_dtype<kAllTypes>(self.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    if (float_acc) {
+      const double count = static_cast<double>(plan.reduce_numel);
+      auto finish = [&](int64_t off, double acc) {
+        store_as<double>(out.data, out.dtype, off, kFold == Fold::Mean ? acc / count : acc);
+      };
+      if constexpr (kFold == Fold::Prod) {
+        reduce_fold<S, double>(
+            self, plan, 1.0, [](double a, double x) { return a * x; },
+            [](double a, double b) { return a * b; }, finish);
+      } else {
+        reduce_fold<S, double>(
+            self, plan, 0.0, [](double a, double x) { return a + x; },
+            [](double a, double b) { return a + b; }, finish);
+      }
+    } else {
+      // A float input with an integral dtype truncates each element first.
+      auto finish = [&](int64_t off, int64_t acc) { store_as<int64_t>(out.data, out.dtype, off, acc); };
+      if constexpr (kFold == Fold::Prod) {
+        auto mul = [](int64_t a, int64_t b) { return wrap_mul(a, b); };
+        reduce_fold<S, int64_t>(self, plan, int64_t{1}, mul, mul, finish);
+      } else {
+        auto add = [](int64_t a, int64_t b) { return wrap_add(a, b); };
+        reduce_fold<S, int64_t>(self, plan, int64_t{0}, add, add, finish);
+      }
+    }
+  });
+}
+
+// Reads (self, dim list at 1, keepdim at 2, ...).
+template <Fold kFold>
+void fold_dims_out(KernelContext& ctx, EValue** args) {
+  Tensor* self = tensor_arg(ctx, args, 0, "self");
+  if (self == nullptr) return;
+  ReduceDims dims;
+  if (!reduce_dims_arg(ctx, args, 1, "dim", self->dim, &dims)) return;
+  bool keepdim = false;
+  if (!bool_arg(ctx, args, 2, "keepdim", &keepdim)) return;
+  Tensor* out = tensor_arg(ctx, args, 4, "out");
+  if (out == nullptr) return;
+  run_fold<kFold>(ctx, *self, dims, keepdim, 3, args, *out);
+}
+
+// Reads (self, dtype at 1, out at 2): a full reduction to a 0-dim tensor.
+template <Fold kFold>
+void fold_all_out(KernelContext& ctx, EValue** args) {
+  Tensor* self = tensor_arg(ctx, args, 0, "self");
+  if (self == nullptr) return;
+  Tensor* out = tensor_arg(ctx, args, 2, "out");
+  if (out == nullptr) return;
+  ReduceDims dims;
+  reduce_dims_all(self->dim, &dims);
+  run_fold<kFold>(ctx, *self, dims, false, 1, args, *out);
+}
+
+void prod_int_out(KernelContext& ctx, EValue** args) {
+  Tensor* self = tensor_arg(ctx, args, 0, "self");
+  if (self == nullptr) return;
+  int64_t dim = 0;
+  if (!int_arg(ctx, args, 1, "dim", &dim)) return;
+  ReduceDims dims;
+  if (!reduce_dims_one(ctx, dim, self->dim, "dim", &dims)) return;
+  bool keepdim = false;
+  if (!bool_arg(ctx, args, 2, "keepdim", &keepdim)) return;
+  Tensor* out = tensor_arg(ctx, args, 4, "out");
+  if (out == nullptr) return;
+  run_fold<Fold::Prod>(ctx, *self, dims, keepdim, 3, args, *out);
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::sum.IntList_out", fold_dims_out<Fold::Sum>, 6);
+EMBER_REGISTER_KERNEL("aten::sum.out", fold_all_out<Fold::Sum>, 4);
+EMBER_REGISTER_KERNEL("aten::mean.out", fold_dims_out<Fold::Mean>, 6);
+EMBER_REGISTER_KERNEL("aten::mean.dtype_out", fold_all_out<Fold::Mean>, 4);
+EMBER_REGISTER_KERNEL("aten::prod.int_out", prod_int_out, 6);
+EMBER_REGISTER_KERNEL("aten::prod.out", fold_all_out<Fold::Prod>, 4);
+
+}  // namespace ember::kernels::portable

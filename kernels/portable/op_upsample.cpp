@@ -1,0 +1,212 @@
+// aten::upsample_nearest2d.vec_out(Tensor input, SymInt[]? output_size, float[]? scale_factors,
+//     *, Tensor(a!) out)
+//   args: input, output_size, scale_factors, out, out(return)
+// aten::upsample_bilinear2d.vec_out(Tensor input, SymInt[]? output_size, bool align_corners,
+//     float[]? scale_factors, *, Tensor(a!) out)
+//   args: input, output_size, align_corners, scale_factors, out, out(return)
+//
+// input [N, C, H, W], any dim order. Exactly one of output_size and
+// scale_factors is given; with scale factors the output is floor(in · scale)
+// and source coordinates use 1/scale, as eager does. Index and weight
+// arithmetic follows eager's CPU kernels (float for nearest, the op math type
+// for bilinear). Nearest: real dtypes; bilinear: floating dtypes.
+#include <cmath>
+
+#include "kernels/portable/util/binary.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+struct Resize {
+  int64_t in[2], out[2];
+  double scale[2];  // The given scale factor, or 0 for none.
+};
+
+bool read_resize(KernelContext& ctx, EValue** args, const Tensor& input, int size_index,
+                 int scale_index, Resize* r) {
+  if (input.dim != 4) {
+    ctx.fail(Error::InvalidArgument, "input: expected [N, C, H, W], got shape %s",
+             ShapeStr(input.shape()).c_str());
+    return false;
+  }
+  const bool has_size = args[size_index] != nullptr && !args[size_index]->is_none();
+  const bool has_scale = args[scale_index] != nullptr && !args[scale_index]->is_none();
+  if (has_size == has_scale) {
+    ctx.fail(Error::InvalidArgument, "output_size, scale_factors: exactly one must be given");
+    return false;
+  }
+  r->in[0] = input.sizes[2];
+  r->in[1] = input.sizes[3];
+  if (has_size) {
+    std::span<const int64_t> size;
+    if (!int_list_arg(ctx, args, size_index, "output_size", &size)) return false;
+    if (size.size() != 2 || size[0] <= 0 || size[1] <= 0 || size[0] > INT32_MAX ||
+        size[1] > INT32_MAX) {
+      ctx.fail(Error::InvalidArgument, "output_size: expected 2 positive values, got %s",
+               ShapeStr(size).c_str());
+      return false;
+    }
+    r->out[0] = size[0];
+    r->out[1] = size[1];
+    r->scale[0] = r->scale[1] = 0;
+  } else {
+    const EValue* v = args[scale_index];
+    if (v->tag != Tag::DoubleList || v->as_double_list.size() != 2) {
+      ctx.fail(Error::InvalidArgument, "scale_factors: expected a list of 2 floats, got %s",
+               tag_name(v->tag));
+      return false;
+    }
+    for (int i = 0; i < 2; ++i) {
+      const double s = v->as_double_list[i];
+      const double o = std::floor(static_cast<double>(r->in[i]) * s);
+      if (!(s > 0) || o < 1 || o > INT32_MAX) {
+        ctx.fail(Error::InvalidArgument,
+                 "scale_factors: %g applied to size %lld gives no output (or too large)", s,
+                 static_cast<long long>(r->in[i]));
+        return false;
+      }
+      r->out[i] = static_cast<int64_t>(o);
+      r->scale[i] = s;
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (r->in[i] == 0) {
+      ctx.fail(Error::InvalidArgument, "input: spatial dims must be non-empty, got shape %s",
+               ShapeStr(input.shape()).c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+bool resize_upsample_out(KernelContext& ctx, const Tensor& input, Tensor& out, const Resize& r) {
+  if (!check_dtype(ctx, out, "out", input.dtype)) return false;
+  const int32_t sizes[4] = {input.sizes[0], input.sizes[1], static_cast<int32_t>(r.out[0]),
+                            static_cast<int32_t>(r.out[1])};
+  return resize_out(ctx, out, sizes);
+}
+
+template <typename T>
+T scale_value(double scale, int64_t in, int64_t out) {
+  return scale > 0 ? static_cast<T>(1.0 / scale) : static_cast<T>(in) / static_cast<T>(out);
+}
+
+int64_t nearest_index(int64_t o, int64_t in, int64_t out, double scale) {
+  if (out == in) return o;
+  if (out == 2 * in) return o >> 1;
+  const float s = scale_value<float>(scale, in, out);
+  const int64_t i = static_cast<int64_t>(std::floor(static_cast<float>(o) * s));
+  return i < in - 1 ? i : in - 1;
+}
+
+template <typename S>
+void upsample_nearest(const Tensor& x, Tensor& y, const Resize& r) {
+  const S* xp = x.data_ptr<const S>();
+  S* yp = y.data_ptr<S>();
+  for (int64_t n = 0; n < x.sizes[0]; ++n) {
+    for (int64_t c = 0; c < x.sizes[1]; ++c) {
+      const S* plane = xp + n * x.strides[0] + c * x.strides[1];
+      S* oplane = yp + n * y.strides[0] + c * y.strides[1];
+      for (int64_t oh = 0; oh < r.out[0]; ++oh) {
+        const S* row = plane + nearest_index(oh, r.in[0], r.out[0], r.scale[0]) * x.strides[2];
+        S* orow = oplane + oh * y.strides[2];
+        for (int64_t ow = 0; ow < r.out[1]; ++ow) {
+          orow[ow * y.strides[3]] =
+              row[nearest_index(ow, r.in[1], r.out[1], r.scale[1]) * x.strides[3]];
+        }
+      }
+    }
+  }
+}
+
+// Source index and weights of output position o along one dim.
+template <typename CT>
+void linear_source(int64_t o, int64_t in, int64_t out, bool align_corners, double scale,
+                   int64_t* i0, int64_t* step, CT* l0, CT* l1) {
+  const CT s = align_corners ? (out > 1 ? static_cast<CT>(in - 1) / static_cast<CT>(out - 1)
+                                        : CT(0))
+                             : scale_value<CT>(scale, in, out);
+  CT src = align_corners ? s * static_cast<CT>(o) : s * (static_cast<CT>(o) + CT(0.5)) - CT(0.5);
+  if (!align_corners && src < 0) src = 0;
+  *i0 = static_cast<int64_t>(src);
+  *step = *i0 < in - 1 ? 1 : 0;
+  CT lambda = src - static_cast<CT>(*i0);
+  lambda = lambda < 0 ? CT(0) : lambda > 1 ? CT(1) : lambda;
+  *l1 = lambda;
+  *l0 = CT(1) - lambda;
+}
+
+template <typename S>
+void upsample_bilinear(const Tensor& x, Tensor& y, const Resize& r, bool align_corners) {
+  using CT = compute_t<S>;
+  const S* xp = x.data_ptr<const S>();
+  S* yp = y.data_ptr<S>();
+  for (int64_t n = 0; n < x.sizes[0]; ++n) {
+    for (int64_t c = 0; c < x.sizes[1]; ++c) {
+      const S* plane = xp + n * x.strides[0] + c * x.strides[1];
+      S* oplane = yp + n * y.strides[0] + c * y.strides[1];
+      for (int64_t oh = 0; oh < r.out[0]; ++oh) {
+        int64_t h0, hp;
+        CT h0l, h1l;
+        linear_source<CT>(oh, r.in[0], r.out[0], align_corners, r.scale[0], &h0, &hp, &h0l, &h1l);
+        const S* row0 = plane + h0 * x.strides[2];
+        const S* row1 = row0 + hp * x.strides[2];
+        for (int64_t ow = 0; ow < r.out[1]; ++ow) {
+          int64_t w0, wp;
+          CT w0l, w1l;
+          linear_source<CT>(ow, r.in[1], r.out[1], align_corners, r.scale[1], &w0, &wp, &w0l,
+                            &w1l);
+          const int64_t a = w0 * x.strides[3];
+          const int64_t b = (w0 + wp) * x.strides[3];
+          const CT v = h0l * (w0l * convert<CT>(row0[a]) + w1l * convert<CT>(row0[b])) +
+                       h1l * (w0l * convert<CT>(row1[a]) + w1l * convert<CT>(row1[b]));
+          oplane[oh * y.strides[2] + ow * y.strides[3]] = convert<S>(v);
+        }
+      }
+    }
+  }
+}
+
+void upsample_nearest2d_vec_out(KernelContext& ctx, EValue** args) {
+  Tensor* input = tensor_arg(ctx, args, 0, "input");
+  if (input == nullptr) return;
+  Tensor* out = tensor_arg(ctx, args, 3, "out");
+  if (out == nullptr) return;
+  Resize r;
+  if (!read_resize(ctx, args, *input, 1, 2, &r) || !resize_upsample_out(ctx, *input, *out, r)) {
+    return;
+  }
+  if (out->numel == 0) return;
+  const bool ok = dispatch_dtype<kRealTypes>(input->dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    upsample_nearest<S>(*input, *out, r);
+  });
+  if (!ok) fail_dtype(ctx, "input", input->dtype);
+}
+
+void upsample_bilinear2d_vec_out(KernelContext& ctx, EValue** args) {
+  Tensor* input = tensor_arg(ctx, args, 0, "input");
+  if (input == nullptr) return;
+  bool align_corners = false;
+  if (!bool_arg(ctx, args, 2, "align_corners", &align_corners)) return;
+  Tensor* out = tensor_arg(ctx, args, 4, "out");
+  if (out == nullptr) return;
+  Resize r;
+  if (!read_resize(ctx, args, *input, 1, 3, &r) || !resize_upsample_out(ctx, *input, *out, r)) {
+    return;
+  }
+  if (out->numel == 0) return;
+  const bool ok = dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    upsample_bilinear<S>(*input, *out, r, align_corners);
+  });
+  if (!ok) fail_dtype(ctx, "input", input->dtype);
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::upsample_nearest2d.vec_out", upsample_nearest2d_vec_out, 5);
+EMBER_REGISTER_KERNEL("aten::upsample_bilinear2d.vec_out", upsample_bilinear2d_vec_out, 6);
+
+}  // namespace ember::kernels::portable

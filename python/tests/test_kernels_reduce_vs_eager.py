@@ -1,0 +1,678 @@
+"""Reduction, normalization, pooling, resampling and sorting kernels against eager.
+
+Same contract as ``test_kernels_vs_eager.py``: inputs are NumPy arrays, the
+kernel runs through ``ember._C.call_kernel`` (out arrays written in place),
+and the result is compared with the eager ATen op. Multi-out ops pass
+``returns=[...]``: the indices of the outs that form the TensorList return
+slot, as the emitter builds it. bfloat16 is covered by the C++ tests only
+(NumPy has no bfloat16).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+_C = pytest.importorskip("ember._C")
+
+aten = torch.ops.aten
+
+# Absolute and relative tolerance per dtype, for every test in this file.
+# float32 reductions here accumulate in float64 and eager in float32, so
+# results differ by eager's rounding; 16-bit floats differ by one rounding.
+TOLERANCES: dict[np.dtype, tuple[float, float]] = {
+    np.dtype(np.float16): (1e-2, 1e-2),
+    np.dtype(np.float32): (1e-5, 1e-5),
+    np.dtype(np.float64): (1e-10, 1e-10),
+}
+
+FLOAT_DTYPES = [np.float16, np.float32, np.float64]
+INT_DTYPES = [np.uint8, np.int8, np.int16, np.int32, np.int64]
+ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES + [np.bool_]
+DTYPE_CODE = {np.dtype(np.int64): 4, np.dtype(np.float32): 6, np.dtype(np.float64): 7}
+
+RNG = np.random.default_rng(1)
+
+
+def rand(shape, dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        values = RNG.integers(0, 2, size=shape)
+    elif dtype.kind in "iu":
+        values = RNG.integers(0 if dtype.kind == "u" else -20, 20, size=shape)
+    else:
+        values = RNG.standard_normal(shape)
+    return np.asarray(values).astype(dtype)
+
+
+def distinct(shape, dtype) -> np.ndarray:
+    """A permutation of 0..n-1 (scaled for floats): no ties, so indices are unique."""
+    n = int(np.prod(shape))
+    values = RNG.permutation(n).reshape(shape)
+    if np.dtype(dtype).kind == "f":
+        values = values * 0.25 - n / 8
+    return values.astype(dtype)
+
+
+def channels_last(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
+def transposed(x: np.ndarray) -> np.ndarray:
+    """Same logical values, last two dims swapped in memory."""
+    axes = list(range(x.ndim))
+    axes[-1], axes[-2] = axes[-2], axes[-1]
+    return np.ascontiguousarray(x.transpose(axes)).transpose(axes)
+
+
+LAYOUTS = {"contiguous": lambda x: x, "transposed": transposed}
+
+
+def t(x: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.array(x, order="C"))
+
+
+def empty_for(want: torch.Tensor) -> np.ndarray:
+    return np.empty(tuple(want.shape), dtype=want.numpy().dtype)
+
+
+def check(got: np.ndarray, want: torch.Tensor) -> None:
+    want_np = want.numpy()
+    assert got.shape == want_np.shape, (got.shape, want_np.shape)
+    assert got.dtype == want_np.dtype, (got.dtype, want_np.dtype)
+    if got.dtype in TOLERANCES:
+        atol, rtol = TOLERANCES[got.dtype]
+        np.testing.assert_allclose(got.astype(np.float64), want_np.astype(np.float64),
+                                   atol=atol, rtol=rtol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, want_np)
+
+
+# --- sum / mean / prod -------------------------------------------------------
+
+REDUCE_CASES = [
+    ((2, 3, 4), [1]),
+    ((2, 3, 4), [-1]),
+    ((2, 3, 4), [0, 2]),
+    ((2, 3, 4), None),
+    ((5, 7), [0]),
+    ((3, 0, 2), [1]),
+    ((3, 0, 2), [2]),
+    ((4,), [0]),
+    ((), None),
+    ((2, 130, 3), [1]),
+]
+
+
+@pytest.mark.parametrize("shape,dim", REDUCE_CASES)
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_sum(shape, dim, keepdim, dtype):
+    x = rand(shape, dtype)
+    want = aten.sum.dim_IntList(t(x), dim, keepdim)
+    out = empty_for(want)
+    _C.call_kernel("aten::sum.IntList_out", [x, dim, keepdim, None, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32])
+def test_sum_default_and_dtype(dtype):
+    x = rand((3, 4), dtype)
+    want = aten.sum.default(t(x))
+    out = empty_for(want)
+    _C.call_kernel("aten::sum.out", [x, None, out])
+    check(out, want)
+    want = aten.sum.dim_IntList(t(x), [0], False, dtype=torch.float64)
+    out = empty_for(want)
+    _C.call_kernel("aten::sum.IntList_out", [x, [0], False, ("dtype", 7), out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "transposed"])
+@pytest.mark.parametrize("dim", [[1], [2, 3], [0, 1], None])
+def test_sum_mean_non_contiguous(layout, dim):
+    x = rand((2, 3, 4, 5), np.float32)
+    xl = channels_last(x) if layout == "channels_last" else transposed(x)
+    for name, op in [("sum.IntList_out", aten.sum.dim_IntList), ("mean.out", aten.mean.dim)]:
+        want = op(t(x), dim, True)
+        out = empty_for(want)
+        _C.call_kernel(f"aten::{name}", [xl, dim, True, None, out])
+        check(out, want)
+
+
+@pytest.mark.parametrize("shape,dim", REDUCE_CASES)
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_mean(shape, dim, keepdim, dtype):
+    x = rand(shape, dtype)
+    want = aten.mean.dim(t(x), dim, keepdim)
+    out = empty_for(want)
+    _C.call_kernel("aten::mean.out", [x, dim, keepdim, None, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_mean_default(dtype):
+    x = rand((3, 5), dtype)
+    want = aten.mean.default(t(x))
+    out = empty_for(want)
+    _C.call_kernel("aten::mean.dtype_out", [x, None, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("shape,dim", [((2, 3, 4), 1), ((2, 3, 4), -1), ((3, 0), 0), ((5,), 0)])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_prod(shape, dim, keepdim, dtype):
+    x = rand(shape, dtype)
+    if x.dtype.kind == "f":
+        x = (x * 0.5 + 1).astype(dtype)
+    elif x.dtype.kind in "iu":
+        x = (x % 3).astype(dtype)
+    want = aten.prod.dim_int(t(x), dim, keepdim)
+    out = empty_for(want)
+    _C.call_kernel("aten::prod.int_out", [x, dim, keepdim, None, out])
+    check(out, want)
+    want = aten.prod.default(t(x))
+    out = empty_for(want)
+    _C.call_kernel("aten::prod.out", [x, None, out])
+    check(out, want)
+
+
+# --- amax / amin / max / min / any -----------------------------------------
+
+
+@pytest.mark.parametrize("shape,dim", [((2, 3, 4), [1]), ((2, 3, 4), [0, -1]), ((2, 3, 4), []),
+                                       ((3, 0, 2), [2]), ((6,), [0])])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("op", ["amax", "amin"])
+def test_amax_amin(op, shape, dim, keepdim, dtype):
+    x = rand(shape, dtype)
+    want = getattr(aten, op).default(t(x), dim, keepdim)
+    out = empty_for(want)
+    _C.call_kernel(f"aten::{op}.out", [x, dim, keepdim, out])
+    check(out, want)
+
+
+def test_amax_nan_and_empty_error():
+    x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32)
+    out = np.empty(2, dtype=np.float32)
+    _C.call_kernel("aten::amax.out", [x, [1], False, out])
+    check(out, aten.amax.default(t(x), [1]))
+    with pytest.raises(Exception, match="non-zero size"):
+        _C.call_kernel("aten::amax.out", [np.zeros((0, 3), np.float32), [0], False,
+                                          np.empty(3, np.float32)])
+    with pytest.raises(IndexError):  # Eager fails the same way.
+        aten.amax.default(torch.zeros(0, 3), [0])
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_unary(op, dtype):
+    x = rand((4, 5), dtype)
+    want = getattr(aten, op).default(t(x))
+    out = empty_for(want)
+    _C.call_kernel(f"aten::{op}.unary_out", [x, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_any(dtype, keepdim):
+    x = rand((3, 4, 2), dtype)
+    x[0] = 0
+    want = aten.any.dim(t(x), 1, keepdim)
+    out = empty_for(want)
+    _C.call_kernel("aten::any.out", [x, 1, keepdim, out])
+    check(out, want)
+    want = aten.any.dims(t(x), [0, 2], keepdim)
+    out = empty_for(want)
+    _C.call_kernel("aten::any.dims_out", [x, [0, 2], keepdim, out])
+    check(out, want)
+    want = aten.any.default(t(x))
+    out = empty_for(want)
+    _C.call_kernel("aten::any.all_out", [x, out])
+    check(out, want)
+
+
+# --- argmax / argmin / max.dim / min.dim -------------------------------------
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES)
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_argmax_argmin(op, dtype, dim, keepdim, layout):
+    x = distinct((4, 6), dtype) if np.dtype(dtype).itemsize > 1 else rand((4, 6), dtype)
+    want = getattr(aten, op).default(t(x), dim, keepdim)
+    out = empty_for(want)
+    _C.call_kernel(f"aten::{op}.out", [LAYOUTS[layout](x), dim, keepdim, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_dim(op, dtype, dim, keepdim):
+    x = distinct((3, 5, 4), dtype) if dtype not in (np.bool_, np.uint8, np.int8) else rand(
+        (3, 5, 4), dtype)
+    values, indices = getattr(aten, op).dim(t(x), dim, keepdim)
+    out_v, out_i = empty_for(values), empty_for(indices)
+    _C.call_kernel(f"aten::{op}.dim_{op}", [x, dim, keepdim, out_v, out_i], returns=[3, 4])
+    check(out_v, values)
+    check(out_i, indices)
+
+
+# --- var / cumsum ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape,dim", [((3, 4), [1]), ((3, 4), None), ((2, 3, 4), [0, 2]),
+                                       ((1, 5), [0]), ((0, 3), [0])])
+@pytest.mark.parametrize("correction", [None, 0, 1, 2.5])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_var(shape, dim, correction, keepdim, dtype):
+    x = rand(shape, dtype)
+    want = aten.var.correction(t(x), dim, correction=correction, keepdim=keepdim)
+    out = empty_for(want)
+    _C.call_kernel("aten::var.correction_out", [x, dim, correction, keepdim, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_var_dim(unbiased):
+    x = rand((4, 6), np.float64)
+    want = aten.var.dim(t(x), [1], unbiased, False)
+    out = empty_for(want)
+    _C.call_kernel("aten::var.out", [x, [1], unbiased, False, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_cumsum(dim, dtype, layout):
+    x = rand((3, 5), dtype)
+    want = aten.cumsum.default(t(x), dim)
+    out = empty_for(want)
+    _C.call_kernel("aten::cumsum.out", [LAYOUTS[layout](x), dim, None, out])
+    check(out, want)
+
+
+def test_cumsum_dtype_and_empty():
+    x = rand((4,), np.int32)
+    want = aten.cumsum.default(t(x), 0, dtype=torch.float32)
+    out = empty_for(want)
+    _C.call_kernel("aten::cumsum.out", [x, 0, ("dtype", 6), out])
+    check(out, want)
+    e = np.zeros((0, 3), np.float32)
+    out = np.empty((0, 3), np.float32)
+    _C.call_kernel("aten::cumsum.out", [e, 1, None, out])
+
+
+# --- softmax / log_softmax ---------------------------------------------------
+
+
+@pytest.mark.parametrize("shape,dim", [((2, 5), 1), ((2, 5), 0), ((2, 3, 4, 5), 1),
+                                       ((2, 3, 4, 5), -1), ((7,), 0), ((), 0), ((0, 3), 1)])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("op", ["_softmax", "_log_softmax"])
+def test_softmax(op, shape, dim, dtype):
+    x = np.asarray(rand(shape, np.float64) * 4).astype(dtype)
+    want = getattr(aten, op).default(t(x), dim, False)
+    out = empty_for(want)
+    _C.call_kernel(f"aten::{op}.out", [x, dim, False, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("dim", [1, 3])
+@pytest.mark.parametrize("op", ["_softmax", "_log_softmax"])
+def test_softmax_channels_last_and_large(op, dim):
+    x = (rand((2, 3, 4, 5), np.float32) * 100).astype(np.float32)
+    want = getattr(aten, op).default(t(x), dim, False)
+    out = channels_last(np.empty((2, 3, 4, 5), np.float32))
+    _C.call_kernel(f"aten::{op}.out", [channels_last(x), dim, False, out])
+    check(out, want)
+
+
+# --- norms ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape,normalized", [((2, 3, 8), [8]), ((4, 3, 5), [3, 5]), ((6,), [6]),
+                                              ((0, 4), [4])])
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_native_layer_norm(shape, normalized, affine, dtype):
+    x = rand(shape, dtype)
+    w = rand(normalized, dtype) if affine else None
+    b = rand(normalized, dtype) if affine else None
+    want = aten.native_layer_norm.default(t(x), normalized, None if w is None else t(w),
+                                          None if b is None else t(b), 1e-5)
+    outs = [empty_for(r) for r in want]
+    _C.call_kernel("aten::native_layer_norm.out", [x, normalized, w, b, 1e-5, *outs],
+                   returns=[5, 6, 7])
+    for got, r in zip(outs, want, strict=True):
+        check(got, r)
+
+
+def test_native_layer_norm_channels_last_input():
+    x = rand((2, 3, 4, 5), np.float32)
+    want = aten.native_layer_norm.default(t(x), [4, 5], None, None, 1e-5)
+    outs = [empty_for(r) for r in want]
+    _C.call_kernel("aten::native_layer_norm.out", [channels_last(x), [4, 5], None, None, 1e-5,
+                                                   *outs], returns=[5, 6, 7])
+    for got, r in zip(outs, want, strict=True):
+        check(got, r)
+
+
+# Groups of one element are left out: eager float32 statistics there are off by ~3e-5.
+@pytest.mark.parametrize("shape,group", [((2, 6, 4, 3), 3), ((3, 4, 5), 2), ((2, 4), 2)])
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("cl", [False, True])
+def test_native_group_norm(shape, group, affine, dtype, cl):
+    if cl and len(shape) != 4:
+        pytest.skip("channels-last is 4-D")
+    x = rand(shape, dtype)
+    c = shape[1]
+    hxw = int(np.prod(shape[2:]))
+    w = rand((c,), dtype) if affine else None
+    b = rand((c,), dtype) if affine else None
+    want = aten.native_group_norm.default(t(x), None if w is None else t(w),
+                                          None if b is None else t(b), shape[0], c, hxw, group,
+                                          1e-5)
+    outs = [empty_for(r) for r in want]
+    if cl:
+        outs[0] = channels_last(outs[0])
+        x = channels_last(x)
+    _C.call_kernel("aten::native_group_norm.out",
+                   [x, w, b, shape[0], c, hxw, group, 1e-5, *outs], returns=[8, 9, 10])
+    for got, r in zip(outs, want, strict=True):
+        check(got, r)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (4, 3), (2, 3, 6)])
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_batch_norm_no_training(shape, affine, dtype):
+    x = rand(shape, dtype)
+    c = shape[1]
+    w = rand((c,), dtype) if affine else None
+    b = rand((c,), dtype) if affine else None
+    rm = rand((c,), dtype)
+    rv = (np.abs(rand((c,), np.float64)) + 0.5).astype(dtype)
+    want = aten._native_batch_norm_legit_no_training.default(
+        t(x), None if w is None else t(w), None if b is None else t(b), t(rm), t(rv), 0.1, 1e-5)
+    outs = [empty_for(r) for r in want]
+    xin = channels_last(x) if len(shape) == 4 else x
+    _C.call_kernel("aten::_native_batch_norm_legit_no_training.out",
+                   [xin, w, b, rm, rv, 0.1, 1e-5, *outs], returns=[7, 8, 9])
+    for got, r in zip(outs, want, strict=True):
+        check(got, r)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batch_norm_no_stats(dtype):
+    x = rand((3, 4, 5), dtype)
+    w = rand((4,), dtype)
+    want = aten._native_batch_norm_legit.no_stats(t(x), t(w), None, True, 0.1, 1e-5)
+    outs = [empty_for(r) for r in want]
+    _C.call_kernel("aten::_native_batch_norm_legit.no_stats_out",
+                   [x, w, None, True, 0.1, 1e-5, *outs], returns=[6, 7, 8])
+    for got, r in zip(outs, want, strict=True):
+        check(got, r)
+
+
+# --- pooling -------------------------------------------------------------------
+
+AVG2D_CASES = [
+    # kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
+    ([2, 2], [], [0, 0], False, True, None),
+    ([3, 3], [2, 2], [1, 1], False, True, None),
+    ([3, 3], [2, 2], [1, 1], False, False, None),
+    ([3, 2], [2, 1], [1, 0], True, True, None),
+    ([3, 3], [2, 2], [1, 1], True, False, None),
+    ([2, 2], [2, 2], [1, 1], False, True, 3),
+]
+
+
+@pytest.mark.parametrize("args", AVG2D_CASES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [np.int64])
+@pytest.mark.parametrize("shape", [(2, 3, 7, 6), (3, 5, 5)])
+def test_avg_pool2d(args, dtype, shape):
+    x = rand(shape, dtype)
+    want = aten.avg_pool2d.default(t(x), *args)
+    out = empty_for(want)
+    xin = channels_last(x) if len(shape) == 4 else x
+    _C.call_kernel("aten::avg_pool2d.out", [xin, *args, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("args", [([2, 2, 2], [], [0, 0, 0], False, True, None),
+                                  ([3, 3, 3], [2, 2, 2], [1, 1, 1], True, False, None)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_avg_pool3d(args, dtype):
+    x = rand((2, 2, 5, 6, 5), dtype)
+    want = aten.avg_pool3d.default(t(x), *args)
+    out = empty_for(want)
+    _C.call_kernel("aten::avg_pool3d.out", [x, *args, out])
+    check(out, want)
+
+
+MAXPOOL2D_CASES = [
+    # kernel, stride, padding, dilation, ceil_mode
+    ([2, 2], [], [0, 0], [1, 1], False),
+    ([3, 3], [2, 2], [1, 1], [1, 1], False),
+    ([3, 3], [2, 2], [1, 1], [1, 1], True),
+    ([2, 3], [1, 2], [1, 1], [2, 1], False),
+]
+
+
+@pytest.mark.parametrize("args", MAXPOOL2D_CASES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [np.int32, np.int64])
+@pytest.mark.parametrize("cl", [False, True])
+def test_max_pool2d_with_indices(args, dtype, cl):
+    x = distinct((2, 3, 7, 6), dtype)
+    values, indices = aten.max_pool2d_with_indices.default(t(x), *args)
+    out_v, out_i = empty_for(values), empty_for(indices)
+    xin = channels_last(x) if cl else x
+    _C.call_kernel("aten::max_pool2d_with_indices.out", [xin, *args, out_v, out_i],
+                   returns=[6, 7])
+    check(out_v, values)
+    check(out_i, indices)
+
+
+def test_max_pool2d_nan():
+    x = rand((1, 1, 4, 4), np.float32)
+    x[0, 0, 1, 1] = np.nan
+    values, indices = aten.max_pool2d_with_indices.default(t(x), [2, 2], [2, 2])
+    out_v, out_i = empty_for(values), empty_for(indices)
+    _C.call_kernel("aten::max_pool2d_with_indices.out",
+                   [x, [2, 2], [2, 2], [0, 0], [1, 1], False, out_v, out_i], returns=[6, 7])
+    check(out_v, values)
+    check(out_i, indices)
+
+
+@pytest.mark.parametrize("args", [([2, 2, 2], [], [0, 0, 0], [1, 1, 1], False),
+                                  ([3, 3, 3], [2, 2, 2], [1, 1, 1], [1, 1, 1], True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool3d_with_indices(args, dtype):
+    x = distinct((2, 2, 5, 6, 5), dtype)
+    values, indices = aten.max_pool3d_with_indices.default(t(x), *args)
+    out_v, out_i = empty_for(values), empty_for(indices)
+    _C.call_kernel("aten::max_pool3d_with_indices.out", [x, *args, out_v, out_i],
+                   returns=[6, 7])
+    check(out_v, values)
+    check(out_i, indices)
+
+
+@pytest.mark.parametrize("shape,size", [((2, 3, 7, 6), [3, 4]), ((2, 3, 7, 6), [1, 1]),
+                                        ((3, 5, 9), [4, 9]), ((2, 3, 4, 4), [8, 8])])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_adaptive_avg_pool2d(shape, size, dtype):
+    x = rand(shape, dtype)
+    want = aten._adaptive_avg_pool2d.default(t(x), size)
+    out = empty_for(want)
+    xin = channels_last(x) if len(shape) == 4 else x
+    _C.call_kernel("aten::_adaptive_avg_pool2d.out", [xin, size, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("size", [[2, 3, 2], [1, 1, 1]])
+def test_adaptive_avg_pool3d(size):
+    x = rand((2, 3, 5, 7, 4), np.float32)
+    want = aten._adaptive_avg_pool3d.default(t(x), size)
+    out = empty_for(want)
+    _C.call_kernel("aten::_adaptive_avg_pool3d.out", [x, size, out])
+    check(out, want)
+
+
+# --- upsampling ----------------------------------------------------------------
+
+RESIZES = [([8, 6], None), ([5, 7], None), ([3, 2], None), (None, [2.0, 2.0]),
+           (None, [1.5, 2.5]), (None, [0.5, 0.7])]
+
+
+@pytest.mark.parametrize("size,scales", RESIZES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [np.uint8])
+def test_upsample_nearest2d(size, scales, dtype):
+    x = rand((2, 3, 4, 3), dtype)
+    want = aten.upsample_nearest2d.vec(t(x), size, scales)
+    out = empty_for(want)
+    _C.call_kernel("aten::upsample_nearest2d.vec_out", [channels_last(x), size, scales, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("size,scales", RESIZES)
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_upsample_bilinear2d(size, scales, align_corners, dtype):
+    x = rand((2, 3, 4, 3), dtype)
+    want = aten.upsample_bilinear2d.vec(t(x), size, align_corners, scales)
+    out = empty_for(want)
+    _C.call_kernel("aten::upsample_bilinear2d.vec_out", [x, size, align_corners, scales, out])
+    check(out, want)
+
+
+# --- sort / topk -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_sort_stable(dim, descending, dtype, layout):
+    x = rand((5, 7), dtype)  # Ties included: the stable order is unique.
+    values, indices = aten.sort.stable(t(x), stable=True, dim=dim, descending=descending)
+    out_v, out_i = empty_for(values), empty_for(indices)
+    _C.call_kernel("aten::sort.values_stable",
+                   [LAYOUTS[layout](x), True, dim, descending, out_v, out_i], returns=[4, 5])
+    check(out_v, values)
+    check(out_i, indices)
+
+
+def test_sort_nan():
+    x = np.array([2.0, np.nan, -1.0, np.nan, 0.5], dtype=np.float32)
+    for descending in (False, True):
+        values, indices = aten.sort.stable(t(x), stable=True, dim=0, descending=descending)
+        out_v, out_i = empty_for(values), empty_for(indices)
+        _C.call_kernel("aten::sort.values", [x, 0, descending, out_v, out_i], returns=[3, 4])
+        check(out_v, values)
+        check(out_i, indices)
+
+
+@pytest.mark.parametrize("k,dim", [(3, -1), (1, 0), (0, 1), (7, 1), (4, 0)])
+@pytest.mark.parametrize("largest", [False, True])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES)
+def test_topk(k, dim, largest, dtype):
+    x = distinct((4, 7), dtype) if np.dtype(dtype).itemsize > 1 else rand((4, 7), dtype)
+    values, indices = aten.topk.default(t(x), k, dim, largest, True)
+    out_v, out_i = empty_for(values), empty_for(indices)
+    _C.call_kernel("aten::topk.values", [x, k, dim, largest, True, out_v, out_i],
+                   returns=[5, 6])
+    check(out_v, values)
+    if np.dtype(dtype).itemsize > 1:
+        check(out_i, indices)
+    else:  # Ties: any index holding the value is right.
+        taken = np.take_along_axis(x, out_i, axis=dim)
+        np.testing.assert_array_equal(taken, out_v)
+
+
+# --- distances -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, float("inf")])
+@pytest.mark.parametrize("shapes", [((5, 3), (4, 3)), ((2, 5, 3), (2, 4, 3)),
+                                    ((2, 1, 5, 3), (3, 4, 3))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cdist(p, shapes, dtype):
+    a, b = rand(shapes[0], dtype), rand(shapes[1], dtype)
+    if p == 0.0:
+        a, b = np.round(a), np.round(b)
+    want = aten._cdist_forward.default(t(a), t(b), p, None)
+    out = empty_for(want)
+    _C.call_kernel("aten::_cdist_forward.out", [a, b, p, None, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 0.5, float("inf")])
+@pytest.mark.parametrize("n", [1, 2, 6])
+def test_pdist(p, n):
+    x = rand((n, 4), np.float64)
+    want = aten._pdist_forward.default(t(x), p)
+    out = empty_for(want)
+    _C.call_kernel("aten::_pdist_forward.out", [x, p, out])
+    check(out, want)
+
+
+# --- grid sampling / col2im ------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("padding", [0, 1, 2])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_grid_sampler_2d(mode, padding, align_corners, dtype):
+    x = rand((2, 3, 5, 4), dtype)
+    grid = (RNG.uniform(-1.3, 1.3, size=(2, 6, 7, 2))).astype(dtype)
+    want = aten.grid_sampler_2d.default(t(x), t(grid), mode, padding, align_corners)
+    out = empty_for(want)
+    _C.call_kernel("aten::grid_sampler_2d.out",
+                   [channels_last(x), grid, mode, padding, align_corners, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("args", [
+    # output_size, kernel, dilation, padding, stride
+    ([4, 5], [2, 2], [1, 1], [0, 0], [1, 1]),
+    ([6, 6], [3, 3], [1, 1], [1, 1], [2, 2]),
+    ([7, 5], [2, 3], [2, 1], [1, 0], [1, 2]),
+])
+@pytest.mark.parametrize("batched", [False, True])
+def test_col2im(args, batched):
+    size, k, d, p, s = args
+    blocks = [(size[i] + 2 * p[i] - (d[i] * (k[i] - 1) + 1)) // s[i] + 1 for i in range(2)]
+    shape = (3 * k[0] * k[1], blocks[0] * blocks[1])
+    x = rand(((2,) + shape) if batched else shape, np.float32)
+    want = aten.col2im.default(t(x), size, k, d, p, s)
+    out = empty_for(want)
+    _C.call_kernel("aten::col2im.out", [x, size, k, d, p, s, out])
+    check(out, want)
+
+
+# --- errors through the binding --------------------------------------------------
+
+
+def test_errors_name_the_op_and_argument():
+    x = rand((2, 3), np.float32)
+    with pytest.raises(Exception, match="dim"):
+        _C.call_kernel("aten::sum.IntList_out", [x, [5], False, None, np.empty(2, np.float32)])
+    with pytest.raises(Exception, match="int64"):
+        _C.call_kernel("aten::argmax.out", [x, 1, False, np.empty(2, np.float32)])
+    with pytest.raises(Exception, match="returns"):
+        _C.call_kernel("aten::max.dim_max", [x, 1, False, np.empty(2, np.float32),
+                                             np.empty(2, np.int64)], returns=[9])
