@@ -9,9 +9,12 @@
 // Transposed convolution fails with NotSupported. Each (batch, group) is one
 // GEMM: out[OCg × OH·OW] = weight[OCg × Cg·KH·KW] · columns, where the im2col
 // columns are packed straight into the GEMM's panels (no column buffer).
+// Depthwise convolutions (one input channel per group, at most 4 output
+// channels per group) skip the GEMM for a direct loop (run_depthwise).
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/gemm.h"
+#include "kernels/portable/util/gemv.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
@@ -23,25 +26,42 @@ struct ConvGeometry {
   int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
 };
 
-// A = weight of one group seen as [OCg, Cg·KH·KW]; k decodes to (c, kh, kw).
+// Walks k = (c, y, x) of a Cg·KH·KW reduction without divides.
+struct KernelIndex {
+  int64_t c, y, x;
+  KernelIndex(int64_t k, const ConvGeometry& g) {
+    const int64_t khw = g.kh * g.kw;
+    c = k / khw;
+    const int64_t r = k - c * khw;
+    y = r / g.kw;
+    x = r - y * g.kw;
+  }
+  void next(const ConvGeometry& g) {
+    if (++x == g.kw) {
+      x = 0;
+      if (++y == g.kh) {
+        y = 0;
+        ++c;
+      }
+    }
+  }
+};
+
+// A = weight of one group seen as [OCg, Cg·KH·KW].
 template <typename T>
 struct WeightSource {
   const T* w;  // At the group's first output channel.
   int64_t s_oc, s_c, s_h, s_w;
   const ConvGeometry* g;
 
+  template <int kMR>
   void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) const {
-    constexpr int kMR = GemmBlocking<T>::kMR;
-    const int64_t khw = g->kh * g->kw;
     for (int64_t s = 0; s < mc; s += kMR) {
       const int64_t rows = mc - s < kMR ? mc - s : kMR;
-      for (int64_t p = 0; p < kc; ++p) {
-        const int64_t k = p0 + p;
-        const int64_t c = k / khw;
-        const int64_t r = k - c * khw;
-        const int64_t y = r / g->kw;
-        const int64_t x = r - y * g->kw;
-        const T* src = w + (i0 + s) * s_oc + c * s_c + y * s_h + x * s_w;
+      const T* strip = w + (i0 + s) * s_oc;
+      KernelIndex ki(p0, *g);
+      for (int64_t p = 0; p < kc; ++p, ki.next(*g)) {
+        const T* src = strip + ki.c * s_c + ki.y * s_h + ki.x * s_w;
         T* d = dst + p * kMR;
         for (int64_t ii = 0; ii < kMR; ++ii) d[ii] = ii < rows ? src[ii * s_oc] : T(0);
       }
@@ -51,42 +71,76 @@ struct WeightSource {
 };
 
 // B = im2col columns of one (batch, group): [Cg·KH·KW, OH·OW], zero outside
-// the input (padding).
+// the input (padding). A strip of NR output positions is split once into runs
+// that stay on one output row; each k row then copies, per run, the span of
+// input that is inside and zero-fills the edges, with no per-element
+// division or bounds check.
 template <typename T>
 struct Im2colSource {
   const T* x;  // At the batch's and group's first input channel.
   int64_t s_c, s_h, s_w;
   const ConvGeometry* g;
 
+  struct Run {
+    int64_t jj, len;  // Columns [jj, jj + len) of the strip.
+    int64_t ih, iw;   // Input coordinates of the run's first output for tap (0, 0).
+  };
+
+  template <int kNR>
   void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
-    constexpr int kNR = GemmBlocking<T>::kNR;
-    const int64_t khw = g->kh * g->kw;
+    const ConvGeometry& geo = *g;
+    const bool unit_w = geo.stride_w == 1 && s_w == 1;
     for (int64_t s = 0; s < nc; s += kNR) {
       const int64_t cols = nc - s < kNR ? nc - s : kNR;
-      // Top-left input coordinates of each output position in the strip.
-      int64_t ih0[kNR];
-      int64_t iw0[kNR];
-      for (int64_t jj = 0; jj < kNR; ++jj) {
-        const int64_t col = j0 + s + (jj < cols ? jj : 0);
-        const int64_t oh = col / g->out_w;
-        const int64_t ow = col - oh * g->out_w;
-        ih0[jj] = oh * g->stride_h - g->pad_h;
-        iw0[jj] = ow * g->stride_w - g->pad_w;
-      }
-      for (int64_t p = 0; p < kc; ++p) {
-        const int64_t k = p0 + p;
-        const int64_t c = k / khw;
-        const int64_t r = k - c * khw;
-        const int64_t y = r / g->kw;
-        const int64_t xx = r - y * g->kw;
-        const T* plane = x + c * s_c;
-        T* d = dst + p * kNR;
-        for (int64_t jj = 0; jj < kNR; ++jj) {
-          const int64_t ih = ih0[jj] + y * g->dil_h;
-          const int64_t iw = iw0[jj] + xx * g->dil_w;
-          const bool inside = jj < cols && ih >= 0 && ih < g->in_h && iw >= 0 && iw < g->in_w;
-          d[jj] = inside ? plane[ih * s_h + iw * s_w] : T(0);
+      Run runs[kNR];
+      int nruns = 0;
+      {
+        const int64_t col = j0 + s;
+        int64_t oh = col / geo.out_w;
+        int64_t ow = col - oh * geo.out_w;
+        for (int64_t jj = 0; jj < cols; ++oh, ow = 0) {
+          const int64_t len = cols - jj < geo.out_w - ow ? cols - jj : geo.out_w - ow;
+          runs[nruns++] = {jj, len, oh * geo.stride_h - geo.pad_h, ow * geo.stride_w - geo.pad_w};
+          jj += len;
         }
+      }
+      KernelIndex ki(p0, geo);
+      for (int64_t p = 0; p < kc; ++p, ki.next(geo)) {
+        T* d = dst + p * kNR;
+        const T* plane = x + ki.c * s_c;
+        const int64_t dy = ki.y * geo.dil_h;
+        const int64_t dx = ki.x * geo.dil_w;
+        for (int r = 0; r < nruns; ++r) {
+          const Run& run = runs[r];
+          T* dr = d + run.jj;
+          const int64_t ih = run.ih + dy;
+          if (ih < 0 || ih >= geo.in_h) {
+            for (int64_t t = 0; t < run.len; ++t) dr[t] = T(0);
+            continue;
+          }
+          const T* row = plane + ih * s_h;
+          const int64_t iw = run.iw + dx;  // Output t of the run reads iw + t·stride_w.
+          int64_t lo, hi;
+          if (geo.stride_w == 1) {
+            lo = iw >= 0 ? 0 : -iw;
+            hi = geo.in_w - iw;
+          } else {
+            lo = iw >= 0 ? 0 : (-iw + geo.stride_w - 1) / geo.stride_w;
+            hi = iw >= geo.in_w ? 0 : (geo.in_w - 1 - iw) / geo.stride_w + 1;
+          }
+          if (hi > run.len) hi = run.len;
+          if (hi < 0) hi = 0;  // The whole run is right of the input.
+          if (lo > hi) lo = hi;
+          for (int64_t t = 0; t < lo; ++t) dr[t] = T(0);
+          if (unit_w) {
+            const T* src = row + iw;
+            for (int64_t t = lo; t < hi; ++t) dr[t] = src[t];
+          } else {
+            for (int64_t t = lo; t < hi; ++t) dr[t] = row[(iw + t * geo.stride_w) * s_w];
+          }
+          for (int64_t t = hi; t < run.len; ++t) dr[t] = T(0);
+        }
+        for (int64_t jj = cols; jj < kNR; ++jj) d[jj] = T(0);
       }
       dst += kc * kNR;
     }
@@ -115,6 +169,227 @@ bool spatial_list(KernelContext& ctx, EValue** args, int index, const char* name
   return true;
 }
 
+// Depthwise convolution (one input channel per group, output channel oc
+// reads input channel oc / multiplier): a GEMM per channel would have m ≤ 4
+// and k = KH·KW, so this is a direct loop instead. Strides in elements, with
+// the 1-D case seen as H == 1.
+struct DepthwiseStrides {
+  int64_t x_n, x_c, x_h, x_w;
+  int64_t w_oc, w_h, w_w;
+  int64_t o_n, o_c, o_h, o_w;
+  int64_t bias;
+};
+
+// Output columns [lo, hi) read only inside the input for every kernel column.
+inline void interior_cols(const ConvGeometry& g, int64_t* lo, int64_t* hi) {
+  int64_t l = (g.pad_w + g.stride_w - 1) / g.stride_w;
+  const int64_t last = g.in_w - 1 + g.pad_w - (g.kw - 1) * g.dil_w;  // Largest ow·stride_w.
+  int64_t h = last < 0 ? 0 : last / g.stride_w + 1;
+  if (h > g.out_w) h = g.out_w;
+  if (l > h) l = h;
+  *lo = l;
+  *hi = h;
+}
+
+// The common 3×3 case: out[t] = bias + the nine taps, one pass over a row of
+// interior columns whose three input rows are inside (rows x0 + r·row_step).
+template <typename T>
+[[gnu::always_inline]] inline void dw3x3_row_body(T* __restrict out, const T* x0,
+                                                  int64_t row_step, int64_t dil, const T* w9,
+                                                  T bias, int64_t len) {
+  const T* x1 = x0 + row_step;
+  const T* x2 = x1 + row_step;
+  const T w0 = w9[0], w1 = w9[1], w2 = w9[2], w3 = w9[3], w4 = w9[4], w5 = w9[5], w6 = w9[6],
+          w7 = w9[7], w8 = w9[8];
+  const int64_t d2 = 2 * dil;
+  for (int64_t t = 0; t < len; ++t) {
+    const T r0 = w0 * x0[t] + w1 * x0[t + dil] + w2 * x0[t + d2];
+    const T r1 = w3 * x1[t] + w4 * x1[t + dil] + w5 * x1[t + d2];
+    const T r2 = w6 * x2[t] + w7 * x2[t + dil] + w8 * x2[t + d2];
+    out[t] = bias + r0 + r1 + r2;
+  }
+}
+
+template <typename T>
+void dw3x3_row(T* out, const T* x0, int64_t row_step, int64_t dil, const T* w9, T bias,
+               int64_t len) {
+  dw3x3_row_body(out, x0, row_step, dil, w9, bias, len);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The same loop compiled for AVX2 (8 floats a vector instead of SSE2's 4).
+__attribute__((target("avx2,fma"))) void dw3x3_row_f32_avx2(float* out, const float* x0,
+                                                            int64_t row_step, int64_t dil,
+                                                            const float* w9, float bias,
+                                                            int64_t len) {
+  dw3x3_row_body(out, x0, row_step, dil, w9, bias, len);
+}
+#endif
+
+template <typename T>
+auto select_dw3x3_row() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu_has_avx2_fma()) return &dw3x3_row_f32_avx2;
+  }
+#endif
+  return &dw3x3_row<T>;
+}
+
+// Any layout: one output row at a time, vectorised over W when W is
+// contiguous in input and output and stride_w == 1.
+template <typename T>
+void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, int64_t oc_total,
+                    int64_t mult, const ConvGeometry& g, const DepthwiseStrides& st) {
+  int64_t lo, hi;
+  interior_cols(g, &lo, &hi);
+  const bool unit = st.x_w == 1 && st.o_w == 1 && g.stride_w == 1;
+  const bool k3x3 = unit && g.kh == 3 && g.kw == 3 && hi > lo;
+  const auto row3x3 = select_dw3x3_row<T>();
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t oc = 0; oc < oc_total; ++oc) {
+      const T* xc = x + b * st.x_n + (oc / mult) * st.x_c;
+      const T* wc = w + oc * st.w_oc;
+      T* oc_plane = o + b * st.o_n + oc * st.o_c;
+      const T bv = bias != nullptr ? bias[oc * st.bias] : T(0);
+      T w9[9];
+      if (k3x3) {
+        for (int i = 0; i < 9; ++i) w9[i] = wc[(i / 3) * st.w_h + (i % 3) * st.w_w];
+      }
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        T* orow = oc_plane + oh * st.o_h;
+        const int64_t ih0 = oh * g.stride_h - g.pad_h;
+        // Rows whose kernel rows are all inside: the interior is written in one pass.
+        const bool fast = k3x3 && ih0 >= 0 && ih0 + 2 * g.dil_h < g.in_h;
+        for (int64_t ow = 0; ow < g.out_w; ow = (fast && ow + 1 == lo) ? hi : ow + 1) {
+          orow[ow * st.o_w] = bv;
+        }
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int64_t ih = ih0 + ky * g.dil_h;
+          if (ih < 0 || ih >= g.in_h) continue;
+          const T* xr = xc + ih * st.x_h;
+          const T* wr = wc + ky * st.w_h;
+          // Edge columns: taps checked one by one.
+          for (int64_t kx = 0; kx < g.kw; ++kx) {
+            const T wv = wr[kx * st.w_w];
+            const int64_t off = kx * g.dil_w - g.pad_w;
+            auto edge = [&](int64_t from, int64_t to) {
+              for (int64_t ow = from; ow < to; ++ow) {
+                const int64_t iw = ow * g.stride_w + off;
+                if (iw >= 0 && iw < g.in_w) orow[ow * st.o_w] += wv * xr[iw * st.x_w];
+              }
+            };
+            edge(0, lo);
+            edge(hi, g.out_w);
+          }
+          if (fast) continue;
+          // Interior columns.
+          const int64_t len = hi - lo;
+          if (unit) {
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const T wv = wr[kx * st.w_w];
+              const T* xk = xr + (lo + kx * g.dil_w - g.pad_w);
+              T* __restrict out = orow + lo;
+              for (int64_t t = 0; t < len; ++t) out[t] += wv * xk[t];
+            }
+          } else {
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const T wv = wr[kx * st.w_w];
+              const int64_t off = kx * g.dil_w - g.pad_w;
+              for (int64_t ow = lo; ow < hi; ++ow) {
+                orow[ow * st.o_w] += wv * xr[(ow * g.stride_w + off) * st.x_w];
+              }
+            }
+          }
+        }
+        if (fast) {
+          row3x3(orow + lo, xc + ih0 * st.x_h + (lo - g.pad_w), g.dil_h * st.x_h, g.dil_w, w9, bv,
+                 hi - lo);
+        }
+      }
+    }
+  }
+}
+
+// Channels contiguous in input and output (channels-last) and multiplier 1:
+// one output pixel at a time, vectorised over a block of channels whose
+// weights are first transposed to [tap][channel] on the stack. False when
+// the kernel has too many taps for the stack buffer.
+template <typename T>
+bool depthwise_channels_last(const T* x, const T* w, const T* bias, T* o, int64_t batch,
+                             int64_t channels, const ConvGeometry& g, const DepthwiseStrides& st) {
+  constexpr int64_t kBuf = 4096;  // 16 KiB of float weights.
+  constexpr int64_t kMaxBlock = 64;
+  const int64_t taps = g.kh * g.kw;
+  if (taps > kBuf) return false;
+  const int64_t block = kBuf / taps < kMaxBlock ? kBuf / taps : kMaxBlock;
+  alignas(64) T wt[kBuf];
+  alignas(64) T bb[kMaxBlock];
+  for (int64_t c0 = 0; c0 < channels; c0 += block) {
+    const int64_t nb = channels - c0 < block ? channels - c0 : block;
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        T* dt = wt + (ky * g.kw + kx) * block;
+        const T* src = w + c0 * st.w_oc + ky * st.w_h + kx * st.w_w;
+        for (int64_t c = 0; c < nb; ++c) dt[c] = src[c * st.w_oc];
+      }
+    }
+    for (int64_t c = 0; c < nb; ++c) bb[c] = bias != nullptr ? bias[(c0 + c) * st.bias] : T(0);
+    for (int64_t b = 0; b < batch; ++b) {
+      const T* xb = x + b * st.x_n + c0;
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          T* __restrict op = o + b * st.o_n + oh * st.o_h + ow * st.o_w + c0;
+          for (int64_t c = 0; c < nb; ++c) op[c] = bb[c];
+          for (int64_t ky = 0; ky < g.kh; ++ky) {
+            const int64_t ih = oh * g.stride_h - g.pad_h + ky * g.dil_h;
+            if (ih < 0 || ih >= g.in_h) continue;
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const int64_t iw = ow * g.stride_w - g.pad_w + kx * g.dil_w;
+              if (iw < 0 || iw >= g.in_w) continue;
+              const T* xp = xb + ih * st.x_h + iw * st.x_w;
+              const T* wp = wt + (ky * g.kw + kx) * block;
+              for (int64_t c = 0; c < nb; ++c) op[c] += wp[c] * xp[c];
+            }
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+template <typename T>
+void run_depthwise(const Tensor& input, const Tensor& weight, const Tensor* bias,
+                   const ConvGeometry& g, Tensor& out) {
+  const bool is_2d = input.dim == 4;
+  const int64_t batch = input.sizes[0];
+  const int64_t oc_total = weight.sizes[0];
+  const int64_t mult = oc_total / input.sizes[1];
+  DepthwiseStrides st{};
+  st.x_n = input.strides[0];
+  st.x_c = input.strides[1];
+  st.x_h = is_2d ? input.strides[2] : 0;
+  st.x_w = input.strides[is_2d ? 3 : 2];
+  st.w_oc = weight.strides[0];
+  st.w_h = is_2d ? weight.strides[2] : 0;
+  st.w_w = weight.strides[is_2d ? 3 : 2];
+  st.o_n = out.strides[0];
+  st.o_c = out.strides[1];
+  st.o_h = is_2d ? out.strides[2] : 0;
+  st.o_w = out.strides[is_2d ? 3 : 2];
+  st.bias = bias != nullptr ? bias->strides[0] : 0;
+  const T* x = input.data_ptr<const T>();
+  const T* w = weight.data_ptr<const T>();
+  const T* bv = bias != nullptr ? bias->data_ptr<const T>() : nullptr;
+  T* o = out.data_ptr<T>();
+  if (mult == 1 && st.x_c == 1 && st.o_c == 1 && oc_total > 1 &&
+      depthwise_channels_last(x, w, bv, o, batch, oc_total, g, st)) {
+    return;
+  }
+  depthwise_rows(x, w, bv, o, batch, oc_total, mult, g, st);
+}
+
 template <typename T>
 void run_conv(const Tensor& input, const Tensor& weight, const Tensor* bias, int64_t groups,
               const ConvGeometry& g, Tensor& out) {
@@ -122,6 +397,10 @@ void run_conv(const Tensor& input, const Tensor& weight, const Tensor* bias, int
   const int64_t batch = input.sizes[0];
   const int64_t oc_total = weight.sizes[0];
   const int64_t ocg = oc_total / groups;
+  if (g.c_per_group == 1 && ocg <= kGemvMaxM) {
+    run_depthwise<T>(input, weight, bias, g, out);
+    return;
+  }
   const int64_t k = g.c_per_group * g.kh * g.kw;
   const int64_t n = g.out_h * g.out_w;
   // Strides with the 1-D case seen as H == 1.

@@ -95,7 +95,21 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{1, 6, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6, true},    // depthwise
                       ConvCase{2, 16, 4, 4, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, true},  // pointwise
                       ConvCase{1, 40, 12, 12, 80, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},  // > blocks
-                      ConvCase{1, 2, 5, 1, 3, 2, 1, 1, 1, 0, 0, 1, 1, 1, false}));  // W == 1
+                      ConvCase{1, 2, 5, 1, 3, 2, 1, 1, 1, 0, 0, 1, 1, 1, false},   // W == 1
+                      // Depthwise (direct path): stride, padding, dilation, multiplier, k×k.
+                      ConvCase{2, 8, 13, 17, 8, 3, 3, 2, 2, 1, 1, 1, 1, 8, true},
+                      ConvCase{1, 5, 11, 12, 5, 3, 3, 1, 1, 2, 2, 2, 2, 5, false},
+                      ConvCase{1, 4, 9, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4, true},   // multiplier 2
+                      ConvCase{1, 3, 7, 8, 12, 5, 3, 2, 1, 2, 0, 1, 2, 3, true},   // multiplier 4
+                      ConvCase{1, 70, 6, 7, 70, 5, 5, 1, 1, 2, 2, 1, 1, 70, true}, // > one block
+                      ConvCase{1, 16, 4, 40, 16, 1, 7, 1, 3, 0, 3, 1, 1, 16, false},
+                      ConvCase{1, 6, 3, 3, 6, 3, 3, 1, 1, 1, 1, 2, 2, 6, true},    // no interior
+                      ConvCase{1, 1, 9, 9, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},    // C_in == 1
+                      // Small-K im2col: runs that cross output rows, strides and edges.
+                      ConvCase{1, 3, 20, 23, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
+                      ConvCase{2, 3, 19, 11, 5, 3, 3, 2, 3, 1, 2, 1, 1, 1, true},
+                      ConvCase{1, 2, 9, 5, 7, 2, 3, 1, 1, 3, 4, 2, 1, 1, false},
+                      ConvCase{1, 3, 6, 3, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}));
 
 TEST(OpConvolutionTest, OneDimensional) {
   TensorFactory tf;
@@ -107,6 +121,58 @@ TEST(OpConvolutionTest, OneDimensional) {
   ASSERT_TRUE(r.ok()) << r.message;
   // t=0: 1+2 + 0.5*10-20 = -12; t=1: 3+4 + 15-40 = -18.
   EXPECT_EQ(out.values<double>(), (std::vector<double>{-12, -18}));
+}
+
+TEST(OpConvolutionTest, DepthwiseMixedLayoutsAndOneDimensional) {
+  // Channels-last input with contiguous output and the other way round.
+  const int c = 6, h = 9, w = 11;
+  auto xv = randv(size_t(c) * h * w, 41);
+  auto wv = randv(size_t(c) * 9, 42);
+  auto bv = randv(c, 43);
+  int oh = 0, ow = 0;
+  auto want = conv_ref(xv, wv, bv, 1, c, h, w, c, 3, 3, 2, 1, 1, 1, 1, 1, c, &oh, &ow);
+  for (int mix = 0; mix < 2; ++mix) {
+    TensorFactory tf;
+    auto& x = tf.make<float>({1, c, h, w}, xv, mix == 0 ? kChannelsLast : std::vector<uint8_t>{});
+    auto& wt = tf.make<float>({c, 1, 3, 3}, wv);
+    auto& out = tf.make<float>({1, c, oh, ow}, {}, mix == 1 ? kChannelsLast : std::vector<uint8_t>{});
+    auto r = call_kernel(kOp, {&x.ev, &wt.ev, &tf.make<float>({c}, bv).ev, tf.list({2, 1}),
+                               tf.list({1, 1}), tf.list({1, 1}), tf.b(false), tf.list({0, 0}),
+                               tf.i(c), &out.ev});
+    ASSERT_TRUE(r.ok()) << r.message;
+    auto got = out.values<float>();
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << mix << ":" << i;
+  }
+  // 1-D depthwise with multiplier 2, [N, C, L] and [N, L, C] storage.
+  const int l = 10;
+  auto x1 = randv(size_t(2) * 3 * l, 44);
+  auto w1 = randv(size_t(6) * 3, 45);
+  auto want1 = conv_ref(x1, w1, {}, 2, 3, 1, l, 6, 1, 3, 1, 2, 0, 1, 1, 1, 3, &oh, &ow);
+  for (bool c_last : {false, true}) {
+    TensorFactory tf;
+    const std::vector<uint8_t> order = c_last ? std::vector<uint8_t>{0, 2, 1} : std::vector<uint8_t>{};
+    auto& x = tf.make<float>({2, 3, l}, x1, order);
+    auto& wt = tf.make<float>({6, 1, 3}, w1);
+    auto& out = tf.make<float>({2, 6, ow}, {}, order);
+    auto r = call_kernel(kOp, {&x.ev, &wt.ev, tf.none(), tf.list({2}), tf.list({1}), tf.list({1}),
+                               tf.b(false), tf.list({0}), tf.i(3), &out.ev});
+    ASSERT_TRUE(r.ok()) << r.message;
+    auto got = out.values<float>();
+    for (size_t i = 0; i < want1.size(); ++i) ASSERT_NEAR(got[i], want1[i], 1e-5) << i;
+  }
+  // Channels-last, multiplier 1: one channel block after another (1-D, 100 channels).
+  auto x2 = randv(size_t(100) * l, 46);
+  auto w2 = randv(size_t(100) * 3, 47);
+  auto want2 = conv_ref(x2, w2, {}, 1, 100, 1, l, 100, 1, 3, 1, 1, 0, 1, 1, 1, 100, &oh, &ow);
+  TensorFactory tf;
+  auto& x = tf.make<float>({1, 100, l}, x2, {0, 2, 1});
+  auto& wt = tf.make<float>({100, 1, 3}, w2);
+  auto& out = tf.make<float>({1, 100, ow}, {}, {0, 2, 1});
+  auto r = call_kernel(kOp, {&x.ev, &wt.ev, tf.none(), tf.list({1}), tf.list({1}), tf.list({1}),
+                             tf.b(false), tf.list({0}), tf.i(100), &out.ev});
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto got = out.values<float>();
+  for (size_t i = 0; i < want2.size(); ++i) ASSERT_NEAR(got[i], want2[i], 1e-5) << i;
 }
 
 TEST(OpConvolutionTest, EmptyBatch) {

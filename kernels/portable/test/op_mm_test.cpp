@@ -48,6 +48,36 @@ TEST(OpMmTest, LargeAcrossBlockEdgesWithTransposedOperands) {
   }
 }
 
+// Products with at most four rows or columns take the streaming GEMV path.
+TEST(OpMmTest, GemvShapesInEveryLayout) {
+  struct Shape {
+    int m, k, n;
+  };
+  for (Shape sh : {Shape{1, 1024, 1000}, Shape{1, 8192, 10}, Shape{3, 70, 33}, Shape{4, 5, 1},
+                   Shape{50, 37, 1}, Shape{61, 20, 3}, Shape{1, 1, 1}}) {
+    const int m = sh.m, k = sh.k, n = sh.n;
+    auto av = random_floats(size_t(m) * k, 11);
+    auto bv = random_floats(size_t(k) * n, 12);
+    for (int layout = 0; layout < 4; ++layout) {
+      TensorFactory tf;
+      const bool a_t = layout & 1, b_t = layout & 2;
+      auto& a = tf.make<float>({m, k}, av, a_t ? std::vector<uint8_t>{1, 0} : std::vector<uint8_t>{});
+      auto& b = tf.make<float>({k, n}, bv, b_t ? std::vector<uint8_t>{1, 0} : std::vector<uint8_t>{});
+      auto& out = tf.make<float>({m, n});
+      ASSERT_TRUE(call_kernel("aten::mm.out", {&a.ev, &b.ev, &out.ev}).ok());
+      auto got = out.values<float>();
+      for (int i = 0; i < m; ++i) {
+        for (int j = 0; j < n; ++j) {
+          double want = 0;
+          for (int p = 0; p < k; ++p) want += double(av[i * k + p]) * bv[p * n + j];
+          ASSERT_NEAR(got[i * n + j], want, 2e-6 * k) << m << "x" << k << "x" << n << " layout "
+                                                      << layout << " at " << i << "," << j;
+        }
+      }
+    }
+  }
+}
+
 TEST(OpMmTest, IntHalfAndEmpty) {
   TensorFactory tf;
   auto& a = tf.make<int32_t>({1, 2}, {3, -4});
@@ -106,6 +136,31 @@ TEST(OpAddmmTest, BetaZeroIgnoresNan) {
   EXPECT_EQ(out.values<double>()[0], 4);
 }
 
+TEST(OpAddmmTest, LinearHeadOneRow) {
+  // nn.Linear on one sample: bias [n] + x [1, k] @ W^T, W^T both contiguous
+  // and as a transposed view of W; beta and alpha not 1.
+  const int k = 300, n = 10;
+  auto xv = random_floats(k, 21);
+  auto wv = random_floats(size_t(k) * n, 22);
+  auto bv = random_floats(n, 23);
+  for (bool transposed : {false, true}) {
+    TensorFactory tf;
+    auto& bias = tf.make<double>({n}, std::vector<double>(bv.begin(), bv.end()));
+    auto& x = tf.make<double>({1, k}, std::vector<double>(xv.begin(), xv.end()));
+    auto& w = tf.make<double>({k, n}, std::vector<double>(wv.begin(), wv.end()),
+                              transposed ? std::vector<uint8_t>{1, 0} : std::vector<uint8_t>{});
+    auto& out = tf.make<double>({1, n});
+    auto r = call_kernel("aten::addmm.out", {&bias.ev, &x.ev, &w.ev, tf.d(0.5), tf.d(2.0), &out.ev});
+    ASSERT_TRUE(r.ok()) << r.message;
+    auto got = out.values<double>();
+    for (int j = 0; j < n; ++j) {
+      double want = 0;
+      for (int p = 0; p < k; ++p) want += double(xv[p]) * wv[p * n + j];
+      EXPECT_NEAR(got[j], 0.5 * bv[j] + 2.0 * want, 1e-12) << j;
+    }
+  }
+}
+
 TEST(OpAddmmTest, Errors) {
   TensorFactory tf;
   auto& bias = tf.make<float>({3});
@@ -125,6 +180,28 @@ TEST(OpBmmTest, BatchesAndErrors) {
   auto& bad = tf.make<float>({3, 2, 1});
   EXPECT_KERNEL_FAILS(call_kernel("aten::bmm.out", {&a.ev, &bad.ev, &out.ev}), "aten::bmm.out",
                       "[3, 2, 1]");
+}
+
+TEST(OpBmmTest, OneRowPerBatchAndBlockedBatches) {
+  for (int m : {1, 9}) {
+    const int batch = 3, k = 21, n = 19;
+    auto av = random_floats(size_t(batch) * m * k, 31);
+    auto bv = random_floats(size_t(batch) * k * n, 32);
+    TensorFactory tf;
+    auto& a = tf.make<float>({batch, m, k}, av);
+    auto& b = tf.make<float>({batch, k, n}, bv, {0, 2, 1});
+    auto& out = tf.make<float>({batch, m, n});
+    ASSERT_TRUE(call_kernel("aten::bmm.out", {&a.ev, &b.ev, &out.ev}).ok());
+    auto got = out.values<float>();
+    for (int q = 0; q < batch; ++q)
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+          double want = 0;
+          for (int p = 0; p < k; ++p)
+            want += double(av[(q * m + i) * k + p]) * bv[(q * k + p) * n + j];
+          ASSERT_NEAR(got[(q * m + i) * n + j], want, 1e-5) << q << "," << i << "," << j;
+        }
+  }
 }
 
 }  // namespace

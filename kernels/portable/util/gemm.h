@@ -3,17 +3,23 @@
 //
 // Layout follows the usual blocking scheme: B is packed in KC×NC panels of
 // NR-wide column strips, A in MC×KC blocks of MR-tall row strips, and an
-// MR×NR register tile is accumulated by a plain loop the compiler vectorises
-// (tile shapes chosen by measurement, see GemmTile). Pack buffers live on
+// MR×NR register tile is accumulated by a microkernel. Pack buffers live on
 // the stack (about 84 KiB for either type) so the kernel never allocates.
+//
+// Two microkernels, chosen at run time (the build passes no -march):
+//   - a portable plain loop the compiler vectorises for whatever the build
+//     targets (8×8 float, 4×8 double; baseline x86-64 gets SSE2);
+//   - f32_gemm_6x16_avx2_fma (gemm_f32_avx2.cpp), compiled for AVX2+FMA with a
+//     function attribute and used when the CPU reports both.
+// Tests call `gemm_portable` and `gemm_f32_avx2_fma` directly to compare them.
 //
 // Operands are "sources" that pack themselves, so a kernel can feed a GEMM
 // without materialising a matrix (convolution packs im2col columns directly).
 // A source for A provides
-//   void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) const
+//   template <int kMR> void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) const
 // writing ceil(mc/MR) strips, each kc × MR (row index fastest), zero-padded;
 // a source for B provides
-//   void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const
+//   template <int kNR> void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const
 // writing ceil(nc/NR) strips, each kc × NR (column index fastest), zero-padded.
 #pragma once
 
@@ -27,23 +33,23 @@ namespace ember::kernels::portable {
 template <typename T>
 struct GemmTile;
 
-// Measured with GCC 12 at -O2 on SSE2 and AVX2 builds: these shapes are the
-// ones the compiler keeps in registers and vectorises on both (6×16 spills on
-// AVX2 at -O2); about 29 / 56 GFLOP/s float per core on SSE2 / AVX2.
+// The portable tiles, measured with GCC 12 at -O2 on SSE2 and AVX2 builds:
+// these shapes are the ones the compiler keeps in registers and vectorises
+// on both (6×16 spills in plain C++ at -O2).
 template <> struct GemmTile<float> { static constexpr int kMR = 8, kNR = 8; };
 template <> struct GemmTile<double> { static constexpr int kMR = 4, kNR = 8; };
 
 template <typename T>
 struct GemmBlocking {
-  static constexpr int kMR = GemmTile<T>::kMR;
-  static constexpr int kNR = GemmTile<T>::kNR;
   // KC×NC of B (~48 KiB) stays in L2 across the A blocks; an MR×KC strip of A
   // stays in L1 across the NR strips of B.
   static constexpr int64_t kKC = 512 / static_cast<int64_t>(sizeof(T));  // 128 f32, 64 f64
   static constexpr int64_t kMC = 72;                                       // 4, 6, 8 divide it
-  static constexpr int64_t kNC = 96;                                       // 4..32 divide it
-  static constexpr int64_t kApack = ((kMC + kMR - 1) / kMR) * kMR * kKC;
-  static constexpr int64_t kBpack = ((kNC + kNR - 1) / kNR) * kNR * kKC;
+  static constexpr int64_t kNC = 96;                                       // 8, 16, 32 divide it
+  template <int kMR>
+  static constexpr int64_t apack_size() { return ((kMC + kMR - 1) / kMR) * kMR * kKC; }
+  template <int kNR>
+  static constexpr int64_t bpack_size() { return ((kNC + kNR - 1) / kNR) * kNR * kKC; }
 };
 
 /// A dense matrix given by a pointer and strides in elements (any layout,
@@ -56,25 +62,33 @@ struct StridedMatrix {
 
   T at(int64_t i, int64_t j) const { return data[i * rs + j * cs]; }
 
+  template <int kMR>
   void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) const {
-    constexpr int kMR = GemmBlocking<T>::kMR;
     for (int64_t s = 0; s < mc; s += kMR) {
       const int64_t rows = mc - s < kMR ? mc - s : kMR;
-      for (int64_t ii = 0; ii < kMR; ++ii) {
-        T* d = dst + ii;
-        if (ii < rows) {
-          const T* src = data + (i0 + s + ii) * rs + p0 * cs;
-          for (int64_t p = 0; p < kc; ++p) d[p * kMR] = src[p * cs];
-        } else {
-          for (int64_t p = 0; p < kc; ++p) d[p * kMR] = T(0);
+      if (rows == kMR && rs == 1) {
+        // Column-major A (a transposed view): each k step is one contiguous run.
+        const T* src = data + (i0 + s) + p0 * cs;
+        for (int64_t p = 0; p < kc; ++p) {
+          for (int ii = 0; ii < kMR; ++ii) dst[p * kMR + ii] = src[p * cs + ii];
+        }
+      } else {
+        for (int64_t ii = 0; ii < kMR; ++ii) {
+          T* d = dst + ii;
+          if (ii < rows) {
+            const T* src = data + (i0 + s + ii) * rs + p0 * cs;
+            for (int64_t p = 0; p < kc; ++p) d[p * kMR] = src[p * cs];
+          } else {
+            for (int64_t p = 0; p < kc; ++p) d[p * kMR] = T(0);
+          }
         }
       }
       dst += kc * kMR;
     }
   }
 
+  template <int kNR>
   void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
-    constexpr int kNR = GemmBlocking<T>::kNR;
     for (int64_t s = 0; s < nc; s += kNR) {
       const int64_t cols = nc - s < kNR ? nc - s : kNR;
       for (int64_t p = 0; p < kc; ++p) {
@@ -91,13 +105,23 @@ struct StridedMatrix {
   }
 };
 
+/// The AVX2+FMA float microkernel (gemm_f32_avx2.cpp): for a 6×kc packed A
+/// strip and a kc×16 packed B strip, c[i*c_rs + j] = alpha·(A·B)[i][j] +
+/// beta·c[...] for the full 6×16 tile (beta == 0 ignores c). Call it only
+/// when `cpu_has_avx2_fma()` is true.
+void f32_gemm_6x16_avx2_fma(int64_t kc, const float* a, const float* b, float* c, int64_t c_rs,
+                            float alpha, float beta);
+
+/// True when the CPU runs AVX2 and FMA code (checked once; false off x86).
+bool cpu_has_avx2_fma();
+
 namespace gemm_detail {
 
-// acc[MR×NR] = sum_p a[p][0..MR) ⊗ b[p][0..NR).
+// The portable microkernel, same contract as f32_gemm_6x16_avx2_fma.
 template <typename T, int kMR, int kNR>
-inline void micro_tile(int64_t kc, const T* __restrict a, const T* __restrict b,
-                       T* __restrict acc) {
-  T c[kMR][kNR] = {};
+inline void micro_tile(int64_t kc, const T* __restrict a, const T* __restrict b, T* c,
+                       int64_t c_rs, T alpha, T beta) {
+  T acc[kMR][kNR] = {};
   for (int64_t p = 0; p < kc; ++p) {
     const T* ap = a + p * kMR;
     const T* bp = b + p * kNR;
@@ -105,11 +129,16 @@ inline void micro_tile(int64_t kc, const T* __restrict a, const T* __restrict b,
     for (int i = 0; i < kMR; ++i) {
       const T ai = ap[i];
 #pragma GCC unroll 32
-      for (int j = 0; j < kNR; ++j) c[i][j] += ai * bp[j];
+      for (int j = 0; j < kNR; ++j) acc[i][j] += ai * bp[j];
     }
   }
   for (int i = 0; i < kMR; ++i) {
-    for (int j = 0; j < kNR; ++j) acc[i * kNR + j] = c[i][j];
+    T* row = c + i * c_rs;
+    if (beta == T(0)) {
+      for (int j = 0; j < kNR; ++j) row[j] = alpha * acc[i][j];
+    } else {
+      for (int j = 0; j < kNR; ++j) row[j] = alpha * acc[i][j] + beta * row[j];
+    }
   }
 }
 
@@ -132,50 +161,48 @@ inline void scale_c(int64_t m, int64_t n, T beta, T* c, int64_t c_rs, int64_t c_
   }
 }
 
-}  // namespace gemm_detail
-
-/// C[m×n] = alpha · A[m×k] · B[k×n] + beta · C, with C at `c` and strides
-/// (c_rs, c_cs) in elements. T is float or double.
-template <typename T, typename ASource, typename BSource>
-void gemm(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b, T alpha, T beta,
-          T* c, int64_t c_rs, int64_t c_cs) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+// The blocked loop nest around one microkernel `kMicro` with an kMR×kNR tile.
+// Full tiles of a row-contiguous C are updated in place by the microkernel;
+// edge tiles and strided C go through a small tile on the stack.
+template <typename T, int kMR, int kNR, auto kMicro, typename ASource, typename BSource>
+void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b, T alpha,
+                  T beta, T* c, int64_t c_rs, int64_t c_cs) {
   using B = GemmBlocking<T>;
-  constexpr int kMR = B::kMR;
-  constexpr int kNR = B::kNR;
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
-    gemm_detail::scale_c(m, n, beta, c, c_rs, c_cs);
+    scale_c(m, n, beta, c, c_rs, c_cs);
     return;
   }
-  alignas(64) T apack[B::kApack];
-  alignas(64) T bpack[B::kBpack];
-  alignas(64) T acc[kMR * kNR];
+  alignas(64) T apack[B::template apack_size<kMR>()];
+  alignas(64) T bpack[B::template bpack_size<kNR>()];
+  alignas(64) T tile[kMR * kNR];
   for (int64_t jc = 0; jc < n; jc += B::kNC) {
     const int64_t nc = n - jc < B::kNC ? n - jc : B::kNC;
     for (int64_t pc = 0; pc < k; pc += B::kKC) {
       const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
       const T beta_k = pc == 0 ? beta : T(1);
-      b.pack_b(pc, kc, jc, nc, bpack);
+      b.template pack_b<kNR>(pc, kc, jc, nc, bpack);
       for (int64_t ic = 0; ic < m; ic += B::kMC) {
         const int64_t mc = m - ic < B::kMC ? m - ic : B::kMC;
-        a.pack_a(ic, mc, pc, kc, apack);
+        a.template pack_a<kMR>(ic, mc, pc, kc, apack);
         for (int64_t jr = 0; jr < nc; jr += kNR) {
           const int64_t nr = nc - jr < kNR ? nc - jr : kNR;
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
-            gemm_detail::micro_tile<T, kMR, kNR>(kc, apack + ir * kc, bpack + jr * kc, acc);
             T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
+            if (mr == kMR && nr == kNR && c_cs == 1) {
+              kMicro(kc, apack + ir * kc, bpack + jr * kc, ct, c_rs, alpha, beta_k);
+              continue;
+            }
+            kMicro(kc, apack + ir * kc, bpack + jr * kc, tile, kNR, T(1), T(0));
             for (int64_t i = 0; i < mr; ++i) {
               T* row = ct + i * c_rs;
-              const T* ar = acc + i * kNR;
+              const T* tr = tile + i * kNR;
               if (beta_k == T(0)) {
-                for (int64_t j = 0; j < nr; ++j) row[j * c_cs] = alpha * ar[j];
-              } else if (c_cs == 1) {
-                for (int64_t j = 0; j < nr; ++j) row[j] = alpha * ar[j] + beta_k * row[j];
+                for (int64_t j = 0; j < nr; ++j) row[j * c_cs] = alpha * tr[j];
               } else {
                 for (int64_t j = 0; j < nr; ++j) {
-                  row[j * c_cs] = alpha * ar[j] + beta_k * row[j * c_cs];
+                  row[j * c_cs] = alpha * tr[j] + beta_k * row[j * c_cs];
                 }
               }
             }
@@ -184,6 +211,42 @@ void gemm(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b, T
       }
     }
   }
+}
+
+}  // namespace gemm_detail
+
+/// `gemm` with the portable microkernel, whatever the CPU.
+template <typename T, typename ASource, typename BSource>
+void gemm_portable(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b, T alpha,
+                   T beta, T* c, int64_t c_rs, int64_t c_cs) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  constexpr int kMR = GemmTile<T>::kMR;
+  constexpr int kNR = GemmTile<T>::kNR;
+  gemm_detail::gemm_blocked<T, kMR, kNR, gemm_detail::micro_tile<T, kMR, kNR>>(
+      m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+}
+
+/// `gemm` for float with f32_gemm_6x16_avx2_fma. Only when cpu_has_avx2_fma().
+template <typename ASource, typename BSource>
+void gemm_f32_avx2_fma(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b,
+                       float alpha, float beta, float* c, int64_t c_rs, int64_t c_cs) {
+  gemm_detail::gemm_blocked<float, 6, 16, f32_gemm_6x16_avx2_fma>(m, n, k, a, b, alpha, beta, c,
+                                                                  c_rs, c_cs);
+}
+
+/// C[m×n] = alpha · A[m×k] · B[k×n] + beta · C, with C at `c` and strides
+/// (c_rs, c_cs) in elements. T is float or double.
+template <typename T, typename ASource, typename BSource>
+void gemm(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b, T alpha, T beta,
+          T* c, int64_t c_rs, int64_t c_cs) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu_has_avx2_fma()) {
+      gemm_f32_avx2_fma(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+      return;
+    }
+  }
+  gemm_portable<T>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
 }
 
 /// Unblocked GEMM for the other dtypes (16-bit floats accumulate in float;

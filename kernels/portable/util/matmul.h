@@ -1,11 +1,14 @@
 // Matrix products on strided tensors, dispatched by dtype: float and double
-// use the blocked `gemm`, the 16-bit floats and integers `gemm_reference`.
+// use `gemm_small_m` for products with at most four rows or columns (a GEMV
+// streams B instead of packing it) and the blocked `gemm` otherwise; the
+// 16-bit floats and integers use `gemm_reference`.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/portable/util/dtype.h"
 #include "kernels/portable/util/gemm.h"
+#include "kernels/portable/util/gemv.h"
 
 namespace ember::kernels::portable {
 
@@ -26,6 +29,17 @@ void matmul_strided(int64_t m, int64_t n, int64_t k, MatView a, MatView b, MatVi
   const S* pb = static_cast<const S*>(b.data) + b.offset;
   S* pc = static_cast<S*>(c.data) + c.offset;
   if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
+    const S al = static_cast<S>(alpha);
+    const S be = static_cast<S>(beta);
+    if (m <= kGemvMaxM &&
+        gemm_small_m<S>(m, n, k, pa, a.rs, a.cs, pb, b.rs, b.cs, al, be, pc, c.rs, c.cs)) {
+      return;
+    }
+    // Few columns: C^T = B^T·A^T has few rows.
+    if (n <= kGemvMaxM && n < m &&
+        gemm_small_m<S>(n, m, k, pb, b.cs, b.rs, pa, a.cs, a.rs, al, be, pc, c.cs, c.rs)) {
+      return;
+    }
     gemm<S>(m, n, k, StridedMatrix<S>{pa, a.rs, a.cs}, StridedMatrix<S>{pb, b.rs, b.cs},
             static_cast<S>(alpha), static_cast<S>(beta), pc, c.rs, c.cs);
   } else {

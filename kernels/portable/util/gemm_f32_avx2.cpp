@@ -1,0 +1,103 @@
+// f32_gemm_6x16_avx2_fma: the float GEMM microkernel for CPUs with AVX2 and
+// FMA. The build targets baseline x86-64, so this one function is compiled
+// for AVX2+FMA through a target attribute and only called after
+// cpu_has_avx2_fma() says the CPU runs it (gemm.h). Twelve ymm accumulators
+// hold the 6×16 tile; two hold the B row and one the broadcast A value.
+#include "kernels/portable/util/gemm.h"
+#include "kernels/portable/util/gemv.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EMBER_GEMM_X86 1
+#include <immintrin.h>
+#else
+#define EMBER_GEMM_X86 0
+#endif
+
+namespace ember::kernels::portable {
+
+#if EMBER_GEMM_X86
+
+bool cpu_has_avx2_fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+
+__attribute__((target("avx2,fma"))) void f32_gemm_6x16_avx2_fma(int64_t kc, const float* a,
+                                                                const float* b, float* c,
+                                                                int64_t c_rs, float alpha,
+                                                                float beta) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m256 b0 = _mm256_loadu_ps(b);
+    const __m256 b1 = _mm256_loadu_ps(b + 8);
+    __m256 ai = _mm256_broadcast_ss(a + 0);
+    c00 = _mm256_fmadd_ps(ai, b0, c00);
+    c01 = _mm256_fmadd_ps(ai, b1, c01);
+    ai = _mm256_broadcast_ss(a + 1);
+    c10 = _mm256_fmadd_ps(ai, b0, c10);
+    c11 = _mm256_fmadd_ps(ai, b1, c11);
+    ai = _mm256_broadcast_ss(a + 2);
+    c20 = _mm256_fmadd_ps(ai, b0, c20);
+    c21 = _mm256_fmadd_ps(ai, b1, c21);
+    ai = _mm256_broadcast_ss(a + 3);
+    c30 = _mm256_fmadd_ps(ai, b0, c30);
+    c31 = _mm256_fmadd_ps(ai, b1, c31);
+    ai = _mm256_broadcast_ss(a + 4);
+    c40 = _mm256_fmadd_ps(ai, b0, c40);
+    c41 = _mm256_fmadd_ps(ai, b1, c41);
+    ai = _mm256_broadcast_ss(a + 5);
+    c50 = _mm256_fmadd_ps(ai, b0, c50);
+    c51 = _mm256_fmadd_ps(ai, b1, c51);
+    a += 6;
+    b += 16;
+  }
+  const __m256 va = _mm256_set1_ps(alpha);
+  float* r[6] = {c, c + c_rs, c + 2 * c_rs, c + 3 * c_rs, c + 4 * c_rs, c + 5 * c_rs};
+  const __m256 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+                            {c30, c31}, {c40, c41}, {c50, c51}};
+  if (beta == 0.0f) {
+    for (int i = 0; i < 6; ++i) {
+      _mm256_storeu_ps(r[i], _mm256_mul_ps(va, acc[i][0]));
+      _mm256_storeu_ps(r[i] + 8, _mm256_mul_ps(va, acc[i][1]));
+    }
+  } else {
+    const __m256 vb = _mm256_set1_ps(beta);
+    for (int i = 0; i < 6; ++i) {
+      // alpha·acc + beta·c, rounded like the portable path (no fused multiply-add here).
+      const __m256 o0 = _mm256_mul_ps(vb, _mm256_loadu_ps(r[i]));
+      const __m256 o1 = _mm256_mul_ps(vb, _mm256_loadu_ps(r[i] + 8));
+      _mm256_storeu_ps(r[i], _mm256_add_ps(_mm256_mul_ps(va, acc[i][0]), o0));
+      _mm256_storeu_ps(r[i] + 8, _mm256_add_ps(_mm256_mul_ps(va, acc[i][1]), o1));
+    }
+  }
+}
+
+__attribute__((target("avx2,fma"))) void f32_gemv_rows_avx2_fma(
+    int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs, const float* b,
+    int64_t b_rs, float alpha, float beta, float* c, int64_t c_rs, int64_t c_cs) {
+  using gemv_detail::rows_of_b;
+  switch (m) {
+    case 1: rows_of_b<float, 1>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+    case 2: rows_of_b<float, 2>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+    case 3: rows_of_b<float, 3>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+    default: rows_of_b<float, 4>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+  }
+}
+
+#else
+
+bool cpu_has_avx2_fma() { return false; }
+
+void f32_gemv_rows_avx2_fma(int64_t, int64_t, int64_t, const float*, int64_t, int64_t,
+                            const float*, int64_t, float, float, float*, int64_t, int64_t) {}
+
+void f32_gemm_6x16_avx2_fma(int64_t, const float*, const float*, float*, int64_t, float, float) {}
+
+#endif
+
+}  // namespace ember::kernels::portable
