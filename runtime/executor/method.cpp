@@ -91,6 +91,15 @@ Error Method::set_input(size_t index, const Tensor& input) {
   const size_t nbytes = t.nbytes();
   EMBER_CHECK_OR_RETURN(input.data != nullptr || nbytes == 0, Error::InvalidArgument,
                         "method '%s' input %zu: tensor has no data", name(), index);
+  if (t.dtype == ScalarType::Bool) {
+    // Kernels read bools as C++ bool, for which only 0 and 1 are valid.
+    const auto* bytes = static_cast<const uint8_t*>(input.data);
+    for (size_t i = 0; i < nbytes; ++i) {
+      EMBER_CHECK_OR_RETURN(bytes[i] <= 1, Error::InvalidArgument,
+                            "method '%s' input %zu: bool tensor holds byte %u at element %zu",
+                            name(), index, bytes[i], i);
+    }
+  }
   if (input_planned_[index]) {
     if (nbytes > 0 && input.data != t.data) std::memmove(t.data, input.data, nbytes);
   } else {

@@ -100,6 +100,16 @@ class MethodLoader {
         tensor->data = const_cast<uint8_t*>(
             program_.flatbuffer()->constant_buffer()->Get(t->data_buffer_idx())->storage()->data());
       }
+      // Kernels read bool tensors as C++ bool, for which only 0 and 1 are valid.
+      if (tensor->dtype == ScalarType::Bool) {
+        const auto* bytes = static_cast<const uint8_t*>(tensor->data);
+        for (int64_t i = 0; i < tensor->numel; ++i) {
+          EMBER_CHECK_OR_RETURN(bytes[i] <= 1, Error::InvalidProgram,
+                                "method '%s' value %zu: bool constant holds byte %u at element "
+                                "%lld (only 0 and 1 are valid)",
+                                name(), index, bytes[i], static_cast<long long>(i));
+        }
+      }
     } else {
       tensor->data = nullptr;  // Supplied by the caller through set_input.
     }

@@ -124,7 +124,8 @@ inline CT load_as(const void* base, ScalarType t, int64_t off) {
     case ScalarType::Short: return convert<CT>(static_cast<const int16_t*>(base)[off]);
     case ScalarType::Int: return convert<CT>(static_cast<const int32_t*>(base)[off]);
     case ScalarType::Long: return convert<CT>(static_cast<const int64_t*>(base)[off]);
-    case ScalarType::Bool: return convert<CT>(static_cast<const bool*>(base)[off]);
+    // Bytes other than 0/1 read as `bool` are UB; a program can put any byte there.
+    case ScalarType::Bool: return convert<CT>(static_cast<const uint8_t*>(base)[off] != 0);
     default: return CT{};
   }
 }
