@@ -20,7 +20,8 @@ namespace ember::kernels::portable {
 
 namespace fast_math_detail {
 
-inline constexpr float kLn2Hi = 0.693145751953125f;  // ln 2 with 16 low bits zero: n*kLn2Hi is exact.
+// ln 2 split in two: kLn2Hi has its low bits zero, so n * kLn2Hi is exact.
+inline constexpr float kLn2Hi = 0.693145751953125f;
 inline constexpr float kLn2Lo = 1.42860682030941723212e-6f;
 inline constexpr float kInvLn2 = 1.44269504088896341f;
 
@@ -37,7 +38,9 @@ inline constexpr float kInvLn2 = 1.44269504088896341f;
 }
 
 // 2^n for integer n in [-126, 127], built from the exponent bits.
-[[gnu::always_inline]] inline float pow2i(int32_t n) { return std::bit_cast<float>(static_cast<uint32_t>(n + 127) << 23); }
+[[gnu::always_inline]] inline float pow2i(int32_t n) {
+  return std::bit_cast<float>(static_cast<uint32_t>(n + 127) << 23);
+}
 
 // expm1(r) for |r| ≤ ln2/2: Taylor series to r^8 (truncation < 1e-10 relative).
 [[gnu::always_inline]] inline float expm1_reduced(float r) {

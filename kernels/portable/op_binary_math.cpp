@@ -1,0 +1,215 @@
+// Binary math with broadcasting and type promotion:
+//   aten::{maximum,minimum,atan2}.out(Tensor self, Tensor other, *, Tensor(a!) out)
+//   aten::{fmod,remainder}.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out)
+//   aten::{fmod,remainder}.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out)
+//   aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out)
+//   aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out)
+//   aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out)
+// args: the two operands, out, out(return).
+// maximum/minimum: every dtype; NaN propagates (unlike fmax). atan2: integral
+// and bool inputs compute in float32. fmod (sign of self) and remainder (sign
+// of other): real dtypes, not bool; integer division by zero fails the kernel.
+// pow: real dtypes after promotion, not bool (bool ** bool Scalar excepted,
+// as eager); integers wrap, and an integer
+// base to a negative integer exponent gives 1/base truncated (0 unless base
+// is ±1) for tensor exponents and fails for a Scalar exponent, as eager.
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/division.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+template <typename T>
+inline T pow_int(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp & 1) ? T(-1) : T(1);
+      return 0;
+    }
+  }
+  T result = 1;
+  while (exp != 0) {
+    if (exp & 1) result = wrap_mul(result, base);
+    base = wrap_mul(base, base);
+    exp = static_cast<T>(exp >> 1);
+  }
+  return result;
+}
+
+struct Pow {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (kIsIntegerCompute<T>) return pow_int(a, b);
+    else return std::pow(a, b);
+  }
+};
+
+template <typename T>
+inline bool is_nan_value(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  else return false;
+}
+
+struct Maximum {
+  template <typename T>
+  T operator()(T a, T b) const { return (a > b || is_nan_value(a)) ? a : b; }
+};
+struct Minimum {
+  template <typename T>
+  T operator()(T a, T b) const { return (a < b || is_nan_value(a)) ? a : b; }
+};
+struct Atan2 {
+  template <typename T>
+  T operator()(T a, T b) const { return std::atan2(a, b); }
+};
+
+/// The tensor-tensor driver: promotes, checks, broadcasts, dispatches over
+/// kSet and runs `Op` (which may flag an integer division by zero).
+template <uint32_t kSet, bool kToFloat, typename Op>
+void binary_tensor_out(KernelContext& ctx, EValue** args, Op op) {
+  Tensor* self = tensor_arg(ctx, args, 0, "self");
+  if (self == nullptr) return;
+  Tensor* other = tensor_arg(ctx, args, 1, "other");
+  if (other == nullptr) return;
+  Tensor* out = tensor_arg(ctx, args, 2, "out");
+  if (out == nullptr) return;
+  ScalarType common = result_type(*self, *other);
+  if (kToFloat && !is_floating_type(common)) common = ScalarType::Float;
+  if (!prepare_binary(ctx, *self, *other, *out, common)) return;
+  const bool ok = dispatch_dtype<kSet>(common, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    apply_binary<S>(*self, *other, *out, op);
+  });
+  if (!ok) fail_dtype(ctx, "self/other (promoted)", common);
+}
+
+/// The tensor-scalar driver, for fmod/remainder.
+template <typename Op>
+void binary_scalar_out(KernelContext& ctx, EValue** args, Op op) {
+  Tensor* self = tensor_arg(ctx, args, 0, "self");
+  if (self == nullptr) return;
+  const EValue* other = scalar_arg(ctx, args, 1, "other");
+  if (other == nullptr) return;
+  Tensor* out = tensor_arg(ctx, args, 2, "out");
+  if (out == nullptr) return;
+  if (!check_supported(ctx, *self, "self") || !check_supported(ctx, *out, "out")) return;
+  const ScalarType common = result_type(*self, *other);
+  if (!resize_out(ctx, *out, self->shape()) || !check_can_cast(ctx, common, *out)) return;
+  const bool ok = dispatch_dtype<kRealTypes>(common, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using CT = compute_t<S>;
+    const CT b = convert<CT>(convert<S>(scalar_as<CT>(*other)));
+    apply_unary<S>(*self, *out, [b, &op](CT x) { return op(x, b); });
+  });
+  if (!ok) fail_dtype(ctx, "self/other (promoted)", common);
+}
+
+template <bool kFloor>
+struct Mod {
+  bool* zero;
+  template <typename T>
+  T operator()(T a, T b) const {
+    return kFloor ? mod_floor(a, b, *zero) : mod_trunc(a, b, *zero);
+  }
+};
+
+template <bool kFloor, bool kScalar>
+void mod_out(KernelContext& ctx, EValue** args) {
+  bool zero = false;
+  if constexpr (kScalar) {
+    binary_scalar_out(ctx, args, Mod<kFloor>{&zero});
+  } else {
+    binary_tensor_out<kRealTypes, false>(ctx, args, Mod<kFloor>{&zero});
+  }
+  if (zero && ctx.failure() == Error::Ok) {
+    ctx.fail(Error::InvalidArgument, "other: integer division by zero");
+  }
+}
+
+void maximum_out(KernelContext& ctx, EValue** args) {
+  binary_tensor_out<kAllTypes, false>(ctx, args, Maximum{});
+}
+void minimum_out(KernelContext& ctx, EValue** args) {
+  binary_tensor_out<kAllTypes, false>(ctx, args, Minimum{});
+}
+void atan2_out(KernelContext& ctx, EValue** args) {
+  binary_tensor_out<kFloating, true>(ctx, args, Atan2{});
+}
+void pow_tensor_tensor_out(KernelContext& ctx, EValue** args) {
+  binary_tensor_out<kRealTypes, false>(ctx, args, Pow{});
+}
+
+void pow_tensor_scalar_out(KernelContext& ctx, EValue** args) {
+  Tensor* self = tensor_arg(ctx, args, 0, "self");
+  if (self == nullptr) return;
+  const EValue* exponent = scalar_arg(ctx, args, 1, "exponent");
+  if (exponent == nullptr) return;
+  Tensor* out = tensor_arg(ctx, args, 2, "out");
+  if (out == nullptr) return;
+  if (!check_supported(ctx, *self, "self") || !check_supported(ctx, *out, "out")) return;
+  const ScalarType common = result_type(*self, *exponent);
+  if (!resize_out(ctx, *out, self->shape()) || !check_can_cast(ctx, common, *out)) return;
+  EMBER_KERNEL_CHECK(ctx, is_floating_type(common) || exponent->scalar_as_double() >= 0,
+                     "exponent: integers to negative integer powers are not allowed (dtype %s)",
+                     scalar_type_name(common));
+  // Eager allows bool ** bool here: x ** True = x, x ** False = True.
+  if (common == ScalarType::Bool) {
+    const bool e = exponent->scalar_as_int() != 0;
+    apply_unary<bool>(*self, *out, [e](bool x) { return e ? x : true; });
+    return;
+  }
+  const bool ok = dispatch_dtype<kRealTypes>(common, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using CT = compute_t<S>;
+    const CT e = scalar_as<CT>(*exponent);
+    if constexpr (kIsIntegerCompute<CT>) {
+      apply_unary<S>(*self, *out, [e](CT x) { return pow_int(x, e); });
+    } else if (e == CT(2)) {
+      apply_unary<S>(*self, *out, [](CT x) { return x * x; });  // Exact, and vectorises.
+    } else if (e == CT(0.5)) {
+      apply_unary<S>(*self, *out, [](CT x) { return std::sqrt(x); });
+    } else {
+      apply_unary<S>(*self, *out, [e](CT x) { return std::pow(x, e); });
+    }
+  });
+  if (!ok) fail_dtype(ctx, "self/exponent (promoted)", common);
+}
+
+void pow_scalar_out(KernelContext& ctx, EValue** args) {
+  const EValue* base = scalar_arg(ctx, args, 0, "self");
+  if (base == nullptr) return;
+  Tensor* exponent = tensor_arg(ctx, args, 1, "exponent");
+  if (exponent == nullptr) return;
+  Tensor* out = tensor_arg(ctx, args, 2, "out");
+  if (out == nullptr) return;
+  if (!check_supported(ctx, *exponent, "exponent") || !check_supported(ctx, *out, "out")) return;
+  const ScalarType common = result_type(*exponent, *base);
+  if (!resize_out(ctx, *out, exponent->shape()) || !check_can_cast(ctx, common, *out)) return;
+  const bool ok = dispatch_dtype<kRealTypes>(common, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using CT = compute_t<S>;
+    const CT b = convert<CT>(convert<S>(scalar_as<CT>(*base)));
+    apply_unary<S>(*exponent, *out, [b](CT e) { return Pow{}(b, e); });
+  });
+  if (!ok) fail_dtype(ctx, "self/exponent (promoted)", common);
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::maximum.out", maximum_out, 4);
+EMBER_REGISTER_KERNEL("aten::minimum.out", minimum_out, 4);
+EMBER_REGISTER_KERNEL("aten::atan2.out", atan2_out, 4);
+EMBER_REGISTER_KERNEL("aten::fmod.Tensor_out", (mod_out<false, false>), 4);
+EMBER_REGISTER_KERNEL("aten::fmod.Scalar_out", (mod_out<false, true>), 4);
+EMBER_REGISTER_KERNEL("aten::remainder.Tensor_out", (mod_out<true, false>), 4);
+EMBER_REGISTER_KERNEL("aten::remainder.Scalar_out", (mod_out<true, true>), 4);
+EMBER_REGISTER_KERNEL("aten::pow.Tensor_Tensor_out", pow_tensor_tensor_out, 4);
+EMBER_REGISTER_KERNEL("aten::pow.Tensor_Scalar_out", pow_tensor_scalar_out, 4);
+EMBER_REGISTER_KERNEL("aten::pow.Scalar_out", pow_scalar_out, 4);
+
+}  // namespace ember::kernels::portable

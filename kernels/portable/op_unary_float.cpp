@@ -1,0 +1,68 @@
+// Unary math ops of the form
+//   aten::<op>.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+// args: self, out, out(return), for acos acosh asin asinh atan atanh cos cosh
+// erf log log10 log1p log2 reciprocal rsqrt sinh sqrt tan.
+// Floating dtypes; integral and bool inputs compute in float32 (PyTorch's
+// int → float promotion), so out must be floating. Domain errors give NaN and
+// poles ±inf, as libm (and eager) do.
+// These call libm in the compute type (exp and expm1 live in op_exp.cpp).
+#include <cmath>
+
+#include "kernels/portable/util/unary.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+#define EMBER_FLOAT_UNARY(op, expr)                                    \
+  void op##_out(KernelContext& ctx, EValue** args) {                   \
+    run_unary_op<kFloating, true>(ctx, args, [](auto x) {              \
+      using T = decltype(x);                                           \
+      (void)sizeof(T);                                                 \
+      return static_cast<T>(expr);                                     \
+    });                                                                \
+  }
+
+EMBER_FLOAT_UNARY(acos, std::acos(x))
+EMBER_FLOAT_UNARY(acosh, std::acosh(x))
+EMBER_FLOAT_UNARY(asin, std::asin(x))
+EMBER_FLOAT_UNARY(asinh, std::asinh(x))
+EMBER_FLOAT_UNARY(atan, std::atan(x))
+EMBER_FLOAT_UNARY(atanh, std::atanh(x))
+EMBER_FLOAT_UNARY(cos, std::cos(x))
+EMBER_FLOAT_UNARY(cosh, std::cosh(x))
+EMBER_FLOAT_UNARY(erf, std::erf(x))
+EMBER_FLOAT_UNARY(log, std::log(x))
+EMBER_FLOAT_UNARY(log10, std::log10(x))
+EMBER_FLOAT_UNARY(log1p, std::log1p(x))
+EMBER_FLOAT_UNARY(log2, std::log2(x))
+EMBER_FLOAT_UNARY(reciprocal, T(1) / x)
+EMBER_FLOAT_UNARY(rsqrt, T(1) / std::sqrt(x))
+EMBER_FLOAT_UNARY(sinh, std::sinh(x))
+EMBER_FLOAT_UNARY(sqrt, std::sqrt(x))
+EMBER_FLOAT_UNARY(tan, std::tan(x))
+
+#undef EMBER_FLOAT_UNARY
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::acos.out", acos_out, 3);
+EMBER_REGISTER_KERNEL("aten::acosh.out", acosh_out, 3);
+EMBER_REGISTER_KERNEL("aten::asin.out", asin_out, 3);
+EMBER_REGISTER_KERNEL("aten::asinh.out", asinh_out, 3);
+EMBER_REGISTER_KERNEL("aten::atan.out", atan_out, 3);
+EMBER_REGISTER_KERNEL("aten::atanh.out", atanh_out, 3);
+EMBER_REGISTER_KERNEL("aten::cos.out", cos_out, 3);
+EMBER_REGISTER_KERNEL("aten::cosh.out", cosh_out, 3);
+EMBER_REGISTER_KERNEL("aten::erf.out", erf_out, 3);
+EMBER_REGISTER_KERNEL("aten::log.out", log_out, 3);
+EMBER_REGISTER_KERNEL("aten::log10.out", log10_out, 3);
+EMBER_REGISTER_KERNEL("aten::log1p.out", log1p_out, 3);
+EMBER_REGISTER_KERNEL("aten::log2.out", log2_out, 3);
+EMBER_REGISTER_KERNEL("aten::reciprocal.out", reciprocal_out, 3);
+EMBER_REGISTER_KERNEL("aten::rsqrt.out", rsqrt_out, 3);
+EMBER_REGISTER_KERNEL("aten::sinh.out", sinh_out, 3);
+EMBER_REGISTER_KERNEL("aten::sqrt.out", sqrt_out, 3);
+EMBER_REGISTER_KERNEL("aten::tan.out", tan_out, 3);
+
+}  // namespace ember::kernels::portable

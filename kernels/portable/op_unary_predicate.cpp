@@ -1,0 +1,66 @@
+// Unary tests and bitwise/logical negation:
+//   aten::{isinf,isnan,logical_not,bitwise_not}.out(Tensor self, *, Tensor(a!) out)
+// args: self, out, out(return).
+// isinf/isnan/logical_not: any input dtype (integers are never inf/NaN; NaN
+// is "true" for logical_not, as eager); the bool result is stored in out's
+// dtype (bool usually, any dtype accepted as eager's out= does).
+// bitwise_not: integral and bool (bool: logical not); keeps self's dtype.
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/portable/util/elementwise_mixed.h"
+#include "kernels/portable/util/unary.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+/// out = pred(self) for a predicate over compute values, any input dtype.
+template <typename Pred>
+void run_predicate(KernelContext& ctx, EValue** args, Pred pred) {
+  Tensor* self = tensor_arg(ctx, args, 0, "self");
+  if (self == nullptr) return;
+  Tensor* out = tensor_arg(ctx, args, 1, "out");
+  if (out == nullptr) return;
+  if (!check_supported(ctx, *self, "self") || !check_supported(ctx, *out, "out")) return;
+  if (!resize_out(ctx, *out, self->shape())) return;
+  (void)dispatch_dtype<kAllTypes>(self->dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    apply_unary_to<S, bool>(*self, *out, pred);
+  });
+}
+
+void isinf_out(KernelContext& ctx, EValue** args) {
+  run_predicate(ctx, args, [](auto x) {
+    if constexpr (std::is_floating_point_v<decltype(x)>) return std::isinf(x);
+    else return false;
+  });
+}
+
+void isnan_out(KernelContext& ctx, EValue** args) {
+  run_predicate(ctx, args, [](auto x) {
+    if constexpr (std::is_floating_point_v<decltype(x)>) return std::isnan(x);
+    else return false;
+  });
+}
+
+void logical_not_out(KernelContext& ctx, EValue** args) {
+  run_predicate(ctx, args, [](auto x) { return x == decltype(x)(0); });
+}
+
+void bitwise_not_out(KernelContext& ctx, EValue** args) {
+  run_unary_op<kIntegral | kBoolType, false>(ctx, args, [](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_same_v<T, bool>) return !x;
+    else return static_cast<T>(~x);
+  });
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("aten::isinf.out", isinf_out, 3);
+EMBER_REGISTER_KERNEL("aten::isnan.out", isnan_out, 3);
+EMBER_REGISTER_KERNEL("aten::logical_not.out", logical_not_out, 3);
+EMBER_REGISTER_KERNEL("aten::bitwise_not.out", bitwise_not_out, 3);
+
+}  // namespace ember::kernels::portable
