@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers bench fuzz clean
+.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers bench fuzz op-coverage clean
 
 demo: install
 	$(PY) examples/export_cnn.py --out model.pte
@@ -87,6 +87,15 @@ bench: install
 	  -DEMBER_BUILD_BENCH=ON -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_PYTHON=OFF > /dev/null
 	cmake --build $(BENCH_BUILD_DIR) -j $(JOBS)
 	$(PY) bench/models/run.py --build-dir $(BENCH_BUILD_DIR)
+
+# The core ATen conformance sweep (tens of minutes; never part of `make test`,
+# which runs a fixed subset): every core op's OpInfo samples as one-op programs
+# through the runtime, compared with eager; rewrites docs/op-coverage.md.
+# OP_SAMPLES: samples per (op, dtype), spread over PyTorch's list.
+OP_SAMPLES ?= 2
+op-coverage: install
+	$(PY) -m ember.testing.conformance --max-samples $(OP_SAMPLES) --quiet \
+	  --out docs/op-coverage.md --json $(BUILD_DIR)/op-coverage.json
 
 clean:
 	rm -rf build model.pte
