@@ -51,6 +51,9 @@ def out_variant(op: OpOverload) -> OpOverload | None:
     """The out overload of ``op``, or None when the op has none."""
     if op._schema.is_mutable:
         return None
+    if op.namespace == "quantized_decomposed":
+        # PyTorch defines no out overloads for these; Ember's module does.
+        import ember.exir.operator.quantized_decomposed  # noqa: F401
     best: tuple[int, OpOverload] | None = None
     for name in op.overloadpacket.overloads():
         candidate = getattr(op.overloadpacket, name)

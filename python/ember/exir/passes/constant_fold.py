@@ -6,7 +6,8 @@ eager and replaced by a new lifted constant, stored in the constant
 segment. ``linear``'s ``permute_copy(weight)`` is the usual case: the
 runtime then reads the transposed weight instead of copying it on every
 call. Ops tagged nondeterministic (``randn``, ``native_dropout``, ...),
-mutating ops and delegate calls are never folded. Equal folded results
+mutating ops, delegate calls and ``quantized_decomposed`` ops (so
+quantized weights stay int8) are never folded. Equal folded results
 share one constant; inputs left unused are dropped.
 """
 
@@ -31,6 +32,9 @@ def _is_foldable_op(target: Any) -> bool:
     op = target.op if isinstance(target, EdgeOpOverload) else target
     return (
         isinstance(op, OpOverload)
+        # A quantized weight stays int8 in the program (4x smaller) and is
+        # dequantized by its kernel at run time.
+        and op.namespace != "quantized_decomposed"
         and not op._schema.is_mutable
         and len(op._schema.returns) > 0
         and not any(tag in op.tags for tag in _NONDETERMINISTIC)
