@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "extension/module/module.h"
+#include "extension/tensor/owned_tensor.h"
 #include "tools/npy.h"
 #include "tools/tensor_print.h"
 
@@ -44,43 +45,18 @@ int fail(const char* what, Error err) {
   return 1;
 }
 
-// Owns the storage behind one input tensor.
-struct InputTensor {
-  std::vector<int32_t> sizes;
-  std::vector<uint8_t> dim_order;
-  std::vector<int64_t> strides;
-  std::vector<uint8_t> data;
-  Tensor tensor;
-
-  void bind(ScalarType dtype) {
-    tensor.dtype = dtype;
-    tensor.dim = static_cast<int32_t>(sizes.size());
-    if (sizes.empty()) {
-      sizes.push_back(1);
-      dim_order.push_back(0);
-    }
-    strides.resize(sizes.size());
-    tensor.sizes = sizes.data();
-    tensor.dim_order = dim_order.data();
-    tensor.strides = strides.data();
-    tensor.update_strides();
-    tensor.data = data.data();
-    tensor.capacity_bytes = data.size();
-  }
-};
-
-void fill_random(InputTensor& in, ScalarType dtype, std::mt19937& rng) {
-  const size_t n = in.data.size() / element_size(dtype);
+void fill_random(std::vector<uint8_t>& bytes, ScalarType dtype, std::mt19937& rng) {
+  const size_t n = bytes.size() / element_size(dtype);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   std::uniform_int_distribution<int> ints(0, 9);
   for (size_t i = 0; i < n; ++i) {
     switch (dtype) {
-      case ScalarType::Float: reinterpret_cast<float*>(in.data.data())[i] = uni(rng); break;
-      case ScalarType::Double: reinterpret_cast<double*>(in.data.data())[i] = uni(rng); break;
-      case ScalarType::Long: reinterpret_cast<int64_t*>(in.data.data())[i] = ints(rng); break;
-      case ScalarType::Int: reinterpret_cast<int32_t*>(in.data.data())[i] = ints(rng); break;
-      case ScalarType::Bool: in.data[i] = static_cast<uint8_t>(ints(rng) & 1); break;
-      default: in.data[i * element_size(dtype)] = static_cast<uint8_t>(ints(rng)); break;
+      case ScalarType::Float: reinterpret_cast<float*>(bytes.data())[i] = uni(rng); break;
+      case ScalarType::Double: reinterpret_cast<double*>(bytes.data())[i] = uni(rng); break;
+      case ScalarType::Long: reinterpret_cast<int64_t*>(bytes.data())[i] = ints(rng); break;
+      case ScalarType::Int: reinterpret_cast<int32_t*>(bytes.data())[i] = ints(rng); break;
+      case ScalarType::Bool: bytes[i] = static_cast<uint8_t>(ints(rng) & 1); break;
+      default: bytes[i * element_size(dtype)] = static_cast<uint8_t>(ints(rng)); break;
     }
   }
 }
@@ -123,12 +99,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::mt19937 rng(opt.seed);
-  std::vector<InputTensor> inputs(meta.num_inputs());
+  std::vector<extension::OwnedTensor> inputs(meta.num_inputs());
   for (size_t i = 0; i < meta.num_inputs(); ++i) {
     Result<TensorInfo> info = meta.input_tensor_info(i);
     if (!info.ok()) return fail("reading input metadata (only tensor inputs are supported)", info.error());
-    InputTensor& in = inputs[i];
-    ScalarType dtype = info->dtype;
+    extension::OwnedTensor& in = inputs[i];
     if (!opt.inputs.empty()) {
       tools::NpyArray arr;
       std::string err;
@@ -136,18 +111,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "ember-run: %s\n", err.c_str());
         return 1;
       }
-      dtype = arr.dtype;
-      in.sizes = arr.shape;
-      in.data = std::move(arr.data);
-      for (size_t d = 0; d < in.sizes.size(); ++d) in.dim_order.push_back(static_cast<uint8_t>(d));
+      in = extension::OwnedTensor(arr.dtype, arr.shape);
+      in.set_bytes(std::move(arr.data));
     } else {
-      in.sizes.assign(info->sizes.begin(), info->sizes.end());
-      in.dim_order.assign(info->dim_order.begin(), info->dim_order.end());
-      in.data.resize(info->nbytes);
-      fill_random(in, dtype, rng);
+      in = extension::OwnedTensor(info->dtype, info->sizes, info->dim_order);
+      fill_random(in.bytes(), info->dtype, rng);
     }
-    in.bind(dtype);
-    const Error err = method.set_input(i, in.tensor);
+    const Error err = method.set_input(i, in.tensor());
     if (err != Error::Ok) return fail("setting input", err);
   }
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "extension/tensor/owned_tensor.h"
 #include "runtime/core/data_loader.h"
 #include "runtime/executor/program.h"
 
@@ -129,13 +130,6 @@ void bm_load_method(benchmark::State& state, PteFile* f, Program::Verification v
   }
 }
 
-struct InputStorage {
-  std::vector<int32_t> sizes;
-  std::vector<uint8_t> dim_order;
-  std::vector<int64_t> strides;
-  std::vector<uint8_t> data;
-  Tensor t;
-};
 
 void bm_execute(benchmark::State& state, PteFile* f) {
   BufferDataLoader loader(f->data.get(), f->size);
@@ -152,7 +146,7 @@ void bm_execute(benchmark::State& state, PteFile* f) {
     return;
   }
   const MethodMeta meta = method->method_meta();
-  std::vector<std::unique_ptr<InputStorage>> inputs;
+  std::vector<extension::OwnedTensor> inputs;
   std::mt19937 rng(0);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   for (size_t i = 0; i < meta.num_inputs(); ++i) {
@@ -161,24 +155,12 @@ void bm_execute(benchmark::State& state, PteFile* f) {
       state.SkipWithError("only tensor inputs are supported");
       return;
     }
-    auto& in = *inputs.emplace_back(std::make_unique<InputStorage>());
-    in.sizes.assign(info->sizes.begin(), info->sizes.end());
-    in.dim_order.assign(info->dim_order.begin(), info->dim_order.end());
-    in.strides.resize(in.sizes.size());
-    in.data.resize(info->nbytes);
+    auto& in = inputs.emplace_back(info->dtype, info->sizes, info->dim_order);
     if (info->dtype == ScalarType::Float) {
-      auto* p = reinterpret_cast<float*>(in.data.data());
+      auto* p = reinterpret_cast<float*>(in.bytes().data());
       for (size_t j = 0; j < info->nbytes / sizeof(float); ++j) p[j] = uni(rng);
     }
-    in.t.dtype = info->dtype;
-    in.t.dim = static_cast<int32_t>(in.sizes.size());
-    in.t.sizes = in.sizes.data();
-    in.t.dim_order = in.dim_order.data();
-    in.t.strides = in.strides.data();
-    in.t.update_strides();
-    in.t.data = in.data.data();
-    in.t.capacity_bytes = in.data.size();
-    if (method->set_input(i, in.t) != Error::Ok) {
+    if (method->set_input(i, in.tensor()) != Error::Ok) {
       state.SkipWithError(last_error_message());
       return;
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "extension/module/module.h"
+#include "extension/tensor/owned_tensor.h"
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -55,13 +56,6 @@ int posix_memalign(void** out, size_t a, size_t n) {
 namespace ember {
 namespace {
 
-struct HostTensor {
-  std::vector<int32_t> sizes;
-  std::vector<uint8_t> dim_order;
-  std::vector<int64_t> strides;
-  std::vector<uint8_t> data;
-  Tensor t;
-};
 
 // The hook itself must see allocations, or the test below proves nothing.
 TEST(ExecuteAllocationTest, CounterSeesHeapAllocations) {
@@ -92,27 +86,16 @@ TEST(ExecuteAllocationTest, TutorialProgramsRunWithoutHeapAllocation) {
       Result<Method*> method = module.get()->method(name);
       ASSERT_TRUE(method.ok()) << entry.path() << " " << name << ": " << last_error_message();
       const MethodMeta meta = method.get()->method_meta();
-      std::vector<HostTensor> inputs(meta.num_inputs());
+      std::vector<extension::OwnedTensor> inputs;
       for (size_t i = 0; i < meta.num_inputs(); ++i) {
         TensorInfo info = meta.input_tensor_info(i).get();
-        HostTensor& h = inputs[i];
-        h.sizes.assign(info.sizes.begin(), info.sizes.end());
-        h.dim_order.assign(info.dim_order.begin(), info.dim_order.end());
-        h.strides.resize(h.sizes.size() + 1);
-        h.data.assign(info.nbytes + 1, 0);
-        h.t.dtype = info.dtype;
-        h.t.dim = static_cast<int32_t>(h.sizes.size());
-        h.t.sizes = h.sizes.data();
-        h.t.dim_order = h.dim_order.data();
-        h.t.strides = h.strides.data();
-        h.t.data = h.data.data();
-        h.t.update_strides();
+        inputs.emplace_back(info.dtype, info.sizes, info.dim_order);
       }
       g_allocations = 0;
       g_counting = true;
       for (int run = 0; run < 3; ++run) {
         for (size_t i = 0; i < inputs.size(); ++i) {
-          ASSERT_EQ(method.get()->set_input(i, inputs[i].t), Error::Ok);
+          ASSERT_EQ(method.get()->set_input(i, inputs[i].tensor()), Error::Ok);
         }
         ASSERT_EQ(method.get()->execute(), Error::Ok) << last_error_message();
         for (size_t i = 0; i < method.get()->outputs_size(); ++i) {
