@@ -37,7 +37,8 @@ Module::~Module() {
   program_.reset();
 }
 
-Result<std::unique_ptr<Module>> Module::load(const std::string& path, LoadMode mode) {
+Result<std::unique_ptr<Module>> Module::load(const std::string& path, LoadMode mode,
+                                             Program::Verification verification) {
   std::unique_ptr<Module> module(new Module());
   if (mode == LoadMode::Mmap) {
     Result<MmapDataLoader> loader = MmapDataLoader::from(path.c_str());
@@ -48,7 +49,7 @@ Result<std::unique_ptr<Module>> Module::load(const std::string& path, LoadMode m
     if (!loader.ok()) return loader.error();
     module->loader_ = std::make_unique<FileDataLoader>(std::move(loader.get()));
   }
-  return finish_load(std::move(module));
+  return finish_load(std::move(module), verification);
 }
 
 Result<std::unique_ptr<Module>> Module::from_bytes(const void* data, size_t size) {
@@ -59,11 +60,12 @@ Result<std::unique_ptr<Module>> Module::from_bytes(const void* data, size_t size
   const size_t pad = (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
   if (size > 0) std::memcpy(base + pad, data, size);
   module->loader_ = std::make_unique<BufferDataLoader>(base + pad, size);
-  return finish_load(std::move(module));
+  return finish_load(std::move(module), Program::Verification::Full);
 }
 
-Result<std::unique_ptr<Module>> Module::finish_load(std::unique_ptr<Module> module) {
-  Result<Program> program = Program::load(module->loader_.get());
+Result<std::unique_ptr<Module>> Module::finish_load(std::unique_ptr<Module> module,
+                                                    Program::Verification verification) {
+  Result<Program> program = Program::load(module->loader_.get(), verification);
   if (!program.ok()) return program.error();
   module->program_.emplace(std::move(program.get()));
   return module;

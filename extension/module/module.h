@@ -21,8 +21,9 @@ class Module {
   enum class LoadMode { File, Mmap };
 
   /// Loads and verifies the program at `path`.
-  static Result<std::unique_ptr<Module>> load(const std::string& path,
-                                              LoadMode mode = LoadMode::Mmap);
+  static Result<std::unique_ptr<Module>> load(
+      const std::string& path, LoadMode mode = LoadMode::Mmap,
+      Program::Verification verification = Program::Verification::Full);
   /// Same, from bytes the module copies and keeps.
   static Result<std::unique_ptr<Module>> from_bytes(const void* data, size_t size);
 
@@ -39,9 +40,10 @@ class Module {
  private:
   struct LoadedMethod;
   Module() = default;
-  static Result<std::unique_ptr<Module>> finish_load(std::unique_ptr<Module> module);
+  static Result<std::unique_ptr<Module>> finish_load(std::unique_ptr<Module> module,
+                                                     Program::Verification verification);
 
-  std::vector<uint8_t, std::allocator<uint8_t>> bytes_;  // Backing store for from_bytes.
+  std::vector<uint8_t> bytes_;  // Backing store for from_bytes.
   std::unique_ptr<DataLoader> loader_;
   std::optional<Program> program_;
   std::map<std::string, std::unique_ptr<LoadedMethod>> methods_;
