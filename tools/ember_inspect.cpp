@@ -3,6 +3,7 @@
 // lower bound (most bytes live at any one instruction).
 #include <cstdio>
 #include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -65,20 +66,24 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
   const uint32_t n_instr = chain->instructions() ? chain->instructions()->size() : 0;
   std::map<std::string, int> op_counts;
   // Lifetimes of planned tensors from the instruction order.
-  std::map<int32_t, program::TensorLifetime> lifetimes;
+  // Keyed by placement, so values that alias one planned region count once.
+  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, program::TensorLifetime> lifetimes;
   auto touch = [&](int32_t idx, int64_t when) {
     const auto* v = plan->values()->Get(static_cast<uint32_t>(idx));
     if (v->val_type() != ember_fb::KernelTypes::Tensor) return;
     const auto* t = v->val_as_Tensor();
-    if (t->allocation_info() == nullptr) return;
-    auto [it, inserted] = lifetimes.try_emplace(idx, program::TensorLifetime{tensor_bytes(t), when, when});
+    const auto* a = t->allocation_info();
+    if (a == nullptr) return;
+    const uint64_t offset = uint64_t{a->memory_offset_low()} | (uint64_t{a->memory_offset_high()} << 32);
+    const auto key = std::make_tuple(a->memory_id(), offset, tensor_bytes(t));
+    auto [it, inserted] = lifetimes.try_emplace(key, program::TensorLifetime{tensor_bytes(t), when, when});
     if (!inserted) {
       it->second.first = std::min(it->second.first, when);
       it->second.last = std::max(it->second.last, when);
     }
   };
-  // Inputs and outputs live for the whole method (re-running without
-  // set_input stays correct), as Ember's planner assumes.
+  // Inputs live for the whole method (re-running without set_input stays
+  // correct) and outputs until its end, as Ember's planner assumes.
   for (uint32_t i = 0; plan->inputs() && i < plan->inputs()->size(); ++i) {
     touch(plan->inputs()->Get(i), -1);
     touch(plan->inputs()->Get(i), n_instr);
@@ -108,8 +113,7 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
     }
   }
   for (uint32_t i = 0; plan->outputs() && i < plan->outputs()->size(); ++i) {
-    touch(plan->outputs()->Get(i), -1);
-    touch(plan->outputs()->Get(i), n_instr);
+    touch(plan->outputs()->Get(i), n_instr);  // Outputs live until the method ends.
   }
   std::printf("  operators:\n");
   for (const auto& [name, count] : op_counts) std::printf("    %-40s x%d\n", name.c_str(), count);
@@ -131,7 +135,7 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
                 static_cast<unsigned long long>(size));
   }
   std::vector<program::TensorLifetime> all;
-  for (const auto& [idx, lt] : lifetimes) all.push_back(lt);
+  for (const auto& [where, lt] : lifetimes) all.push_back(lt);
   const uint64_t bound = program::max_live_bytes(all, 16);  // The planner's alignment.
   std::printf("  plan efficiency: %llu planned bytes, lower bound %llu (max live), %s\n",
               static_cast<unsigned long long>(planned), static_cast<unsigned long long>(bound),

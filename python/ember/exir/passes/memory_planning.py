@@ -1,9 +1,9 @@
 """Memory planning: give every non-constant tensor a place in buffer 1.
 
 Lifetimes come from the instruction order: an alloc'd tensor lives from
-the instruction that writes it until its last reader. Graph inputs and
-outputs live for the whole method, so a method can run again on the inputs
-it was given (``ember-run --iters N`` sets them once). Parameters and
+the instruction that writes it until its last reader. Graph inputs live
+for the whole method, so a method can run again on the inputs it was given
+(``ember-run --iters N`` sets them once); outputs live until the end. Parameters and
 constants are not planned (they live in the constant segment). A tensor
 with symbolic sizes is planned for its upper bound (``ember.exir.symbolic``).
 The C++ planner ``ember._C.plan_memory`` places them.
