@@ -22,7 +22,7 @@ void* __libc_memalign(size_t, size_t);
 namespace {
 std::atomic<bool> g_counting{false};
 std::atomic<long> g_allocations{0};
-void note() {
+[[maybe_unused]] void note() {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
 }
 }  // namespace
