@@ -24,12 +24,12 @@ const char* const kOperators[] = {"aten::add", "aten::mm", "aten::convolution", 
 
 int64_t interesting(std::mt19937& rng, int64_t current) {
   switch (rng() % 8) {
-    case 0: return current + 1;
-    case 1: return current - 1;
+    case 0: return static_cast<int64_t>(static_cast<uint64_t>(current) + 1u);
+    case 1: return static_cast<int64_t>(static_cast<uint64_t>(current) - 1u);
     case 2: return 0;
     case 3: return -1;
     case 4: return INT32_MAX;
-    case 5: return current * 2;
+    case 5: return static_cast<int64_t>(static_cast<uint64_t>(current) * 2u);  // Wraps, no UB.
     case 6: return static_cast<int64_t>(rng() % 64);
     default: return static_cast<int64_t>(rng());
   }
