@@ -7,6 +7,7 @@ packages=(
   python3 python3-venv python3-dev
   flatbuffers-compiler libflatbuffers-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   ${EMBER_EXTRA_PACKAGES:-}
 )
 missing=()

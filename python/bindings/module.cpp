@@ -6,6 +6,7 @@ namespace nb = nanobind;
 void bind_runtime(nb::module_& m);
 void bind_program(nb::module_& m);
 void bind_kernels(nb::module_& m);
+void bind_xnnpack(nb::module_& m);
 
 NB_MODULE(_C, m) {
   m.doc() = "Ember's C++ runtime, program writer and memory planner.";
@@ -15,4 +16,5 @@ NB_MODULE(_C, m) {
   bind_runtime(m);
   bind_program(m);
   bind_kernels(m);
+  bind_xnnpack(m);
 }

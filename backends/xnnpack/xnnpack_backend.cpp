@@ -1,0 +1,165 @@
+// The XNNPACK delegate (backend id "EmberXnnpackBackend"): builds an XNNPACK
+// runtime from the "EXN1" blob at init and runs it at execute.
+//
+// init allocates from the method allocator first (handle, staging buffers),
+// then lets XNNPACK build and pack weights on its own heap; execute only
+// converts layouts at the boundary, binds pointers and invokes the runtime.
+#include <xnnpack.h>
+
+#include <cstring>
+#include <new>
+
+#include "backends/xnnpack/layout.h"
+#include "backends/xnnpack/subgraph_builder.h"
+#include "backends/xnnpack/thread_pool.h"
+#include "backends/xnnpack/xnnpack_graph_generated.h"
+
+namespace ember::backends::xnnpack {
+namespace {
+
+constexpr const char* kBackendId = "EmberXnnpackBackend";
+
+struct Delegate {
+  xnn_runtime_t runtime = nullptr;
+  BuiltSubgraph io;
+  xnn_external_value* bindings = nullptr;
+  // The blob holds the static data of constants XNNPACK does not copy.
+  FreeableBuffer blob;
+};
+
+bool xnnpack_ready() {
+  static const xnn_status status = xnn_initialize(/*allocator=*/nullptr);
+  return status == xnn_status_success;
+}
+
+// Checks a delegate argument against the tensor the blob was built for.
+// Returns the argument's memory layout: 0 = as XNNPACK wants it, 1 = NCHW
+// that needs converting, -1 = unusable (ctx says why).
+int check_argument(BackendExecutionContext& ctx, const ExternalTensor& want, const EValue* arg,
+                   const char* role, uint32_t index) {
+  if (arg == nullptr || !arg->is_tensor()) {
+    ctx.fail("%s %u is not a tensor", role, index);
+    return -1;
+  }
+  const Tensor& t = arg->to_tensor();
+  if (t.dtype != ScalarType::Float) {
+    ctx.fail("%s %u has dtype %s; the delegate was built for float32", role, index,
+             scalar_type_name(t.dtype));
+    return -1;
+  }
+  bool same = t.dim == want.rank;
+  for (int32_t d = 0; same && d < t.dim; ++d) {
+    same = t.sizes[d] == want.sizes[d];
+  }
+  if (!same) {
+    char got[96];
+    ctx.fail("%s %u has shape %s, not the one the delegate was built for", role, index,
+             format_shape(t.shape(), got, sizeof(got)));
+    return -1;
+  }
+  if (t.data == nullptr && want.numel > 0) {
+    ctx.fail("%s %u has no data", role, index);
+    return -1;
+  }
+  if (t.is_contiguous_dim_order()) return want.nchw ? 1 : 0;
+  if (want.nchw && t.dim_order[0] == 0 && t.dim_order[1] == 2 && t.dim_order[2] == 3 &&
+      t.dim_order[3] == 1) {
+    return 0;  // Channels-last memory is already NHWC.
+  }
+  ctx.fail("%s %u has a dim order the delegate cannot read", role, index);
+  return -1;
+}
+
+class XnnpackBackend final : public BackendInterface {
+ public:
+  bool is_available() const override { return xnnpack_ready(); }
+
+  Result<DelegateHandle*> init(BackendInitContext& ctx, FreeableBuffer* processed,
+                               std::span<const CompileSpec>) const override {
+    if (!xnnpack_ready()) {
+      ctx.fail("xnn_initialize failed: this CPU is not supported by XNNPACK");
+      return Error::DelegateInvalidCompatibility;
+    }
+    auto* delegate = ctx.allocator->allocate_array<Delegate>(1);
+    if (delegate == nullptr) return Error::MemoryAllocationFailed;
+    new (delegate) Delegate();
+    EMBER_TRY_ASSIGN(const ember_xnn::Graph* graph,
+                     verify_graph_blob(ctx, processed->data(), processed->size()));
+    EMBER_TRY_ASSIGN(delegate->io, build_subgraph(ctx, *graph));
+    const uint32_t n = delegate->io.num_inputs + delegate->io.num_outputs;
+    delegate->bindings = ctx.allocator->allocate_array<xnn_external_value>(n + 1);
+    if (delegate->bindings == nullptr) {
+      xnn_delete_subgraph(delegate->io.subgraph);
+      return Error::MemoryAllocationFailed;
+    }
+    const xnn_status s =
+        xnn_create_runtime_v2(delegate->io.subgraph, thread_pool(), /*flags=*/0, &delegate->runtime);
+    xnn_delete_subgraph(delegate->io.subgraph);
+    delegate->io.subgraph = nullptr;
+    if (s != xnn_status_success) {
+      ctx.fail("xnn_create_runtime_v2 failed (status %d): the subgraph is inconsistent",
+               static_cast<int>(s));
+      return Error::DelegateInvalidCompatibility;
+    }
+    delegate->blob = std::move(*processed);
+    return delegate;
+  }
+
+  Error execute(BackendExecutionContext& ctx, DelegateHandle* handle,
+                std::span<EValue* const> args) const override {
+    auto* d = static_cast<Delegate*>(handle);
+    const uint32_t n_in = d->io.num_inputs, n_out = d->io.num_outputs;
+    if (args.size() != n_in + n_out) {
+      ctx.fail("delegate call has %zu arguments; the blob has %u inputs and %u outputs",
+               args.size(), n_in, n_out);
+      return Error::InvalidArgument;
+    }
+    for (uint32_t i = 0; i < n_in; ++i) {
+      const ExternalTensor& want = d->io.inputs[i];
+      const int layout = check_argument(ctx, want, args[i], "input", i);
+      if (layout < 0) return Error::InvalidArgument;
+      const Tensor& t = args[i]->to_tensor();
+      void* data = t.data;
+      if (layout == 1) {
+        nchw_to_nhwc(static_cast<const float*>(t.data), want.scratch, want.sizes[0], want.sizes[1],
+                     int64_t{want.sizes[2]} * want.sizes[3]);
+        data = want.scratch;
+      }
+      d->bindings[i] = xnn_external_value{want.xnn_id, data};
+    }
+    for (uint32_t j = 0; j < n_out; ++j) {
+      const ExternalTensor& want = d->io.outputs[j];
+      const int layout = check_argument(ctx, want, args[n_in + j], "output", j);
+      if (layout < 0) return Error::InvalidArgument;
+      void* data = layout == 1 ? want.scratch : args[n_in + j]->to_tensor().data;
+      d->bindings[n_in + j] = xnn_external_value{want.xnn_id, data};
+    }
+    xnn_status s = xnn_setup_runtime(d->runtime, n_in + n_out, d->bindings);
+    if (s == xnn_status_success) s = xnn_invoke_runtime(d->runtime);
+    if (s != xnn_status_success) {
+      ctx.fail("XNNPACK runtime failed (status %d)", static_cast<int>(s));
+      return Error::KernelFailed;
+    }
+    for (uint32_t j = 0; j < n_out; ++j) {
+      const ExternalTensor& want = d->io.outputs[j];
+      const Tensor& t = args[n_in + j]->to_tensor();
+      // Checked above: an NCHW output is either contiguous or channels-last.
+      if (!want.nchw || !t.is_contiguous_dim_order()) continue;
+      nhwc_to_nchw(want.scratch, static_cast<float*>(t.data),
+                   want.sizes[0], want.sizes[1], int64_t{want.sizes[2]} * want.sizes[3]);
+    }
+    return Error::Ok;
+  }
+
+  void destroy(DelegateHandle* handle) const override {
+    auto* d = static_cast<Delegate*>(handle);
+    if (d->runtime != nullptr) xnn_delete_runtime(d->runtime);
+    d->~Delegate();
+  }
+};
+
+const XnnpackBackend g_backend;
+const BackendRegistration g_registration(kBackendId, &g_backend);
+
+}  // namespace
+}  // namespace ember::backends::xnnpack

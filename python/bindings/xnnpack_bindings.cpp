@@ -1,0 +1,83 @@
+// ember._C.xnnpack_*: the XNNPACK delegate's blob writer (for the Python
+// preprocess) and its thread-count setting.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "backends/xnnpack/graph_writer.h"
+#include "backends/xnnpack/thread_pool.h"
+
+namespace nb = nanobind;
+using namespace ember::backends::xnnpack;
+
+namespace {
+
+std::vector<uint32_t> ids(nb::handle d, const char* key) {
+  nb::dict dict = nb::borrow<nb::dict>(d);
+  if (!dict.contains(key)) return {};
+  return nb::cast<std::vector<uint32_t>>(dict[key]);
+}
+
+template <typename T>
+T get(nb::handle d, const char* key, T fallback) {
+  nb::dict dict = nb::borrow<nb::dict>(d);
+  return dict.contains(key) ? nb::cast<T>(dict[key]) : fallback;
+}
+
+// values: [(dims, constant_index)], constants: [bytes], nodes: [dict],
+// inputs/outputs: [(value, nchw)].
+nb::bytes write_xnnpack_graph(nb::list values, nb::list constants, nb::list nodes,
+                              nb::list inputs, nb::list outputs) {
+  GraphDesc g;
+  for (nb::handle v : values) {
+    nb::tuple t = nb::cast<nb::tuple>(v);
+    g.values.push_back(ValueDesc{nb::cast<std::vector<uint32_t>>(t[0]), nb::cast<int32_t>(t[1])});
+  }
+  for (nb::handle c : constants) {
+    nb::bytes b = nb::cast<nb::bytes>(c);
+    g.constants.emplace_back(reinterpret_cast<const uint8_t*>(b.c_str()), b.size());
+  }
+  for (nb::handle n : nodes) {
+    NodeDesc d;
+    d.kind = nb::cast<std::string>(nb::borrow<nb::dict>(n)["kind"]);
+    d.inputs = ids(n, "inputs");
+    d.outputs = ids(n, "outputs");
+    d.padding = ids(n, "padding");
+    d.pooling = ids(n, "pooling");
+    d.stride = ids(n, "stride");
+    d.dilation = ids(n, "dilation");
+    d.pre_paddings = ids(n, "pre_paddings");
+    d.post_paddings = ids(n, "post_paddings");
+    d.new_shape = ids(n, "new_shape");
+    d.groups = get<uint32_t>(n, "groups", 1);
+    d.depth_multiplier = get<uint32_t>(n, "depth_multiplier", 1);
+    d.flags = get<uint32_t>(n, "flags", 0);
+    d.output_min = get<float>(n, "output_min", d.output_min);
+    d.output_max = get<float>(n, "output_max", d.output_max);
+    d.alpha = get<float>(n, "alpha", 0.0f);
+    d.padding_value = get<float>(n, "padding_value", 0.0f);
+    g.nodes.push_back(std::move(d));
+  }
+  for (auto [list, out] : {std::pair{&inputs, &g.inputs}, std::pair{&outputs, &g.outputs}}) {
+    for (nb::handle e : *list) {
+      nb::tuple t = nb::cast<nb::tuple>(e);
+      out->push_back(ExternalDesc{nb::cast<uint32_t>(t[0]), nb::cast<bool>(t[1])});
+    }
+  }
+  std::string error;
+  std::vector<uint8_t> blob = write_graph(g, &error);
+  if (blob.empty()) throw nb::value_error(("XNNPACK graph: " + error).c_str());
+  return nb::bytes(reinterpret_cast<const char*>(blob.data()), blob.size());
+}
+
+}  // namespace
+
+void bind_xnnpack(nb::module_& m) {
+  m.def("write_xnnpack_graph", &write_xnnpack_graph, nb::arg("values"), nb::arg("constants"),
+        nb::arg("nodes"), nb::arg("inputs"), nb::arg("outputs"),
+        "Serialises an XNNPACK delegate graph into Ember's EXN1 blob.");
+  m.def("set_xnnpack_threads", &set_thread_count, nb::arg("threads"),
+        "Threads of the XNNPACK delegate's pool (0 = one per core); False once the pool exists "
+        "with another size.");
+  m.def("xnnpack_threads", &thread_count, "Threads the XNNPACK delegate's pool runs.");
+}
