@@ -15,14 +15,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
 
 from ember.exir.backend.backend_details import get_backend
 from ember.exir.backend.compile_spec_schema import CompileSpec
 from ember.exir.backend.fuse import fuse_tagged_nodes
 from ember.exir.backend.lowered_backend_module import LoweredBackendModule
 from ember.exir.backend.partitioner import DELEGATION_TAG, Partitioner, PartitionResult
-from ember.exir.backend.subgraph import replace_with_delegate, stable_topo_sort, subgraph_program
+from ember.exir.backend.subgraph import (
+    OwnedConstant,
+    boundary,
+    replace_with_delegate,
+    stable_topo_sort,
+    subgraph_program,
+)
 from ember.exir.exported import copy_graph_module, rebuild
 from ember.exir.verification.edge_verifier import EdgeDialectVerifier
 
@@ -81,15 +89,68 @@ def _lower_partitions(edge_program: ExportedProgram, partitioner: Partitioner) -
             )
     taken = {name for name, _ in gm.named_children()}
     index = 0
+    moved: set[str] = set()
     for group in reversed(groups):
         spec = result.partition_tags[group.tag]
-        lowered = _lower_program(spec.backend_id, subgraph_program(group.nodes), spec.compile_specs)
+        owned = _owned_constants(tagged, group.tag, group.nodes)
+        program = subgraph_program(group.nodes, owned)
+        lowered = _lower_program(spec.backend_id, program, spec.compile_specs)
         while f"lowered_module_{index}" in taken:
             index += 1
         name = f"lowered_module_{index}"
         taken.add(name)
-        replace_with_delegate(gm, group.nodes, lowered, name)
+        replace_with_delegate(gm, group.nodes, lowered, name, [c.node for c in owned])
+        for c in owned:
+            gm.graph.erase_node(c.node)
+            moved.add(c.node.name)
     stable_topo_sort(gm.graph)
     gm.graph.lint()
     gm.recompile()
-    return rebuild(tagged, gm, verifier=EdgeDialectVerifier)
+    if not moved:
+        return rebuild(tagged, gm, verifier=EdgeDialectVerifier)
+    # Constants now inside delegates leave the outer program's signature and data.
+    specs = [s for s in tagged.graph_signature.input_specs if getattr(s.arg, "name", None) not in moved]
+    gone = {s.target for s in tagged.graph_signature.input_specs
+            if getattr(s.arg, "name", None) in moved}
+    still = {s.target for s in specs}
+    gone -= still
+    return rebuild(
+        tagged,
+        gm,
+        verifier=EdgeDialectVerifier,
+        input_specs=specs,
+        state_dict={k: v for k, v in tagged.state_dict.items() if k not in gone},
+        constants={k: v for k, v in tagged.constants.items() if k not in gone},
+    )
+
+
+_CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+
+
+def _owned_constants(
+    program: ExportedProgram, tag: str, nodes: list[torch.fx.Node]
+) -> list[OwnedConstant]:
+    """Constants the partitioner tagged ``tag`` that only ``nodes`` read:
+    the delegate takes them over (``tag_constant_data``)."""
+    inside = set(nodes)
+    mutated = set(program.graph_signature.buffers_to_mutate.values())
+    specs = {getattr(s.arg, "name", None): s for s in program.graph_signature.input_specs}
+    owned = []
+    inputs, _ = boundary(nodes)
+    for u in inputs:
+        spec = specs.get(u.name)
+        if (
+            u.op != "placeholder"
+            or u.meta.get(DELEGATION_TAG) != tag
+            or spec is None
+            or spec.kind not in _CONSTANT_KINDS
+            or spec.target in mutated
+            or any(user not in inside for user in u.users)
+        ):
+            continue
+        if spec.kind == InputKind.PARAMETER or (spec.kind == InputKind.BUFFER and spec.persistent):
+            value = program.state_dict[spec.target]
+        else:
+            value = program.constants[spec.target]
+        owned.append(OwnedConstant(u, spec, value))
+    return owned

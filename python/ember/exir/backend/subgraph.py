@@ -4,8 +4,11 @@ put a delegate call in its place.
 Everything the group reads from outside becomes a user input of the
 subgraph program, in order of first use, including the outer program's
 parameters and constants: they stay in the outer program (its constant
-segment) and reach the delegate as call arguments, so a backend's
-``preprocess`` sees only user inputs. Values the group computes and
+segment) and reach the delegate as call arguments. The exception is a
+constant the partitioner tagged with the group's tag and that only the
+group reads: the delegate owns it (a backend that packs weights needs them
+at ``preprocess``), so it becomes a parameter/constant of the subgraph
+program and leaves the outer program. Values the group computes and
 something outside reads (or the program returns) are its outputs, in graph
 order; the delegate call returns them as a list, read by ``getitem``.
 """
@@ -13,6 +16,8 @@ order; the delegate call returns them as a list, read by ``getitem``.
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -32,9 +37,12 @@ from ember.exir.delegate import executorch_call_delegate
 from ember.exir.verification.edge_verifier import EdgeDialectVerifier
 
 
-def boundary(nodes: list[torch.fx.Node]) -> tuple[list[torch.fx.Node], list[torch.fx.Node]]:
-    """The inputs (outside nodes read, first use first) and outputs of ``nodes``."""
-    inside = set(nodes)
+def boundary(
+    nodes: list[torch.fx.Node], owned: Iterable[torch.fx.Node] = ()
+) -> tuple[list[torch.fx.Node], list[torch.fx.Node]]:
+    """The inputs (outside nodes read, first use first) and outputs of
+    ``nodes``; ``owned`` constants are not inputs."""
+    inside = set(nodes) | set(owned)
     inputs: list[torch.fx.Node] = []
     for node in nodes:
         for u in node.all_input_nodes:
@@ -44,11 +52,40 @@ def boundary(nodes: list[torch.fx.Node]) -> tuple[list[torch.fx.Node], list[torc
     return inputs, outputs
 
 
-def subgraph_program(nodes: list[torch.fx.Node]) -> ExportedProgram:
-    """An edge ExportedProgram computing ``nodes`` from their inputs."""
-    inputs, outputs = boundary(nodes)
+@dataclass
+class OwnedConstant:
+    """A constant of the outer program that moves into a delegate."""
+
+    node: torch.fx.Node
+    spec: InputSpec
+    value: Any
+
+
+def subgraph_program(
+    nodes: list[torch.fx.Node], owned: list[OwnedConstant] | None = None
+) -> ExportedProgram:
+    """An edge ExportedProgram computing ``nodes`` from their inputs and the
+    ``owned`` constants."""
+    owned = owned or []
+    inputs, outputs = boundary(nodes, [c.node for c in owned])
     graph = torch.fx.Graph()
     env: dict[torch.fx.Node, torch.fx.Node] = {}
+    state_dict: dict[str, Any] = {}
+    constants: dict[str, Any] = {}
+    const_specs: list[InputSpec] = []
+    for c in owned:
+        env[c.node] = graph.placeholder(c.node.name)
+        env[c.node].meta["val"] = c.node.meta.get("val")
+        const_specs.append(
+            InputSpec(c.spec.kind, TensorArgument(name=env[c.node].name), c.spec.target,
+                      c.spec.persistent)
+        )
+        if c.spec.kind == InputKind.PARAMETER or (
+            c.spec.kind == InputKind.BUFFER and c.spec.persistent
+        ):
+            state_dict[c.spec.target] = c.value
+        else:
+            constants[c.spec.target] = c.value
     for u in inputs:
         val = u.meta.get("val")
         if not isinstance(val, torch.Tensor):
@@ -65,7 +102,7 @@ def subgraph_program(nodes: list[torch.fx.Node]) -> ExportedProgram:
     in_args = [TensorArgument(name=env[u].name) for u in inputs]
     out_args = [TensorArgument(name=env[o].name) for o in outputs]
     signature = ExportGraphSignature(
-        input_specs=[InputSpec(InputKind.USER_INPUT, a, None, None) for a in in_args],
+        input_specs=const_specs + [InputSpec(InputKind.USER_INPUT, a, None, None) for a in in_args],
         output_specs=[OutputSpec(OutputKind.USER_OUTPUT, a, None) for a in out_args],
     )
     in_spec = pytree.tree_flatten((tuple(inputs), {}))[1]
@@ -82,22 +119,27 @@ def subgraph_program(nodes: list[torch.fx.Node]) -> ExportedProgram:
         root=gm,
         graph=gm.graph,
         graph_signature=signature,
-        state_dict={},
+        state_dict=state_dict,
         range_constraints={},
         module_call_graph=call_graph,
         example_inputs=None,
-        constants={},
+        constants=constants,
         verifiers=[EdgeDialectVerifier],
     )
 
 
 def replace_with_delegate(
-    gm: torch.fx.GraphModule, nodes: list[torch.fx.Node], lowered: torch.nn.Module, name: str
+    gm: torch.fx.GraphModule,
+    nodes: list[torch.fx.Node],
+    lowered: torch.nn.Module,
+    name: str,
+    owned: Iterable[torch.fx.Node] = (),
 ) -> torch.fx.Node:
     """Register ``lowered`` as ``gm.<name>`` and replace ``nodes`` by one
-    ``executorch_call_delegate`` and a ``getitem`` per output. The graph may
+    ``executorch_call_delegate`` and a ``getitem`` per output. ``owned``
+    constants are left unused for the caller to remove. The graph may
     need a topological re-sort afterwards (``stable_topo_sort``)."""
-    inputs, outputs = boundary(nodes)
+    inputs, outputs = boundary(nodes, owned)
     gm.add_submodule(name, lowered)
     graph = gm.graph
     first_call = next(n for n in graph.nodes if n.op not in ("placeholder", "get_attr"))

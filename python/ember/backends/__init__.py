@@ -1,0 +1,1 @@
+"""Ember's backends (delegates): ``ember.backends.xnnpack``."""
