@@ -8,6 +8,13 @@ groups are among its ancestors, and a node may join a group only when none
 of its inputs from outside the group descends from that group.
 
 ``getitem`` nodes that read a tagged multi-output node follow it.
+
+A tagged node computed only from placeholders of its own tag (constants
+the partitioner hands to the backend; a constant expression such as the
+transpose of a weight) joins the group of its user instead of the
+first group it could: a backend evaluates such nodes ahead of time and must
+find them in the same subgraph. When users in several groups read one, each
+further group gets its own copy.
 """
 
 from __future__ import annotations
@@ -42,8 +49,40 @@ def fuse_tagged_nodes(gm: torch.fx.GraphModule) -> list[Group]:
     group_of: dict[torch.fx.Node, int] = {}
     ancestors: dict[torch.fx.Node, frozenset[int]] = {}
     by_tag: dict[str, list[int]] = {}
-    for node in gm.graph.nodes:
+    deferred: set[torch.fx.Node] = set()
+
+    def pull_in(node: torch.fx.Node, g: int) -> None:
+        """Puts the deferred constant expressions ``node`` reads into ``g``."""
+        for u in node.all_input_nodes:
+            if u not in deferred:
+                continue
+            if u in group_of and group_of[u] != g:
+                with gm.graph.inserting_before(node):
+                    copy = gm.graph.node_copy(u)
+                copy.meta = dict(u.meta)
+                node.replace_input_with(u, copy)
+                deferred.add(copy)
+                u = copy
+            if u not in group_of:
+                pull_in(u, g)
+                groups[g].nodes.append(u)
+                group_of[u] = g
+
+    for node in list(gm.graph.nodes):
         inputs = node.all_input_nodes
+        if (
+            _tag_of(node) is not None
+            and node.target is not operator.getitem
+            and inputs
+            and all(
+                u in deferred
+                or (u.op in ("placeholder", "get_attr") and u.meta.get(DELEGATION_TAG) == _tag_of(node))
+                for u in inputs
+            )
+        ):
+            deferred.add(node)
+            ancestors[node] = frozenset()
+            continue
         above: set[int] = set()
         for u in inputs:
             above |= ancestors.get(u, frozenset())
@@ -63,6 +102,7 @@ def fuse_tagged_nodes(gm: torch.fx.GraphModule) -> list[Group]:
                 chosen = len(groups)
                 groups.append(Group(tag))
                 by_tag.setdefault(tag, []).append(chosen)
+            pull_in(node, chosen)
             groups[chosen].nodes.append(node)
             group_of[node] = chosen
         ancestors[node] = frozenset(above)
