@@ -1,0 +1,67 @@
+"""Models nobody here wrote: the ``transformers`` package's MobileNetV2,
+ResNet-18, ResNet-50, ViT-base/16 and BERT-base classes, built from configs
+of the published sizes with random weights (nothing is downloaded).
+
+``build(name, size)`` returns ``(module, example_inputs)``; ``size="full"``
+is the published architecture at its usual input (224x224 images, BERT
+sequence 128), ``size="small"`` a narrow, shallow variant of the same class
+for tests. The module returns one tensor (logits or last hidden state).
+"""
+
+from __future__ import annotations
+
+import torch
+
+MODELS = ("mobilenet_v2", "resnet18", "resnet50", "vit_base", "bert_base")
+
+
+class _FirstOutput(torch.nn.Module):
+    """Unwraps a transformers ModelOutput to its main tensor."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, *args: torch.Tensor) -> torch.Tensor:
+        out = self.model(*args)
+        return out.logits if hasattr(out, "logits") else out.last_hidden_state
+
+
+def build(name: str, size: str = "full", seed: int = 0) -> tuple[torch.nn.Module, tuple]:
+    import transformers as tf
+
+    torch.manual_seed(seed)
+    full = size == "full"
+    image = 224 if full else 64
+    if name == "mobilenet_v2":
+        cfg = tf.MobileNetV2Config(image_size=image, depth_multiplier=1.0 if full else 0.35)
+        model = tf.MobileNetV2ForImageClassification(cfg)
+        inputs = (torch.randn(1, 3, image, image),)
+    elif name in ("resnet18", "resnet50"):
+        if name == "resnet18":
+            hidden = [64, 128, 256, 512] if full else [16, 32, 32, 64]
+            cfg = tf.ResNetConfig(embedding_size=64 if full else 16, hidden_sizes=hidden,
+                                  depths=[2, 2, 2, 2] if full else [1, 1, 1, 1], layer_type="basic")
+        else:
+            hidden = [256, 512, 1024, 2048] if full else [32, 64, 64, 128]
+            cfg = tf.ResNetConfig(embedding_size=64 if full else 16, hidden_sizes=hidden,
+                                  depths=[3, 4, 6, 3] if full else [1, 1, 1, 1],
+                                  layer_type="bottleneck")
+        model = tf.ResNetForImageClassification(cfg)
+        inputs = (torch.randn(1, 3, image, image),)
+    elif name == "vit_base":
+        cfg = (tf.ViTConfig() if full else
+               tf.ViTConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2,
+                            num_attention_heads=4, intermediate_size=128))
+        model = tf.ViTForImageClassification(cfg)
+        inputs = (torch.randn(1, 3, cfg.image_size, cfg.image_size),)
+    elif name == "bert_base":
+        cfg = (tf.BertConfig() if full else
+               tf.BertConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2,
+                             num_attention_heads=4, intermediate_size=128,
+                             max_position_embeddings=64))
+        model = tf.BertModel(cfg, add_pooling_layer=False)
+        inputs = (torch.randint(0, cfg.vocab_size, (1, 128 if full else 16)),)
+    else:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
+    return _FirstOutput(model).eval(), inputs
