@@ -87,6 +87,7 @@ bench: install
 	  -DEMBER_BUILD_BENCH=ON -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_PYTHON=OFF > /dev/null
 	cmake --build $(BENCH_BUILD_DIR) -j $(JOBS)
 	$(PY) bench/models/run.py --build-dir $(BENCH_BUILD_DIR)
+	$(PY) bench/models/zoo_bench.py --build-dir $(BENCH_BUILD_DIR)
 
 # The core ATen conformance sweep (tens of minutes; never part of `make test`,
 # which runs a fixed subset): every core op's OpInfo samples as one-op programs

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/xnnpack/thread_pool.h"
 #include "extension/module/module.h"
 #include "extension/tensor/owned_tensor.h"
 #include "tools/npy.h"
@@ -31,6 +32,7 @@ struct Options {
   std::string save_dir;
   unsigned seed = 0;
   int load_iters = 1;
+  int threads = -1;  // XNNPACK delegate threads; -1 = EMBER_XNNPACK_THREADS or one per core
   Program::Verification verification = Program::Verification::Full;
 };
 
@@ -38,7 +40,9 @@ int usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s model.pte [--method NAME] [--input FILE.npy ...] [--iters N]\n"
                "          [--warmup N] [--save-outputs DIR] [--seed N] [--load-iters N]\n"
-               "          [--verification full|minimal]\n",
+               "          [--verification full|minimal] [--threads N]\n"
+               "  --threads N   threads of the XNNPACK delegate (default: one per core;\n"
+               "                portable kernels run on the calling thread)\n",
                argv0);
   return 2;
 }
@@ -79,6 +83,7 @@ int main(int argc, char** argv) {
     else if (a == "--save-outputs" && (v = next())) opt.save_dir = v;
     else if (a == "--seed" && (v = next())) opt.seed = static_cast<unsigned>(std::atoi(v));
     else if (a == "--load-iters" && (v = next())) opt.load_iters = std::max(1, std::atoi(v));
+    else if (a == "--threads" && (v = next())) opt.threads = std::max(0, std::atoi(v));
     else if (a == "--verification" && (v = next()) && (std::string(v) == "full" || std::string(v) == "minimal")) {
       opt.verification = std::string(v) == "full" ? Program::Verification::Full
                                                    : Program::Verification::Minimal;
@@ -91,6 +96,9 @@ int main(int argc, char** argv) {
     }
   }
   if (opt.path.empty()) return usage(argv[0]);
+  if (opt.threads >= 0) {
+    (void)ember::backends::xnnpack::set_thread_count(static_cast<size_t>(opt.threads));
+  }
 
   // Load (mmap + Program::load + load_method), --load-iters times; the last
   // module is the one that runs. The median load time is reported.
