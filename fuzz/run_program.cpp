@@ -49,6 +49,12 @@ int run_program_bytes(const uint8_t* data, size_t size) {
       const EValue* v = method->get_input(i).get();
       if (!v->is_tensor()) continue;
       const Tensor& t = v->to_tensor();
+      // An input the program does not plan may declare any size (the caller
+      // brings the memory); the harness only feeds modest ones.
+      if (t.nbytes() > static_cast<size_t>(kMaxPlannedBytes)) {
+        inputs_ok = false;
+        break;
+      }
       input_data.emplace_back(t.nbytes() + 1, 0);
       Tensor in = t;
       in.data = input_data.back().data();

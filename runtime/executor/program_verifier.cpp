@@ -256,10 +256,20 @@ Error verify_plan(const ember_fb::Program* program, const ember_fb::ExecutionPla
   EMBER_CHECK_OR_RETURN(cs == nullptr || aligned8(cs->offsets()), Error::InvalidProgram,
                         "constant segment offsets are not 8-byte aligned");
   if (buffer_sizes != nullptr) {
+    // Bounded one by one and in total, so no caller summing them (to
+    // allocate) can overflow: a fuzzed plan once asked for 2^62-byte buffers.
+    constexpr int64_t kMaxPlannedBytes = int64_t{1} << 48;
+    int64_t total = 0;
     for (uint32_t i = 0; i < buffer_sizes->size(); ++i) {
-      EMBER_CHECK_OR_RETURN(buffer_sizes->Get(i) >= 0, Error::InvalidProgram,
+      const int64_t size = buffer_sizes->Get(i);
+      EMBER_CHECK_OR_RETURN(size >= 0, Error::InvalidProgram,
                             "method '%s': planned buffer %u has negative size %lld", method, i,
-                            static_cast<long long>(buffer_sizes->Get(i)));
+                            static_cast<long long>(size));
+      EMBER_CHECK_OR_RETURN(size <= kMaxPlannedBytes - total, Error::InvalidProgram,
+                            "method '%s': planned buffer %u (%lld bytes) takes the plan past "
+                            "2^48 bytes",
+                            method, i, static_cast<long long>(size));
+      total += size;
     }
   }
   for (uint32_t i = 0; i < n_values; ++i) {

@@ -136,6 +136,16 @@ TEST(ProgramTest, RefusesBadDimOrderAndNegativeSize) {
   expect_refused(write(std::move(program2)), Error::InvalidProgram, "negative size -3");
 }
 
+TEST(ProgramTest, RefusesPlannedBuffersWhoseSumWouldOverflow) {
+  // Each size alone is a valid int64; their sum is not (a fuzzer finding).
+  auto program = make_axpy_program();
+  program.execution_plan[0]->non_const_buffer_sizes = {0, int64_t{1} << 62, int64_t{1} << 62};
+  expect_refused(write(std::move(program)), Error::InvalidProgram, "past 2^48 bytes");
+  auto program2 = make_axpy_program();
+  program2.execution_plan[0]->non_const_buffer_sizes = {0, 64, (int64_t{1} << 48) - 63};
+  expect_refused(write(std::move(program2)), Error::InvalidProgram, "planned buffer 2");
+}
+
 TEST(ProgramTest, RefusesUnknownScalarType) {
   auto program = make_axpy_program();
   program.execution_plan[0]->values[0]->val.AsTensor()->scalar_type =
