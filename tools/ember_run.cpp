@@ -47,6 +47,19 @@ int usage(const char* argv0) {
   return 2;
 }
 
+// This process's peak resident set (VmHWM, reset at exec), or -1 off Linux.
+long peak_rss_kib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib;
+}
+
 int fail(const char* what, Error err) {
   std::fprintf(stderr, "ember-run: %s: %s (%s)\n", what, last_error_message(), error_name(err));
   return 1;
@@ -192,5 +205,8 @@ int main(int argc, char** argv) {
               opt.verification == Program::Verification::Full ? "full" : "minimal", opt.iters, median,
               sorted.front(), sorted.back());
   std::printf("planned memory %s\n", tools::human_bytes(double(module->planned_bytes(opt.method))).c_str());
+  if (const long kib = peak_rss_kib(); kib > 0) {
+    std::printf("peak RSS %s\n", tools::human_bytes(double(kib) * 1024.0).c_str());
+  }
   return 0;
 }
