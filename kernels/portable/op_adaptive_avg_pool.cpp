@@ -3,7 +3,10 @@
 // args: self, output_size, out, out(return).
 //
 // Output cell o of a dim covers input [floor(o·in/out), ceil((o+1)·in/out)).
-// Floating dtypes, summed in float64; any dim order.
+// Floating dtypes, any dim order. Summed as eager sums, bit for bit: one
+// float32 chain (float64 for double) in window order d, h, w, then divided by
+// the window's depth, height and width in turn (see op_avg_pool.cpp for why
+// quantized programs need eager's exact rounding).
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/pool.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -18,6 +21,7 @@ inline int64_t end_index(int64_t o, int64_t out, int64_t in) {
 
 template <typename S>
 void adaptive_avg_pool(const Tensor& input, Tensor& out, const PoolGeometry& g) {
+  using Acc = std::conditional_t<std::is_same_v<S, double>, double, float>;
   const S* x = input.data_ptr<const S>();
   S* y = out.data_ptr<S>();
   for (int64_t n = 0; n < g.batch; ++n) {
@@ -32,16 +36,17 @@ void adaptive_avg_pool(const Tensor& input, Tensor& out, const PoolGeometry& g) 
           for (int64_t ow = 0; ow < g.out[2]; ++ow) {
             const int64_t w0 = start_index(ow, g.out[2], g.in[2]);
             const int64_t w1 = end_index(ow, g.out[2], g.in[2]);
-            double sum = 0;
+            Acc sum = 0;
             for (int64_t id = d0; id < d1; ++id) {
               for (int64_t ih = h0; ih < h1; ++ih) {
                 const S* row = plane + id * g.in_sp[0] + ih * g.in_sp[1];
-                for (int64_t iw = w0; iw < w1; ++iw) sum += convert<double>(row[iw * g.in_sp[2]]);
+                for (int64_t iw = w0; iw < w1; ++iw) sum += convert<Acc>(row[iw * g.in_sp[2]]);
               }
             }
-            const double count = static_cast<double>((d1 - d0) * (h1 - h0) * (w1 - w0));
+            const Acc mean = sum / static_cast<Acc>(d1 - d0) / static_cast<Acc>(h1 - h0) /
+                             static_cast<Acc>(w1 - w0);
             y[g.out_offset(n, c) + od * g.out_sp[0] + oh * g.out_sp[1] + ow * g.out_sp[2]] =
-                convert<S>(sum / count);
+                convert<S>(mean);
           }
         }
       }

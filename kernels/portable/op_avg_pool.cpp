@@ -5,10 +5,16 @@
 // out, out(return).
 //
 // Inputs [N, C, H, W] / [C, H, W] (3-D: [N, C, D, H, W] / [C, D, H, W]), any dim
-// order; floating dtypes (summed in float64) and int64 (integer division, as
-// eager). The divisor follows eager: the window clipped to input + padding
-// with count_include_pad, the window clipped to the input without it, or
-// divisor_override.
+// order; floating dtypes and int64 (integer division, as eager). The divisor
+// follows eager: the window clipped to input + padding with count_include_pad,
+// the window clipped to the input without it, or divisor_override.
+//
+// Floats are summed as eager sums them, bit for bit: one float32 chain (float64
+// for double) in window order d, h, w, then divided by the divisor. A wider or
+// reordered sum is more accurate but not what eager computes, and quantized
+// programs notice: the mean of dequantized int8 values often lies exactly
+// halfway between two quantization steps, so a one-ulp difference before the
+// next quantize_per_tensor moves the result by a whole step.
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/pool.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -19,7 +25,8 @@ namespace {
 template <typename S>
 void avg_pool(const Tensor& input, Tensor& out, const PoolGeometry& g, bool count_include_pad,
               int64_t divisor_override) {
-  using Acc = std::conditional_t<kIsFloatStorage<S>, double, int64_t>;
+  using Acc = std::conditional_t<std::is_same_v<S, double>, double,
+                                 std::conditional_t<kIsFloatStorage<S>, float, int64_t>>;
   const S* x = input.data_ptr<const S>();
   S* y = out.data_ptr<S>();
   for (int64_t n = 0; n < g.batch; ++n) {

@@ -349,15 +349,116 @@ def test_small_cnn_trained_here(small_cnn, per_channel) -> None:
     step = output_step(converted)
     int8 = torch.cat([run(program, (xi,))[0] for xi in test_x.split(1)])
     eager = torch.cat([converted(xi) for xi in test_x.split(1)])
-    # Six quantized layers: float accumulation order (runtime vs eager) now
-    # and then flips an intermediate rounding, and flips add up downstream.
+    # Every kernel of the chain gives eager's int8 values at every quantize,
+    # except aten.mean (adaptive_avg_pool2d to 1x1): eager sums float32 in a
+    # vectorised order that depends on the CPU (ATEN_CPU_CAPABILITY), Ember in
+    # float64. The mean of dequantized int8 values often lies exactly halfway
+    # between two steps, so the two sums round some of them to different
+    # steps, and fc1/fc2 carry that to the logits (docs/quantization.md).
     steps = ((int8 - eager).abs() / step).round()
     assert (steps <= 1).float().mean().item() >= 0.99
     assert steps.max().item() <= 3
+    assert (int8.argmax(1) == eager.argmax(1)).float().mean().item() >= 0.99
     agreement = (int8.argmax(1) == fp32.argmax(1)).float().mean().item()
     assert agreement >= 0.95
     # A few large logits are clipped by the calibrated output range.
     assert (int8 - fp32).abs().max().item() < 0.25 * fp32.abs().max().item()
+
+
+# --- float kernels between dequantize and quantize ---------------------------
+#
+# An average of dequantized int8 values (k * scale / n) often lies exactly
+# halfway between two quantization steps, so the next quantize_per_tensor
+# rounds it by its last bit: the pooling kernels must round exactly as eager.
+
+POOL_DTYPES = [np.float32, np.float64, np.float16]
+
+
+def grid_input(shape, dtype) -> np.ndarray:
+    """Dequantized int8 values: (q - zp) * scale."""
+    q = RNG.integers(-128, 128, size=shape).astype(np.float32)
+    return ((q + 17) * np.float32(0.0990529)).astype(dtype)
+
+
+@pytest.mark.parametrize("args", [
+    # kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
+    ([2, 2], [], [0, 0], False, True, None),
+    ([3, 3], [2, 2], [1, 1], False, True, None),
+    ([3, 3], [2, 2], [1, 1], True, False, None),
+    ([2, 3], [1, 2], [1, 1], False, True, 5),
+])
+@pytest.mark.parametrize("dtype", POOL_DTYPES)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_avg_pool2d_rounds_as_eager(args, dtype, layout) -> None:
+    x = grid_input((2, 16, 9, 8), dtype)
+    want = torch.ops.aten.avg_pool2d.default(torch.from_numpy(x), *args).numpy()
+    out = np.empty(want.shape, dtype)
+    _C.call_kernel("aten::avg_pool2d.out",
+                   [channels_last(x) if layout == "channels_last" else x, *args, out])
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("dtype", POOL_DTYPES[:2])
+def test_avg_pool3d_rounds_as_eager(dtype) -> None:
+    x = grid_input((2, 3, 5, 6, 7), dtype)
+    for args in ([[2, 2, 2], [], [0, 0, 0], False, True, None],
+                 [[3, 3, 3], [2, 2, 2], [1, 1, 1], True, False, None]):
+        want = torch.ops.aten.avg_pool3d.default(torch.from_numpy(x), *args).numpy()
+        out = np.empty(want.shape, dtype)
+        _C.call_kernel("aten::avg_pool3d.out", [x, *args, out])
+        np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("size", [[3, 4], [2, 2], [5, 3]])
+@pytest.mark.parametrize("dtype", POOL_DTYPES)
+def test_adaptive_avg_pool_rounds_as_eager(size, dtype) -> None:
+    x = grid_input((2, 16, 7, 9), dtype)
+    want = torch.ops.aten._adaptive_avg_pool2d.default(torch.from_numpy(x), size).numpy()
+    out = np.empty(want.shape, dtype)
+    _C.call_kernel("aten::_adaptive_avg_pool2d.out", [channels_last(x), size, out])
+    np.testing.assert_array_equal(out, want)
+    if dtype == np.float16:
+        return  # eager's 3-d kernel sums float16 in float16; Ember's in float32
+    x3 = grid_input((2, 3, 5, 7, 4), dtype)
+    want3 = torch.ops.aten._adaptive_avg_pool3d.default(torch.from_numpy(x3), [2] + size).numpy()
+    out3 = np.empty(want3.shape, dtype)
+    _C.call_kernel("aten::_adaptive_avg_pool3d.out", [x3, [2] + size, out3])
+    np.testing.assert_array_equal(out3, want3)
+
+
+class PoolCNN(torch.nn.Module):
+    """Quantized convs, linear and three kinds of average pooling (no mean)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.fc = torch.nn.Linear(8 * 3 * 3, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.avg_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.avg_pool2d(self.conv2(x), 3, stride=2, padding=1, count_include_pad=False)
+        return self.fc(F.adaptive_avg_pool2d(x, 3).flatten(1))
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_pooling_model_matches_eager(per_channel) -> None:
+    torch.manual_seed(0)
+    model = PoolCNN().eval()
+    example = (torch.randn(1, 3, 20, 20),)
+    calibration = [torch.randn(1, 3, 20, 20) for _ in range(16)]
+    converted = quantize(model, example, calibration, is_per_channel=per_channel)
+    program = lower(converted, example)
+    step = output_step(converted)
+    x = torch.randn(32, 3, 20, 20)
+    got = torch.cat([run(program, (xi,))[0] for xi in x.split(1)])
+    want = torch.cat([converted(xi) for xi in x.split(1)])
+    steps = ((got - want).abs() / step).round()
+    # The issue's bound on every output. Identical here; conv and linear sum
+    # in another order than eager's BLAS, which could (rarely: their outputs
+    # are not on a half-step grid) move one value by a step on another CPU.
+    assert steps.max().item() <= 1
+    assert (steps == 0).float().mean().item() >= 0.99
 
 
 class WithUnannotatedOps(torch.nn.Module):
