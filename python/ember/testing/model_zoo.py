@@ -33,26 +33,29 @@ def build(name: str, size: str = "full", seed: int = 0) -> tuple[torch.nn.Module
     torch.manual_seed(seed)
     full = size == "full"
     image = 224 if full else 64
+    labels = 1000 if full else 10  # ImageNet classes at the published size
     if name == "mobilenet_v2":
-        cfg = tf.MobileNetV2Config(image_size=image, depth_multiplier=1.0 if full else 0.35)
+        cfg = tf.MobileNetV2Config(image_size=image, depth_multiplier=1.0 if full else 0.35,
+                                   num_labels=labels)
         model = tf.MobileNetV2ForImageClassification(cfg)
         inputs = (torch.randn(1, 3, image, image),)
     elif name in ("resnet18", "resnet50"):
         if name == "resnet18":
             hidden = [64, 128, 256, 512] if full else [16, 32, 32, 64]
             cfg = tf.ResNetConfig(embedding_size=64 if full else 16, hidden_sizes=hidden,
-                                  depths=[2, 2, 2, 2] if full else [1, 1, 1, 1], layer_type="basic")
+                                  depths=[2, 2, 2, 2] if full else [1, 1, 1, 1], layer_type="basic",
+                                  num_labels=labels)
         else:
             hidden = [256, 512, 1024, 2048] if full else [32, 64, 64, 128]
             cfg = tf.ResNetConfig(embedding_size=64 if full else 16, hidden_sizes=hidden,
                                   depths=[3, 4, 6, 3] if full else [1, 1, 1, 1],
-                                  layer_type="bottleneck")
+                                  layer_type="bottleneck", num_labels=labels)
         model = tf.ResNetForImageClassification(cfg)
         inputs = (torch.randn(1, 3, image, image),)
     elif name == "vit_base":
-        cfg = (tf.ViTConfig() if full else
+        cfg = (tf.ViTConfig(num_labels=labels) if full else
                tf.ViTConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2,
-                            num_attention_heads=4, intermediate_size=128))
+                            num_attention_heads=4, intermediate_size=128, num_labels=labels))
         model = tf.ViTForImageClassification(cfg)
         inputs = (torch.randn(1, 3, cfg.image_size, cfg.image_size),)
     elif name == "bert_base":
