@@ -121,10 +121,12 @@ def test_linear(shape, bias):
     check(torch.nn.Linear(16, 12, bias=bias), (torch.randn(*shape),))
 
 
-@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "minimum"])
-@pytest.mark.parametrize(
-    "other_shape", [(2, 3, 4, 5), (3, 1, 1), (5,), (1, 3, 4, 1), ()], ids=str
-)
+BINARY_CASES = [(op, (3, 1, 1)) for op in ["add", "sub", "mul", "div", "maximum", "minimum"]] + [
+    ("add", shape) for shape in [(2, 3, 4, 5), (5,), (1, 3, 4, 1), ()]
+]
+
+
+@pytest.mark.parametrize("op,other_shape", BINARY_CASES, ids=str)
 def test_binary_broadcasting_on_nhwc(op, other_shape):
     fn = getattr(torch, op)
     const = torch.rand(other_shape) + 0.5
@@ -174,9 +176,26 @@ def test_mean_over_spatial_dims(keepdim):
     check(Lambda(lambda m, x: x.mean(dim=(-1, -2), keepdim=keepdim)), (torch.randn(2, 5, 6, 7),))
 
 
-@pytest.mark.parametrize("shape,dim", [((4, 10), -1), ((2, 3, 9), 2), ((2, 6, 3, 3), 1)])
-def test_softmax(shape, dim):
-    check(Lambda(lambda m, x: torch.softmax(x, dim)), (torch.randn(*shape) * 4,))
+@pytest.mark.parametrize("shape", [(4, 10), (2, 3, 9), (2, 4, 5, 5)])
+def test_softmax_last_dim_keeps_the_program_layout(shape):
+    # Attention scores: rank 4 without a convolution stay in the program's layout.
+    edge = check(Lambda(lambda m, x: torch.softmax(x / 2.0, -1)), (torch.randn(*shape) * 4,))
+    delegate = next(m for _, m in edge.exported_program().graph_module.named_children())
+    assert [(s.key, s.value) for s in delegate.compile_specs] == [("layout", b"natural")]
+
+
+def test_softmax_over_channels_after_convolution_is_nhwc():
+    edge = check(Lambda(lambda m, x: torch.softmax(m[0](x), 1), torch.nn.Conv2d(3, 6, 1)),
+                 (torch.randn(2, 3, 4, 4),))
+    delegate = next(m for _, m in edge.exported_program().graph_module.named_children())
+    assert [(s.key, s.value) for s in delegate.compile_specs] == [("layout", b"nhwc")]
+
+
+def test_attention_block_reshapes_and_softmax_run_on_xnnpack():
+    attention = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    x = torch.randn(2, 5, 16)
+    model = Lambda(lambda m, x: m[0](x, x, x, need_weights=False)[0], attention)
+    check(model, (x,), fully=False)
 
 
 def test_constant_pad():

@@ -92,8 +92,9 @@ def _only_first_output_used(node: torch.fx.Node) -> bool:
     return all(u.target is operator.getitem and u.args[1] == 0 for u in node.users)
 
 
-def refusal(node: torch.fx.Node, constant: Constant) -> str | None:
-    """Why XNNPACK cannot run ``node``, or None when it can."""
+def refusal(node: torch.fx.Node, constant: Constant, nhwc: bool = True) -> str | None:
+    """Why XNNPACK cannot run ``node``, or None when it can, in a delegate
+    whose rank-4 values are NHWC (``nhwc``) or kept as the program has them."""
     name = op_name(node)
     out = value(node)
     if isinstance(out, (tuple, list)):
@@ -111,15 +112,17 @@ def refusal(node: torch.fx.Node, constant: Constant) -> str | None:
     check = _RULES.get(name)
     if check is None:
         return "no XNNPACK operator"
-    return check(node, constant)
+    if name in SPATIAL and not nhwc:
+        return "needs XNNPACK's NHWC layout"
+    return check(node, constant, nhwc)
 
 
-def _binary(node: torch.fx.Node, constant: Constant) -> str | None:
+def _binary(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     name = op_name(node)
     if name.startswith(("aten.add", "aten.sub")) and arg(node, 2, "alpha", 1) != 1:
         return "alpha != 1"
     out = value(node)
-    if out.dim() == 4:
+    if nhwc and out.dim() == 4:
         for a in node.args[:2]:
             v = value(a)
             if isinstance(a, torch.fx.Node) and not constant(a) and v.dim() != 4 and v.numel() != 1:
@@ -127,7 +130,7 @@ def _binary(node: torch.fx.Node, constant: Constant) -> str | None:
     return None
 
 
-def _clamp(node: torch.fx.Node, constant: Constant) -> str | None:
+def _clamp(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     name = op_name(node)
     if name == "aten.hardtanh.default":
         lo, hi = arg(node, 1, "min_val", -1.0), arg(node, 2, "max_val", 1.0)
@@ -143,7 +146,7 @@ def _clamp(node: torch.fx.Node, constant: Constant) -> str | None:
     return None
 
 
-def _conv(node: torch.fx.Node, constant: Constant) -> str | None:
+def _conv(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     x, w, b = node.args[0], node.args[1], node.args[2]
     stride, padding, dilation, transposed = node.args[3], node.args[4], node.args[5], node.args[6]
     if value(x).dim() != 4:
@@ -157,7 +160,7 @@ def _conv(node: torch.fx.Node, constant: Constant) -> str | None:
     return None
 
 
-def _batch_norm(node: torch.fx.Node, constant: Constant) -> str | None:
+def _batch_norm(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     x = node.args[0]
     if not 2 <= value(x).dim() <= 4:
         return "batch norm on rank < 2"
@@ -168,7 +171,7 @@ def _batch_norm(node: torch.fx.Node, constant: Constant) -> str | None:
     return None
 
 
-def _addmm(node: torch.fx.Node, constant: Constant) -> str | None:
+def _addmm(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     bias, x, w = node.args[0], node.args[1], node.args[2]
     if node.kwargs.get("beta", 1) != 1 or node.kwargs.get("alpha", 1) != 1:
         return "beta or alpha != 1"
@@ -180,18 +183,18 @@ def _addmm(node: torch.fx.Node, constant: Constant) -> str | None:
     return None if value(x).dim() == 2 else "not a matrix"
 
 
-def _mm(node: torch.fx.Node, constant: Constant) -> str | None:
+def _mm(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     return None if constant(node.args[1]) else "both operands computed at run time"
 
 
-def _linear(node: torch.fx.Node, constant: Constant) -> str | None:
+def _linear(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     w, b = node.args[1], arg(node, 2, "bias")
     if not constant(w) or (b is not None and not constant(b)):
         return "weight or bias computed at run time"
     return None
 
 
-def _max_pool(node: torch.fx.Node, constant: Constant) -> str | None:
+def _max_pool(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     if value(node.args[0]).dim() != 4:
         return "not 2-D pooling"
     if not _only_first_output_used(node):
@@ -221,7 +224,7 @@ def _ceil_is_floor(node: torch.fx.Node) -> bool:
     return True
 
 
-def _avg_pool(node: torch.fx.Node, constant: Constant) -> str | None:
+def _avg_pool(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     if value(node.args[0]).dim() != 4:
         return "not 2-D pooling"
     padding = arg(node, 3, "padding", [0, 0])
@@ -234,7 +237,7 @@ def _avg_pool(node: torch.fx.Node, constant: Constant) -> str | None:
     return None
 
 
-def _adaptive_avg_pool(node: torch.fx.Node, constant: Constant) -> str | None:
+def _adaptive_avg_pool(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     x = value(node.args[0])
     oh, ow = node.args[1]
     if x.dim() != 4:
@@ -244,7 +247,7 @@ def _adaptive_avg_pool(node: torch.fx.Node, constant: Constant) -> str | None:
     return None
 
 
-def _mean(node: torch.fx.Node, constant: Constant) -> str | None:
+def _mean(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     x = value(node.args[0])
     dims = arg(node, 1, "dim")
     if x.dim() != 4 or dims is None or {d % 4 for d in dims} != {2, 3}:
@@ -254,30 +257,32 @@ def _mean(node: torch.fx.Node, constant: Constant) -> str | None:
     return None
 
 
-def _softmax(node: torch.fx.Node, constant: Constant) -> str | None:
+def _softmax(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     x = value(node.args[0])
     dim = node.args[1] % x.dim()
     if node.args[2]:
         return "half_to_float"
-    if (x.dim() < 4 and dim == x.dim() - 1) or (x.dim() == 4 and dim == 1):
+    if nhwc and ((x.dim() < 4 and dim == x.dim() - 1) or (x.dim() == 4 and dim == 1)):
+        return None
+    if not nhwc and dim == x.dim() - 1:
         return None
     return "softmax over a dim that is not innermost in XNNPACK's layout"
 
 
-def _pad(node: torch.fx.Node, constant: Constant) -> str | None:
+def _pad(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     if any(p < 0 for p in node.args[1]):
         return "negative padding"
     return None
 
 
-def _view(node: torch.fx.Node, constant: Constant) -> str | None:
+def _view(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     src, out = value(node.args[0]), value(node)
-    if not (layout_trivial(tuple(src.shape)) and layout_trivial(tuple(out.shape))):
+    if nhwc and not (layout_trivial(tuple(src.shape)) and layout_trivial(tuple(out.shape))):
         return "reshape of a rank-4 value whose NHWC order differs"
     return None
 
 
-def _upsample(node: torch.fx.Node, constant: Constant) -> str | None:
+def _upsample(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     x, out = value(node.args[0]), value(node)
     if x.dim() != 4:
         return "not 2-D"
@@ -289,17 +294,43 @@ def _upsample(node: torch.fx.Node, constant: Constant) -> str | None:
     return None
 
 
-def _elu(node: torch.fx.Node, constant: Constant) -> str | None:
+def _elu(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
     if arg(node, 2, "scale", 1) != 1 or arg(node, 3, "input_scale", 1) != 1:
         return "scaled ELU"
     return None
 
 
-def _always(node: torch.fx.Node, constant: Constant) -> str | None:
+def _clone(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
+    fmt = node.kwargs.get("memory_format")
+    if fmt not in (None, torch.preserve_format, torch.contiguous_format):
+        return "clone into another memory format"
     return None
 
 
-_RULES: dict[str, Callable[[torch.fx.Node, Constant], str | None]] = {
+def _always(node: torch.fx.Node, constant: Constant, nhwc: bool) -> str | None:
+    return None
+
+
+# Ops that only exist in NHWC form: their rank-4 values make a delegate NHWC.
+SPATIAL = {
+    "aten.convolution.default",
+    "aten.max_pool2d_with_indices.default",
+    "aten.avg_pool2d.default",
+    "aten._adaptive_avg_pool2d.default",
+    "aten.mean.dim",
+    "aten.upsample_bilinear2d.vec",
+}
+# Ops that run in either layout: their rank-4 values share one layout.
+LAYOUT_FREE = set(_BINARY) | set(_UNARY) | set(_CLAMPS) | {
+    "aten.elu.default",
+    "aten.leaky_relu.default",
+    "aten._native_batch_norm_legit_no_training.default",
+    "aten.constant_pad_nd.default",
+    "aten.clone.default",
+    "getitem",
+}
+
+_RULES: dict[str, Callable[[torch.fx.Node, Constant, bool], str | None]] = {
     **{name: _binary for name in _BINARY},
     **{name: _always for name in _UNARY},
     **{name: _clamp for name in _CLAMPS},
@@ -318,4 +349,5 @@ _RULES: dict[str, Callable[[torch.fx.Node, Constant], str | None]] = {
     "aten.upsample_bilinear2d.vec": _upsample,
     "aten.elu.default": _elu,
     "aten.leaky_relu.default": _always,
+    "aten.clone.default": _clone,
 }

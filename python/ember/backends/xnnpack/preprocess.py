@@ -35,7 +35,7 @@ class XnnpackLoweringError(ValueError):
 
 
 def nhwc(shape: tuple[int, ...]) -> list[int]:
-    """XNNPACK dims of a program value: rank 4 is NHWC."""
+    """NHWC dims of a rank-4 program shape (other ranks unchanged)."""
     shape = [int(d) for d in shape]
     return [shape[0], shape[2], shape[3], shape[1]] if len(shape) == 4 else shape
 
@@ -93,9 +93,14 @@ def _as_tensor(x: Any) -> torch.Tensor:
 
 
 class _Lowering:
-    def __init__(self, program: ExportedProgram) -> None:
+    def __init__(self, program: ExportedProgram, layout_nhwc: bool = True) -> None:
         self.program = program
         self.g = _Graph()
+        self.nhwc = layout_nhwc
+
+    def dims(self, shape: tuple[int, ...]) -> list[int]:
+        """XNNPACK dims of a program value in this delegate's layout."""
+        return nhwc(shape) if self.nhwc else [int(d) for d in shape]
 
     # -- operands ---------------------------------------------------------
     def operand(self, a: Any, out_rank: int | None = None) -> int:
@@ -107,7 +112,7 @@ class _Lowering:
         t = g.known.get(a) if isinstance(a, torch.fx.Node) else _as_tensor(a)
         if t is None:
             raise XnnpackLoweringError(f"{a} is neither computed in the subgraph nor constant")
-        if out_rank == 4 and t.dim() <= 4:
+        if self.nhwc and out_rank == 4 and t.dim() <= 4:
             t = t.reshape([1] * (4 - t.dim()) + list(t.shape)).permute(0, 2, 3, 1)
         return g.constant(t)
 
@@ -115,7 +120,7 @@ class _Lowering:
         v = ops.value(node)
         if isinstance(v, (tuple, list)):
             v = v[0]
-        vid = self.g.value(nhwc(tuple(v.shape)))
+        vid = self.g.value(self.dims(tuple(v.shape)))
         self.g.of[node] = vid
         return vid
 
@@ -129,9 +134,9 @@ class _Lowering:
                 spec = kinds[node.name]
                 if spec.kind == InputKind.USER_INPUT:
                     v = ops.value(node)
-                    vid = g.value(nhwc(tuple(v.shape)))
+                    vid = g.value(self.dims(tuple(v.shape)))
                     g.of[node] = vid
-                    g.inputs.append((vid, v.dim() == 4))
+                    g.inputs.append((vid, self.nhwc and v.dim() == 4))
                 elif spec.target in self.program.state_dict:
                     g.known[node] = self.program.state_dict[spec.target]
                 else:
@@ -148,7 +153,7 @@ class _Lowering:
                         copy = g.value(g.values[vid][0])
                         g.add("StaticReshape", [vid], copy, o, new_shape=g.values[vid][0])
                         vid = copy
-                    g.outputs.append((vid, ops.value(o).dim() == 4))
+                    g.outputs.append((vid, self.nhwc and ops.value(o).dim() == 4))
         return g.serialize()
 
     def call(self, node: torch.fx.Node) -> None:
@@ -257,7 +262,7 @@ class _Lowering:
             return
         rank = ops.value(x).dim()
         shape = [1, -1] + [1] * (rank - 2)
-        scaled = self.g.value(nhwc(tuple(ops.value(x).shape)))
+        scaled = self.g.value(self.dims(tuple(ops.value(x).shape)))
         self.g.add("Multiply", [self.operand(x), self.operand(scale.float().reshape(shape), rank)],
                    scaled, node)
         self.g.add("Add", [scaled, self.operand(shift.float().reshape(shape), rank)],
@@ -340,12 +345,17 @@ class _Lowering:
             pre[x.dim() - 1 - i] = pad[2 * i]
             post[x.dim() - 1 - i] = pad[2 * i + 1]
         if x.dim() == 4:
-            pre, post = nhwc(tuple(pre)), nhwc(tuple(post))
+            pre, post = self.dims(tuple(pre)), self.dims(tuple(post))
         self.g.add("StaticConstantPad", [self.operand(node.args[0])], self.out(node), node,
                    pre_paddings=pre, post_paddings=post, padding_value=value)
 
     def lower_view_copy(self, node: torch.fx.Node) -> None:
         out = self.out(node)
+        self.g.add("StaticReshape", [self.operand(node.args[0])], out, node,
+                   new_shape=self.g.values[out][0])
+
+    def lower_clone(self, node: torch.fx.Node) -> None:
+        out = self.out(node)  # a copy: a reshape to the same dims
         self.g.add("StaticReshape", [self.operand(node.args[0])], out, node,
                    new_shape=self.g.values[out][0])
 
@@ -370,4 +380,7 @@ class EmberXnnpackBackend(BackendDetails):
     def preprocess(
         edge_program: ExportedProgram, compile_specs: list[CompileSpec]
     ) -> PreprocessResult:
-        return PreprocessResult(processed_bytes=_Lowering(edge_program).run())
+        layout = {s.key: bytes(s.value) for s in compile_specs}.get("layout", b"nhwc")
+        if layout not in (b"nhwc", b"natural"):
+            raise XnnpackLoweringError(f"compile spec layout={layout!r}: expected nhwc or natural")
+        return PreprocessResult(processed_bytes=_Lowering(edge_program, layout == b"nhwc").run())
