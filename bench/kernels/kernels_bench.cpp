@@ -58,6 +58,12 @@ class Args {
       e.as_bool = v;
     });
   }
+  EValue* string(const char* v) {
+    return value([&](EValue& e) {
+      e.tag = Tag::String;
+      e.as_string = v;
+    });
+  }
   EValue* none() {
     return value([](EValue&) {});
   }
@@ -145,6 +151,31 @@ void binary(benchmark::State& state, const char* op, std::vector<int32_t> a_shap
 void unary(benchmark::State& state, const char* op, std::vector<int32_t> shape) {
   Args a;
   a.push(a.tensor(shape, 1));
+  EValue* out = a.tensor(shape, 3);
+  a.push(out);
+  a.push(out);
+  run_kernel(state, op, a, 0);
+  state.SetBytesProcessed(state.iterations() * numel(shape) * 2 * int64_t(sizeof(float)));
+}
+
+// gelu with approximate = "none" or "tanh".
+void gelu(benchmark::State& state, const char* approximate, std::vector<int32_t> shape) {
+  Args a;
+  a.push(a.tensor(shape, 1));
+  a.push(a.string(approximate));
+  EValue* out = a.tensor(shape, 3);
+  a.push(out);
+  a.push(out);
+  run_kernel(state, "aten::gelu.out", a, 0);
+  state.SetBytesProcessed(state.iterations() * numel(shape) * 2 * int64_t(sizeof(float)));
+}
+
+// _softmax / _log_softmax over `dim` (half_to_float = false).
+void softmax(benchmark::State& state, const char* op, std::vector<int32_t> shape, int64_t dim) {
+  Args a;
+  a.push(a.tensor(shape, 1));
+  a.push(a.integer(dim));
+  a.push(a.boolean(false));
   EValue* out = a.tensor(shape, 3);
   a.push(out);
   a.push(out);
@@ -240,10 +271,36 @@ void register_all() {
                                [](benchmark::State& s) { conv(s, 64, 64, 56, 1, 1, 1); });
   benchmark::RegisterBenchmark("conv/3x3_3to16_256x256",
                                [](benchmark::State& s) { conv(s, 3, 16, 256, 3, 1, 1); });
-  for (const char* op : {"aten::relu.out", "aten::sigmoid.out"}) {
+  for (const char* op : {"aten::relu.out", "aten::sigmoid.out", "aten::exp.out", "aten::tanh.out",
+                         "aten::erf.out"}) {
     const std::string short_name = std::string(op).substr(6, std::string(op).find('.') - 6);
     benchmark::RegisterBenchmark((short_name + "/1x64x56x56").c_str(),
                                  [op](benchmark::State& s) { unary(s, op, {1, 64, 56, 56}); });
+  }
+  for (const char* mode : {"none", "tanh"}) {
+    benchmark::RegisterBenchmark((std::string("gelu_") + mode + "/1x64x56x56").c_str(),
+                                 [mode](benchmark::State& s) { gelu(s, mode, {1, 64, 56, 56}); });
+  }
+  // Rows of a classifier batch, ViT-B attention scores (odd row length) and a
+  // channel softmax (dim 1 of NCHW: rows with stride H*W).
+  struct SoftmaxCase {
+    const char* name;
+    S shape;
+    int64_t dim;
+  };
+  const SoftmaxCase sm[] = {
+      {"256x1024", {256, 1024}, -1},
+      {"12x197x197", {12, 197, 197}, -1},
+      {"1x64x56x56_dim1", {1, 64, 56, 56}, 1},
+  };
+  for (const char* op : {"aten::_softmax.out", "aten::_log_softmax.out"}) {
+    const std::string short_name = std::string(op).substr(7, std::string(op).find('.') - 7);
+    for (const SoftmaxCase& c : sm) {
+      benchmark::RegisterBenchmark((short_name + "/" + c.name).c_str(),
+                                   [op, c](benchmark::State& st) {
+                                     softmax(st, op, c.shape, c.dim);
+                                   });
+    }
   }
 }
 

@@ -159,8 +159,10 @@ def ember_latency(ember_run: Path, pte: Path, target_s: float) -> tuple[float, f
     return lat, load
 
 
-def google_benchmark(binary: Path, args: list[str], min_time: float, reps: int) -> dict[str, float]:
-    """name -> median real time in seconds (over `reps` repetitions)."""
+def google_benchmark(
+    binary: Path, args: list[str], min_time: float, reps: int, field: str = "real_time"
+) -> dict[str, float]:
+    """name -> median real (or `field`: cpu_time) time in seconds (over `reps` repetitions)."""
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         subprocess.run(
             [
@@ -182,7 +184,7 @@ def google_benchmark(binary: Path, args: list[str], min_time: float, reps: int) 
     for b in data["benchmarks"]:
         if b.get("aggregate_name", "median") != "median" or b.get("error_occurred"):
             continue
-        result[b["run_name"]] = b["real_time"] * scale[b["time_unit"]]
+        result[b["run_name"]] = b[field] * scale[b["time_unit"]]
     return result
 
 
@@ -275,10 +277,18 @@ def kernel_cases() -> dict[str, Callable[[], Callable[[], Any]]]:
 
         return make
 
-    def unary(op):
+    def unary(op, **kw):
+        # Inputs uniform in [-1, 1), as kernels_bench fills them.
         def make():
-            x, out = torch.randn(1, 64, 56, 56), torch.empty(1, 64, 56, 56)
-            return lambda: op(x, out=out)
+            x, out = torch.rand(1, 64, 56, 56) * 2 - 1, torch.empty(1, 64, 56, 56)
+            return lambda: op(x, **kw, out=out)
+
+        return make
+
+    def softmax(op, shape, dim):
+        def make():
+            x, out = torch.rand(shape) * 2 - 1, torch.empty(shape)
+            return lambda: op(x, dim, False, out=out)
 
         return make
 
@@ -303,7 +313,80 @@ def kernel_cases() -> dict[str, Callable[[], Callable[[], Any]]]:
     cases["conv/3x3_3to16_256x256"] = conv(3, 16, 256, 3, 1)
     cases["relu/1x64x56x56"] = unary(torch.ops.aten.relu.out)
     cases["sigmoid/1x64x56x56"] = unary(torch.sigmoid)
+    cases["exp/1x64x56x56"] = unary(torch.exp)
+    cases["tanh/1x64x56x56"] = unary(torch.tanh)
+    cases["erf/1x64x56x56"] = unary(torch.erf)
+    for mode in ("none", "tanh"):
+        cases[f"gelu_{mode}/1x64x56x56"] = unary(torch.ops.aten.gelu.out, approximate=mode)
+    softmax_shapes = {
+        "256x1024": ((256, 1024), -1),
+        "12x197x197": ((12, 197, 197), -1),
+        "1x64x56x56_dim1": ((1, 64, 56, 56), 1),
+    }
+    for op_name, op in (
+        ("softmax", torch.ops.aten._softmax.out),
+        ("log_softmax", torch.ops.aten._log_softmax.out),
+    ):
+        for s, (shape, dim) in softmax_shapes.items():
+            cases[f"{op_name}/{s}"] = softmax(op, shape, dim)
     return cases
+
+
+def thread_cpu_time(fn: Callable[[], Any], min_time: float) -> float:
+    """Median CPU seconds of this thread per call of `fn`, over 5 blocks of
+    calls (each about `min_time` / 5 of CPU)."""
+    for _ in range(3):
+        fn()
+    t0 = time.thread_time()
+    fn()
+    per = max(time.thread_time() - t0, 1e-6)
+    n = max(1, int(min_time / 5 / per))
+    blocks = []
+    for _ in range(5):
+        t0 = time.thread_time()
+        for _ in range(n):
+            fn()
+        blocks.append((time.thread_time() - t0) / n)
+    return statistics.median(blocks)
+
+
+def kernel_table(build: Path, pattern: str, rounds: int) -> None:
+    """Prints Ember ÷ eager for the kernel cases matching `pattern`, measured in
+    `rounds` interleaved rounds (kernels_bench, then eager); BENCHMARKS.md is
+    left alone. For a quick same-run comparison while working on a kernel.
+    Both sides are CPU time of the calling thread (Google Benchmark's
+    cpu_time; time.thread_time for eager), so other work on a shared machine
+    counts less than in wall time."""
+    torch.set_num_threads(1)
+
+    cases = {n: m for n, m in kernel_cases().items() if re.search(pattern, n)}
+    if not cases:
+        sys.exit(f"no kernel case matches {pattern!r}")
+    fns = {n: make() for n, make in cases.items()}
+    ember_t: dict[str, list[float]] = {n: [] for n in cases}
+    eager_t: dict[str, list[float]] = {n: [] for n in cases}
+    for r in range(rounds):
+        print(f"round {r + 1}/{rounds} ...", file=sys.stderr, flush=True)
+        gb = google_benchmark(
+            build / "bench" / "kernels_bench",
+            [f"--benchmark_filter={pattern}"],
+            0.2,
+            3,
+            field="cpu_time",
+        )
+        for name, fn in fns.items():
+            ember_t[name].append(gb.get(name, float("nan")))
+            with torch.inference_mode():
+                eager_t[name].append(thread_cpu_time(fn, 0.3))
+    print("| kernel / shape | Ember (CPU) | eager 1T (CPU) | Ember ÷ eager | range over rounds |")
+    print("|---|---:|---:|---:|---:|")
+    for name in cases:
+        e, t = statistics.median(ember_t[name]), statistics.median(eager_t[name])
+        ratios = [a / b for a, b in zip(ember_t[name], eager_t[name])]
+        print(
+            f"| {name} | {fmt_time(e)} | {fmt_time(t)} | {e / t:.2f} "
+            f"| {min(ratios):.2f}–{max(ratios):.2f} |"
+        )
 
 
 def flops_of(name: str) -> float | None:
@@ -376,9 +459,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per latency")
     ap.add_argument("--target", type=float, default=0.4, help="seconds of timed calls per round")
     ap.add_argument("--skip-kernels", action="store_true")
+    ap.add_argument(
+        "--kernels-only",
+        metavar="REGEX",
+        help="only the kernel cases matching REGEX, printed (BENCHMARKS.md untouched)",
+    )
     args = ap.parse_args()
 
     build = Path(args.build_dir)
+    if args.kernels_only:
+        kernel_table(build, args.kernels_only, args.rounds)
+        return
     ember_run = build / "tools" / "ember-run"
     program_bench = build / "bench" / "program_bench"
     kernels_bench = build / "bench" / "kernels_bench"
@@ -560,6 +651,7 @@ def main() -> None:
         "make bench      # cmake -DEMBER_BUILD_BENCH=ON into build/bench, then this script",
         "# or, with build/bench already built:",
         ".venv/bin/python bench/models/run.py [--rounds 3] [--target 0.4] [--skip-kernels]",
+        ".venv/bin/python bench/models/run.py --kernels-only 'softmax|gelu'  # table to stdout",
         "build/bench/bench/kernels_bench                       # Google Benchmark, any flags",
         "build/bench/bench/program_bench build/bench/models/*.pte",
         "```",

@@ -10,8 +10,9 @@
 //     args: self, negative_slope, out, ret
 // elu, gelu and leaky_relu take floating dtypes only (as eager); hardtanh
 // takes real dtypes but not bool, and no negative limits for uint8. NaN
-// propagates. float32 elu and gelu(tanh) use the vectorisable exp/tanh
-// polynomials of fast_math.h; gelu(none) calls erf.
+// propagates. float32 elu and gelu use the vectorisable polynomials of
+// fast_math.h (gelu(none) its erf); float32 gelu on tensors with one layout
+// runs through unary_f32 (AVX2 where the CPU has it).
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -27,12 +28,6 @@ template <typename T>
 inline T expm1_any(T x) {
   if constexpr (std::is_same_v<T, float>) return fast_expm1f(x);
   else return std::expm1(x);
-}
-
-template <typename T>
-inline T tanh_any(T x) {
-  if constexpr (std::is_same_v<T, float>) return fast_tanhf(x);
-  else return std::tanh(x);
 }
 
 void elu_out(KernelContext& ctx, EValue** args) {
@@ -62,18 +57,26 @@ void gelu_out(KernelContext& ctx, EValue** args) {
                      static_cast<int>(mode.size()), mode.data());
   EValue* unary_args[3] = {args[0], args[2], args[3]};
   if (mode == "tanh") {
-    run_unary_op<kFloating, false>(ctx, unary_args, [](auto x) {
+    run_unary_op<kFloating, false>(ctx, unary_args, UnaryF32::GeluTanh, [](auto x) {
       using T = decltype(x);
-      constexpr T kBeta = T(0.7978845608028654);  // sqrt(2 / pi)
-      constexpr T kKappa = T(0.044715);
-      const T inner = kBeta * (x + kKappa * x * x * x);
-      return T(0.5) * x * (T(1) + tanh_any(inner));
+      if constexpr (std::is_same_v<T, float>) {
+        return fast_gelu_tanhf(x);
+      } else {
+        constexpr T kBeta = T(0.7978845608028654);  // sqrt(2 / pi)
+        constexpr T kKappa = T(0.044715);
+        const T inner = kBeta * (x + kKappa * x * x * x);
+        return T(0.5) * x * (T(1) + std::tanh(inner));
+      }
     });
   } else {
-    run_unary_op<kFloating, false>(ctx, unary_args, [](auto x) {
+    run_unary_op<kFloating, false>(ctx, unary_args, UnaryF32::GeluErf, [](auto x) {
       using T = decltype(x);
-      constexpr T kRsqrt2 = T(0.7071067811865476);
-      return T(0.5) * x * (T(1) + std::erf(x * kRsqrt2));
+      if constexpr (std::is_same_v<T, float>) {
+        return fast_gelu_erff(x);
+      } else {
+        constexpr T kRsqrt2 = T(0.7071067811865476);
+        return T(0.5) * x * (T(1) + std::erf(x * kRsqrt2));
+      }
     });
   }
 }

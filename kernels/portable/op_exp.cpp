@@ -3,9 +3,8 @@
 // args: self, out, out(return). Floating dtypes; integral and bool inputs
 // compute in float32 (out must be floating). float32 (and the 16-bit floats,
 // which compute in float32) use the vectorisable polynomials of fast_math.h
-// (exp ≤ 1 ulp, expm1 ≤ 1.5 ulp); double calls libm.
-// Kept apart from op_unary_float.cpp: in that large file GCC gave up
-// vectorising these loops.
+// (exp ≤ 1 ulp, expm1 ≤ 1.5 ulp); double calls libm. float32 tensors with
+// one layout run through unary_f32 (AVX2 where the CPU has it).
 #include <cmath>
 #include <type_traits>
 
@@ -17,14 +16,14 @@ namespace ember::kernels::portable {
 namespace {
 
 void exp_out(KernelContext& ctx, EValue** args) {
-  run_unary_op<kFloating, true>(ctx, args, [](auto x) {
+  run_unary_op<kFloating, true>(ctx, args, UnaryF32::Exp, [](auto x) {
     if constexpr (std::is_same_v<decltype(x), float>) return fast_expf(x);
     else return std::exp(x);
   });
 }
 
 void expm1_out(KernelContext& ctx, EValue** args) {
-  run_unary_op<kFloating, true>(ctx, args, [](auto x) {
+  run_unary_op<kFloating, true>(ctx, args, UnaryF32::Expm1, [](auto x) {
     if constexpr (std::is_same_v<decltype(x), float>) return fast_expm1f(x);
     else return std::expm1(x);
   });

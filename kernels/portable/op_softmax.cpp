@@ -6,12 +6,16 @@
 // self with half_to_float. Numerically stable: the row maximum is subtracted
 // before exp (and log-softmax is x - max - log(sum exp(x - max))). float32 and
 // the 16-bit floats compute in float (exp: the vectorisable polynomial of
-// fast_math.h, within 1 ulp), float64 in double. Any dim orders.
+// fast_math.h, within 1 ulp), float64 in double. Any dim orders. float32
+// self and out with one layout run through softmax_f32 (contiguous passes
+// over rows or blocks of columns, AVX2 where the CPU has it).
 #include <cmath>
 
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/reduce.h"
+#include "kernels/portable/util/softmax_f32.h"
+#include "kernels/portable/util/unary.h"  // unary_detail::same_layout
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
@@ -27,54 +31,6 @@ inline CT exp_ct(CT v) {
   }
 }
 
-// Unit-stride float32 rows: the max and the sum run in independent lanes and
-// exp is a polynomial, so every pass vectorises. A NaN in the row makes the
-// sum NaN and so every output NaN, as in eager.
-template <bool kLog>
-void softmax_row_f32(const float* p, float* q, int64_t n) {
-  constexpr int kLanes = 8;
-  float lanes[kLanes];
-  for (int k = 0; k < kLanes; ++k) lanes[k] = -std::numeric_limits<float>::infinity();
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int k = 0; k < kLanes; ++k) lanes[k] = p[i + k] > lanes[k] ? p[i + k] : lanes[k];
-  }
-  float mx = -std::numeric_limits<float>::infinity();
-  for (int k = 0; k < kLanes; ++k) mx = lanes[k] > mx ? lanes[k] : mx;
-  for (; i < n; ++i) mx = nan_max(mx, p[i]);
-  for (int k = 0; k < kLanes; ++k) lanes[k] = 0;
-  i = 0;
-  if constexpr (kLog) {
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int k = 0; k < kLanes; ++k) lanes[k] += fast_expf(p[i + k] - mx);
-    }
-    for (; i < n; ++i) lanes[0] += fast_expf(p[i] - mx);
-  } else {
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int k = 0; k < kLanes; ++k) {
-        const float e = fast_expf(p[i + k] - mx);
-        q[i + k] = e;
-        lanes[k] += e;
-      }
-    }
-    for (; i < n; ++i) {
-      q[i] = fast_expf(p[i] - mx);
-      lanes[0] += q[i];
-    }
-  }
-  for (int w = kLanes / 2; w > 0; w /= 2) {
-    for (int k = 0; k < w; ++k) lanes[k] += lanes[k + w];
-  }
-  const float sum = lanes[0];
-  if constexpr (kLog) {
-    const float log_sum = std::log(sum);
-    for (int64_t j = 0; j < n; ++j) q[j] = (p[j] - mx) - log_sum;
-  } else {
-    const float inv = 1.0f / sum;
-    for (int64_t j = 0; j < n; ++j) q[j] *= inv;
-  }
-}
-
 template <bool kLog, typename S, typename O>
 void softmax_rows(const Tensor& self, const ReducePlan& plan, int64_t len, int64_t in_step,
                   int64_t out_step, Tensor& out) {
@@ -84,7 +40,7 @@ void softmax_rows(const Tensor& self, const ReducePlan& plan, int64_t len, int64
   if constexpr (std::is_same_v<S, float> && std::is_same_v<O, float>) {
     if (in_step == 1 && out_step == 1) {
       plan.for_each_output([&](int64_t out_off, int64_t in_off) {
-        softmax_row_f32<kLog>(in + in_off, o + out_off, len);
+        softmax_f32(kLog, in + in_off, o + out_off, 1, len, 1);
       });
       return;
     }
@@ -147,6 +103,16 @@ void softmax_out(KernelContext& ctx, EValue** args) {
   if (!check_dtype(ctx, *out, "out", half_to_float ? ScalarType::Float : self->dtype)) return;
   if (!resize_out(ctx, *out, self->shape())) return;
   if (out->numel == 0) return;
+  if (self->dtype == ScalarType::Float && self->dim > 0 &&
+      unary_detail::same_layout(*self, *out)) {
+    // Dense tensors: the dims after `dim` in the dim order span strides[dim]
+    // elements, so the data is [outer, len, inner] blocks.
+    const int64_t n = self->sizes[dim];
+    const int64_t inner = self->strides[dim];
+    softmax_f32(kLog, self->data_ptr<const float>(), out->data_ptr<float>(),
+                self->numel / (n * inner), n, inner);
+    return;
+  }
   ReduceDims dims;
   (void)reduce_dims_one(ctx, dim, self->dim, "dim", &dims);
   ReducePlan plan;

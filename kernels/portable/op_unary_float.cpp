@@ -1,11 +1,12 @@
 // Unary math ops of the form
 //   aten::<op>.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // args: self, out, out(return), for acos acosh asin asinh atan atanh cos cosh
-// erf log log10 log1p log2 reciprocal rsqrt sinh sqrt tan.
+// log log10 log1p log2 reciprocal rsqrt sinh sqrt tan.
 // Floating dtypes; integral and bool inputs compute in float32 (PyTorch's
 // int → float promotion), so out must be floating. Domain errors give NaN and
 // poles ±inf, as libm (and eager) do.
-// These call libm in the compute type (exp and expm1 live in op_exp.cpp).
+// These call libm in the compute type (exp and expm1 live in op_exp.cpp, erf
+// in op_erf.cpp: they have vectorised float32 versions).
 #include <cmath>
 
 #include "kernels/portable/util/unary.h"
@@ -31,7 +32,6 @@ EMBER_FLOAT_UNARY(atan, std::atan(x))
 EMBER_FLOAT_UNARY(atanh, std::atanh(x))
 EMBER_FLOAT_UNARY(cos, std::cos(x))
 EMBER_FLOAT_UNARY(cosh, std::cosh(x))
-EMBER_FLOAT_UNARY(erf, std::erf(x))
 EMBER_FLOAT_UNARY(log, std::log(x))
 EMBER_FLOAT_UNARY(log10, std::log10(x))
 EMBER_FLOAT_UNARY(log1p, std::log1p(x))
@@ -54,7 +54,6 @@ EMBER_REGISTER_KERNEL("aten::atan.out", atan_out, 3);
 EMBER_REGISTER_KERNEL("aten::atanh.out", atanh_out, 3);
 EMBER_REGISTER_KERNEL("aten::cos.out", cos_out, 3);
 EMBER_REGISTER_KERNEL("aten::cosh.out", cosh_out, 3);
-EMBER_REGISTER_KERNEL("aten::erf.out", erf_out, 3);
 EMBER_REGISTER_KERNEL("aten::log.out", log_out, 3);
 EMBER_REGISTER_KERNEL("aten::log10.out", log10_out, 3);
 EMBER_REGISTER_KERNEL("aten::log1p.out", log1p_out, 3);

@@ -123,8 +123,45 @@ def test_unary_channels_last(op):
 
 def test_fast_float32_wide_range():
     x = RNG.uniform(-100, 100, size=20000).astype(np.float32)
-    for op in ["exp", "expm1", "sigmoid", "tanh"]:
+    for op in ["exp", "expm1", "sigmoid", "tanh", "erf"]:
         run(f"aten::{op}.out", getattr(aten, op).default, [x])
+
+
+# Values where the float32 span loops (unary_f32) switch formulas, clamp,
+# overflow or underflow, plus subnormals, ±0, ±inf and NaN.
+SPECIAL_F32 = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 1e-45, 1.1754944e-38,
+                        1e-8, -1e-8, 0.5, 0.99999994, 1.0, 1.0000001, -1.0, 1.4142135, -1.4142135,
+                        2.5, 3.92, -3.92, 4.0, 4.0000005, 5.7, -5.7, 9.0, -9.0, 20.0, -20.0,
+                        88.72283, 88.72284, 89.0, -87.3, -103.97, -104.0, -110.0, 1e30, -1e30,
+                        3.4028235e38, -3.4028235e38], np.float32)
+
+
+@pytest.mark.parametrize("op", ["exp", "expm1", "sigmoid", "tanh", "erf"])
+def test_fast_float32_special_values(op):
+    # 37 values: more than one 8-lane vector, with a tail.
+    x = SPECIAL_F32[:37]
+    run(f"aten::{op}.out", getattr(aten, op).default, [x])
+    run(f"aten::{op}.out", getattr(aten, op).default, [SPECIAL_F32])
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_float32_special_values_and_range(approximate):
+    for x in (SPECIAL_F32, RNG.uniform(-12, 12, size=5001).astype(np.float32)):
+        want = aten.gelu.default(t(x), approximate=approximate)
+        out = np.empty_like(x)
+        _C.call_kernel("aten::gelu.out", [x, approximate, out])
+        check(out, want)
+
+
+@pytest.mark.parametrize("op", ["erf", "expm1"])
+def test_fast_float32_channels_last_and_mixed_layout(op):
+    x = channels_last(rand((2, 3, 4, 5), np.float32))
+    run(f"aten::{op}.out", getattr(aten, op).default, [x], layout_like=x)
+    # Contiguous self, channels-last out: the strided (non-span) loop.
+    want = getattr(aten, op).default(t(x))
+    out = channels_last(np.empty((2, 3, 4, 5), np.float32))
+    _C.call_kernel(f"aten::{op}.out", [np.ascontiguousarray(x), out])
+    check(out, want)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)

@@ -339,6 +339,44 @@ def test_softmax_channels_last_and_large(op, dim):
     check(out, want)
 
 
+def softmax_special_input(shape, dim) -> np.ndarray:
+    """Uniform values with, along `dim`: one slice partly -inf, one all -inf
+    (NaN out), one with a NaN, one with +inf (NaN out) and one of huge values
+    (finite only if the max is subtracted first)."""
+    x = np.moveaxis((rand(shape, np.float64) * 20).astype(np.float32), dim, -1).copy()
+    flat = x.reshape(-1, x.shape[-1])
+    flat[0, ::2] = -np.inf
+    flat[1, :] = -np.inf
+    flat[2, flat.shape[1] // 2] = np.nan
+    flat[3, 0] = np.inf
+    flat[4, :] = 1e30 + np.arange(flat.shape[1], dtype=np.float32) * 1e24
+    return np.ascontiguousarray(np.moveaxis(flat.reshape(x.shape), -1, dim))
+
+
+# Rows longer than a vector, column blocks (dim not last) narrower than, equal
+# to and wider than the 64-column block of softmax_f32, and dim 0.
+@pytest.mark.parametrize("shape,dim", [((6, 1000), -1), ((5, 37), 1), ((6, 17), 0),
+                                       ((2, 9, 64), 1), ((2, 7, 130), 1), ((3, 5, 2, 33), 1)])
+@pytest.mark.parametrize("op", ["_softmax", "_log_softmax"])
+def test_softmax_float32_special_values_and_blocks(op, shape, dim):
+    x = softmax_special_input(shape, dim)
+    want = getattr(aten, op).default(t(x), dim, False)
+    out = np.empty(shape, np.float32)
+    _C.call_kernel(f"aten::{op}.out", [x, dim, False, out])
+    check(out, want)
+
+
+@pytest.mark.parametrize("op", ["_softmax", "_log_softmax"])
+def test_softmax_float32_mixed_layouts(op):
+    # Contiguous self, channels-last out: the per-element (strided) path.
+    x = (rand((2, 3, 4, 5), np.float32) * 10).astype(np.float32)
+    for dim in (1, 3):
+        want = getattr(aten, op).default(t(x), dim, False)
+        out = channels_last(np.empty((2, 3, 4, 5), np.float32))
+        _C.call_kernel(f"aten::{op}.out", [x, dim, False, out])
+        check(out, want)
+
+
 # --- norms ---------------------------------------------------------------------
 
 

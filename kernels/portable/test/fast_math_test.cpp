@@ -1,0 +1,241 @@
+// The float32 span loops of unary_f32.h and softmax_f32.h, called directly in
+// both builds (baseline and, on CPUs with AVX2+FMA, the AVX2 one): a sweep
+// over float32 bit patterns (normal, subnormal, huge, special) against
+// double-precision references with each function's ulp bound, and softmax /
+// log-softmax on rows and column blocks with -inf, NaN, +inf and large values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/portable/util/softmax_f32.h"
+#include "kernels/portable/util/unary_f32.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+using UnaryFn = void (*)(UnaryF32, const float*, float*, int64_t);
+using SoftmaxFn = void (*)(bool, const float*, float*, int64_t, int64_t, int64_t);
+
+// The builds this CPU runs: the baseline always, the dispatching entry point
+// (AVX2) when it differs.
+std::vector<UnaryFn> unary_builds() {
+  std::vector<UnaryFn> b = {unary_f32_baseline};
+  if (unary_f32_uses_avx2()) b.push_back(unary_f32);
+  return b;
+}
+
+std::vector<SoftmaxFn> softmax_builds() {
+  std::vector<SoftmaxFn> b = {softmax_f32_baseline};
+  if (unary_f32_uses_avx2()) b.push_back(softmax_f32);
+  return b;
+}
+
+float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Every 4099th bit pattern (both signs, subnormals to inf and NaN) plus
+// values where the implementations switch formulas or clamp.
+std::vector<float> sweep_inputs() {
+  std::vector<float> xs;
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 4099) {
+    xs.push_back(from_bits(static_cast<uint32_t>(u)));
+  }
+  const float edges[] = {0.0f, -0.0f, 1e-45f, -1e-45f, 1e-40f, -1e-40f, 1.17549435e-38f,
+                         1e-8f, 0.5f, 0.99999994f, 1.0f, 1.0000001f, 1.4142135f, 2.5f,
+                         3.92f, 4.0f, 4.0000005f, 9.0f, 20.0f, 88.72283f, 88.72284f, 88.8f,
+                         89.0f, 103.97208f, 103.97209f, 104.0f, 1e30f,
+                         std::numeric_limits<float>::max(), INFINITY, NAN};
+  for (float e : edges) {
+    xs.push_back(e);
+    xs.push_back(-e);
+  }
+  return xs;
+}
+
+double gelu_ref(double x) { return 0.5 * x * (1 + std::erf(x * 0.70710678118654752)); }
+
+// 2z of gelu(tanh): 0.5x(1 + tanh(z)) = x·sigmoid(2z), which double
+// evaluates without cancellation for x < 0.
+double gelu_tanh_2z(double x) { return 2 * 0.7978845608028654 * (x + 0.044715 * x * x * x); }
+double gelu_tanh_ref(double x) { return x / (1 + std::exp(-gelu_tanh_2z(x))); }
+
+struct Case {
+  UnaryF32 op;
+  const char* name;
+  double (*ref)(double);
+  double ulps;  // Bound in ulps of the float result, plus `extra` when set.
+  double (*extra)(double x, double want);
+};
+
+const Case kCases[] = {
+    {UnaryF32::Exp, "exp", [](double x) { return std::exp(x); }, 1, nullptr},
+    {UnaryF32::Expm1, "expm1", [](double x) { return std::expm1(x); }, 1.5, nullptr},
+    {UnaryF32::Sigmoid, "sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, 3, nullptr},
+    {UnaryF32::Tanh, "tanh", [](double x) { return std::tanh(x); }, 2.5, nullptr},
+    {UnaryF32::Erf, "erf", [](double x) { return std::erf(x); }, 1.5, nullptr},
+    // 1 + erf(x/√2) cancels for x < 0 (as in eager): the absolute error of
+    // erf near -1 (1.5 ulp of 1) times |x|/2.
+    {UnaryF32::GeluErf, "gelu", gelu_ref, 3, [](double x, double) { return 6e-8 * std::fabs(x); }},
+    // x·sigmoid(2z): sigmoid's 3 ulp, and float rounds 2z = 2β(x + κx³) by a
+    // few ulp, which moves sigmoid(2z) by that much times (1 - sigmoid),
+    // relative (eager's 1 + tanh(z) loses all digits there instead). A
+    // subnormal sigmoid's rounding is multiplied by |x|.
+    {UnaryF32::GeluTanh, "gelu_tanh", gelu_tanh_ref, 3,
+     [](double x, double want) {
+       return std::fabs(want * gelu_tanh_2z(x)) * 4e-7 + std::fabs(x) * 1.5e-45;
+     }},
+};
+
+TEST(FastMathTest, UnarySweepWithinUlpBounds) {
+  const std::vector<float> xs = sweep_inputs();
+  std::vector<float> ys(xs.size());
+  for (UnaryFn fn : unary_builds()) {
+    const bool avx2 = fn != unary_f32_baseline;
+    const char* build = avx2 ? " avx2" : " baseline";
+    for (const Case& c : kCases) {
+      fn(c.op, xs.data(), ys.data(), static_cast<int64_t>(xs.size()));
+      double worst = 0;
+      float worst_x = 0;
+      int failures = 0;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        const double want = c.ref(xs[i]);
+        const float got = ys[i];
+        if (std::isnan(want)) {
+          if (!std::isnan(got) && failures++ < 5) {
+            ADD_FAILURE() << c.name << build << "(" << xs[i] << ") = " << got
+                          << ", want NaN";
+          }
+          continue;
+        }
+        const float wf = static_cast<float>(want);
+        if (std::isinf(wf)) {
+          if (got != wf && failures++ < 5) {
+            ADD_FAILURE() << c.name << build << "(" << xs[i] << ") = " << got
+                          << ", want " << wf;
+          }
+          continue;
+        }
+        const double ulp = std::nextafter(std::fabs(wf), INFINITY) - std::fabs(wf);
+        const double err = std::fabs(got - want);
+        const double allowed = c.ulps * ulp + (c.extra ? c.extra(xs[i], want) : 0.0);
+        if (!(err <= allowed) && failures++ < 5) {
+          ADD_FAILURE() << c.name << build << "(" << xs[i] << ") = " << got
+                        << ", want " << want << " (" << err / ulp << " ulp)";
+        }
+        if (c.extra == nullptr && err / ulp > worst) {
+          worst = err / ulp;
+          worst_x = xs[i];
+        }
+      }
+      if (c.extra == nullptr) {
+        RecordProperty(std::string(c.name) + (avx2 ? "_avx2" : "_baseline") + "_max_ulp",
+                       std::to_string(worst) + " at " + std::to_string(worst_x));
+        if (std::getenv("EMBER_PRINT_ULPS")) {
+          std::printf("%s %s: max %.2f ulp at %g\n", c.name, avx2 ? "avx2" : "baseline", worst,
+                      double(worst_x));
+        }
+      }
+    }
+  }
+}
+
+TEST(FastMathTest, UnaryInPlaceAndOddLengths) {
+  for (UnaryFn fn : unary_builds()) {
+    for (int64_t n : {0, 1, 7, 8, 9, 31, 33}) {
+      std::vector<float> x(n), y(n);
+      for (int64_t i = 0; i < n; ++i) x[i] = 0.37f * static_cast<float>(i) - 3.0f;
+      fn(UnaryF32::Sigmoid, x.data(), y.data(), n);
+      fn(UnaryF32::Sigmoid, x.data(), x.data(), n);  // In place.
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(x[i], y[i]) << n << " " << i;
+    }
+  }
+}
+
+// Softmax of one slice in double; log-softmax when `log`.
+std::vector<double> softmax_ref(const std::vector<float>& v, bool log) {
+  double mx = -INFINITY;
+  for (float x : v) mx = std::isnan(x) || std::isnan(mx) ? NAN : std::max(mx, double(x));
+  double sum = 0;
+  for (float x : v) sum += std::exp(double(x) - mx);
+  std::vector<double> r;
+  for (float x : v) r.push_back(log ? (x - mx) - std::log(sum) : std::exp(x - mx) / sum);
+  return r;
+}
+
+TEST(FastMathTest, SoftmaxRowsAndColumnsMatchDouble) {
+  struct Shape {
+    int64_t outer, n, inner;
+  };
+  // Rows (inner 1) shorter and longer than the 16 lanes; column blocks below,
+  // at and across the 64-column block.
+  const Shape shapes[] = {{3, 1, 1},  {2, 5, 1},  {2, 16, 1},  {3, 37, 1},  {1, 1000, 1},
+                          {2, 1, 5},  {2, 7, 3},  {3, 9, 64},  {2, 5, 130}, {1, 33, 65}};
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> dist(-30, 30);
+  for (SoftmaxFn fn : softmax_builds()) {
+    for (const Shape& s : shapes) {
+      const int64_t total = s.outer * s.n * s.inner;
+      std::vector<float> in(total);
+      for (float& x : in) x = dist(gen);
+      // Slice (o, j) = elements o·n·inner + i·inner + j. Make slice 0 partly
+      // -inf, slice 1 all -inf (NaN out, as eager), slice 2 hold a NaN, slice 3
+      // a +inf (NaN out), slice 4 huge values (stable only with the max).
+      const int64_t slices = s.outer * s.inner;
+      auto at = [&](int64_t slice, int64_t i) -> float& {
+        return in[(slice / s.inner) * s.n * s.inner + i * s.inner + slice % s.inner];
+      };
+      for (int64_t i = 0; i < s.n; i += 2) at(0, i) = -INFINITY;
+      if (s.n > 1) at(0, 1) = 5.0f;
+      if (slices > 1) for (int64_t i = 0; i < s.n; ++i) at(1, i) = -INFINITY;
+      if (slices > 2) at(2, s.n / 2) = NAN;
+      if (slices > 3) at(3, 0) = INFINITY;
+      if (slices > 4) for (int64_t i = 0; i < s.n; ++i) at(4, i) = 1e30f + float(i) * 1e24f;
+      for (bool log : {false, true}) {
+        std::vector<float> out(total, 123.0f);
+        fn(log, in.data(), out.data(), s.outer, s.n, s.inner);
+        for (int64_t slice = 0; slice < slices; ++slice) {
+          std::vector<float> v;
+          for (int64_t i = 0; i < s.n; ++i) v.push_back(at(slice, i));
+          const std::vector<double> want = softmax_ref(v, log);
+          for (int64_t i = 0; i < s.n; ++i) {
+            const int64_t k = (slice / s.inner) * s.n * s.inner + i * s.inner + slice % s.inner;
+            const float got = out[k];
+            const double w = want[i];
+            if (std::isnan(w)) {
+              EXPECT_TRUE(std::isnan(got)) << s.outer << "x" << s.n << "x" << s.inner << " slice "
+                                           << slice << " i " << i << " log " << log;
+            } else if (std::isinf(w)) {
+              EXPECT_EQ(got, w) << "slice " << slice << " i " << i;
+            } else {
+              // log: log(sum) carries the sum's rounding (a few ulp of 1) into
+              // outputs near 0.
+              EXPECT_NEAR(got, w, 2e-6 * std::fabs(w) + (log ? 5e-7 : 1e-7))
+                  << s.outer << "x" << s.n << "x" << s.inner << " slice " << slice << " i " << i
+                  << " log " << log;
+            }
+          }
+        }
+        // In place gives the same result.
+        std::vector<float> inplace = in;
+        fn(log, inplace.data(), inplace.data(), s.outer, s.n, s.inner);
+        for (int64_t k = 0; k < total; ++k) {
+          if (std::isnan(out[k])) EXPECT_TRUE(std::isnan(inplace[k]));
+          else EXPECT_EQ(inplace[k], out[k]) << k;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ember::kernels::portable

@@ -1,0 +1,165 @@
+// softmax_f32 (see softmax_f32.h): three passes over each slice (max,
+// exp and sum, scale), each a unit-stride loop that vectorises; the exp is
+// fast_expf (≤ 1 ulp). Compiled twice like unary_f32.cpp.
+#include "kernels/portable/util/softmax_f32.h"
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/portable/util/fast_math.h"
+#include "kernels/portable/util/gemm.h"  // cpu_has_avx2_fma
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EMBER_SOFTMAX_X86 1
+#define EMBER_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define EMBER_SOFTMAX_X86 0
+#endif
+
+namespace ember::kernels::portable {
+namespace {
+
+// max(m, v) that keeps m when v is NaN. This exact form compiles to
+// maxps (x86 returns the second operand on NaN); the select_f form did not
+// vectorise here.
+[[gnu::always_inline]] inline float max_skip_nan(float m, float v) { return m < v ? v : m; }
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// One row of n contiguous values. The max and the sum run in kLanes
+// independent accumulators so they vectorise (a single accumulator is a
+// dependency chain the compiler may not reorder). NaN in the row is skipped
+// by the max but makes the sum NaN, so every output is NaN.
+template <bool kLog>
+[[gnu::always_inline]] inline void row(const float* p, float* q, int64_t n) {
+  constexpr int kLanes = 16;
+  float lanes[kLanes];
+  for (int k = 0; k < kLanes; ++k) lanes[k] = kNegInf;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int k = 0; k < kLanes; ++k) lanes[k] = max_skip_nan(lanes[k], p[i + k]);
+  }
+  for (; i < n; ++i) lanes[0] = max_skip_nan(lanes[0], p[i]);
+  float mx = lanes[0];
+  for (int k = 1; k < kLanes; ++k) mx = max_skip_nan(mx, lanes[k]);
+  for (int k = 0; k < kLanes; ++k) lanes[k] = 0.0f;
+  if constexpr (kLog) {
+    // q may be p (in place) and p is read again below: sum without storing.
+    i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int k = 0; k < kLanes; ++k) lanes[k] += fast_expf(p[i + k] - mx);
+    }
+    for (; i < n; ++i) lanes[0] += fast_expf(p[i] - mx);
+  } else {
+    // exp into q, then sum q from cache: faster than summing in the exp loop
+    // (that loop keeps lanes[] in memory).
+    for (int64_t j = 0; j < n; ++j) q[j] = fast_expf(p[j] - mx);
+    i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int k = 0; k < kLanes; ++k) lanes[k] += q[i + k];
+    }
+    for (; i < n; ++i) lanes[0] += q[i];
+  }
+  for (int w = kLanes / 2; w > 0; w /= 2) {
+    for (int k = 0; k < w; ++k) lanes[k] += lanes[k + w];
+  }
+  if constexpr (kLog) {
+    // (x - max) - log(sum), not x - (max + log(sum)): the latter rounds at
+    // the scale of max.
+    const float log_sum = std::log(lanes[0]);
+    for (int64_t j = 0; j < n; ++j) q[j] = (p[j] - mx) - log_sum;
+  } else {
+    const float inv = 1.0f / lanes[0];
+    for (int64_t j = 0; j < n; ++j) q[j] *= inv;
+  }
+}
+
+// n rows of `inner` values (stride `inner`), reduced down the columns. Blocks
+// of kCols columns keep the per-column max and sum on the stack.
+template <bool kLog>
+[[gnu::always_inline]] inline void columns(const float* p, float* q, int64_t n, int64_t inner) {
+  constexpr int64_t kCols = 64;
+  float mx[kCols];
+  float acc[kCols];
+  for (int64_t j0 = 0; j0 < inner; j0 += kCols) {
+    const int64_t b = inner - j0 < kCols ? inner - j0 : kCols;
+    const float* pb = p + j0;
+    float* qb = q + j0;
+    for (int64_t j = 0; j < b; ++j) mx[j] = kNegInf;
+    for (int64_t i = 0; i < n; ++i) {
+      const float* r = pb + i * inner;
+      for (int64_t j = 0; j < b; ++j) mx[j] = max_skip_nan(mx[j], r[j]);
+    }
+    for (int64_t j = 0; j < b; ++j) acc[j] = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      const float* r = pb + i * inner;
+      float* w = qb + i * inner;
+      for (int64_t j = 0; j < b; ++j) {
+        const float e = fast_expf(r[j] - mx[j]);
+        if constexpr (!kLog) w[j] = e;
+        acc[j] += e;
+      }
+    }
+    if constexpr (kLog) {
+      for (int64_t j = 0; j < b; ++j) acc[j] = std::log(acc[j]);
+      for (int64_t i = 0; i < n; ++i) {
+        const float* r = pb + i * inner;
+        float* w = qb + i * inner;
+        for (int64_t j = 0; j < b; ++j) w[j] = (r[j] - mx[j]) - acc[j];
+      }
+    } else {
+      for (int64_t j = 0; j < b; ++j) acc[j] = 1.0f / acc[j];
+      for (int64_t i = 0; i < n; ++i) {
+        float* w = qb + i * inner;
+        for (int64_t j = 0; j < b; ++j) w[j] *= acc[j];
+      }
+    }
+  }
+}
+
+template <bool kLog>
+[[gnu::always_inline]] inline void blocks(const float* in, float* out, int64_t outer, int64_t n,
+                                          int64_t inner) {
+  const int64_t step = n * inner;
+  for (int64_t o = 0; o < outer; ++o) {
+    if (inner == 1) {
+      row<kLog>(in + o * step, out + o * step, n);
+    } else {
+      columns<kLog>(in + o * step, out + o * step, n, inner);
+    }
+  }
+}
+
+[[gnu::always_inline]] inline void dispatch(bool log, const float* in, float* out, int64_t outer,
+                                            int64_t n, int64_t inner) {
+  if (log) {
+    blocks<true>(in, out, outer, n, inner);
+  } else {
+    blocks<false>(in, out, outer, n, inner);
+  }
+}
+
+#if EMBER_SOFTMAX_X86
+EMBER_TARGET_AVX2 void softmax_f32_avx2(bool log, const float* in, float* out, int64_t outer,
+                                        int64_t n, int64_t inner) {
+  dispatch(log, in, out, outer, n, inner);
+}
+#endif
+
+}  // namespace
+
+void softmax_f32_baseline(bool log, const float* in, float* out, int64_t outer, int64_t n,
+                          int64_t inner) {
+  dispatch(log, in, out, outer, n, inner);
+}
+
+void softmax_f32(bool log, const float* in, float* out, int64_t outer, int64_t n, int64_t inner) {
+#if EMBER_SOFTMAX_X86
+  if (cpu_has_avx2_fma()) {
+    softmax_f32_avx2(log, in, out, outer, n, inner);
+    return;
+  }
+#endif
+  softmax_f32_baseline(log, in, out, outer, n, inner);
+}
+
+}  // namespace ember::kernels::portable

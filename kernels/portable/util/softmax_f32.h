@@ -1,0 +1,22 @@
+// Float32 softmax and log-softmax over one dim of a dense block, in the two
+// builds of unary_f32.h (baseline, and AVX2+FMA when the CPU has it).
+#pragma once
+
+#include <cstdint>
+
+namespace ember::kernels::portable {
+
+/// Softmax (log = false) or log-softmax over the middle dim of a dense
+/// [outer, n, inner] float32 block: element (o, i, j) at o·n·inner + i·inner + j,
+/// the same layout for `in` and `out` (in == out is allowed). inner == 1 is a
+/// row per o; inner > 1 sweeps the reduced dim once per block of 64 columns,
+/// reading unit-stride rows. Numerically stable (the max is subtracted before
+/// exp); a NaN, +inf or all -inf slice gives NaN outputs, as in eager.
+/// n ≥ 1. Never fails.
+void softmax_f32(bool log, const float* in, float* out, int64_t outer, int64_t n, int64_t inner);
+
+/// The baseline build of softmax_f32, whatever the CPU (for tests).
+void softmax_f32_baseline(bool log, const float* in, float* out, int64_t outer, int64_t n,
+                          int64_t inner);
+
+}  // namespace ember::kernels::portable

@@ -1,0 +1,73 @@
+// The two builds of unary_f32 (see unary_f32.h). One loop template, inlined
+// into a baseline function and into a function compiled with
+// target("avx2,fma"): GCC and Clang inline the always_inline math of
+// fast_math.h into either and vectorise for that function's ISA.
+#include "kernels/portable/util/unary_f32.h"
+
+#include "kernels/portable/util/fast_math.h"
+#include "kernels/portable/util/gemm.h"  // cpu_has_avx2_fma
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EMBER_UNARY_X86 1
+#define EMBER_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define EMBER_UNARY_X86 0
+#endif
+
+namespace ember::kernels::portable {
+namespace {
+
+template <UnaryF32 kOp>
+[[gnu::always_inline]] inline float apply(float v) {
+  if constexpr (kOp == UnaryF32::Exp) return fast_expf(v);
+  else if constexpr (kOp == UnaryF32::Expm1) return fast_expm1f(v);
+  else if constexpr (kOp == UnaryF32::Sigmoid) return fast_sigmoidf(v);
+  else if constexpr (kOp == UnaryF32::Tanh) return fast_tanhf(v);
+  else if constexpr (kOp == UnaryF32::Erf) return fast_erff(v);
+  else if constexpr (kOp == UnaryF32::GeluErf) return fast_gelu_erff(v);
+  else return fast_gelu_tanhf(v);
+}
+
+template <UnaryF32 kOp>
+[[gnu::always_inline]] inline void span(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = apply<kOp>(x[i]);
+}
+
+// The switch sits outside the loops so each loop is specialised.
+[[gnu::always_inline]] inline void dispatch(UnaryF32 op, const float* x, float* y, int64_t n) {
+  switch (op) {
+    case UnaryF32::Exp: span<UnaryF32::Exp>(x, y, n); break;
+    case UnaryF32::Expm1: span<UnaryF32::Expm1>(x, y, n); break;
+    case UnaryF32::Sigmoid: span<UnaryF32::Sigmoid>(x, y, n); break;
+    case UnaryF32::Tanh: span<UnaryF32::Tanh>(x, y, n); break;
+    case UnaryF32::Erf: span<UnaryF32::Erf>(x, y, n); break;
+    case UnaryF32::GeluErf: span<UnaryF32::GeluErf>(x, y, n); break;
+    case UnaryF32::GeluTanh: span<UnaryF32::GeluTanh>(x, y, n); break;
+  }
+}
+
+#if EMBER_UNARY_X86
+EMBER_TARGET_AVX2 void unary_f32_avx2(UnaryF32 op, const float* x, float* y, int64_t n) {
+  dispatch(op, x, y, n);
+}
+#endif
+
+}  // namespace
+
+void unary_f32_baseline(UnaryF32 op, const float* x, float* y, int64_t n) {
+  dispatch(op, x, y, n);
+}
+
+bool unary_f32_uses_avx2() { return EMBER_UNARY_X86 && cpu_has_avx2_fma(); }
+
+void unary_f32(UnaryF32 op, const float* x, float* y, int64_t n) {
+#if EMBER_UNARY_X86
+  if (cpu_has_avx2_fma()) {
+    unary_f32_avx2(op, x, y, n);
+    return;
+  }
+#endif
+  unary_f32_baseline(op, x, y, n);
+}
+
+}  // namespace ember::kernels::portable
