@@ -101,6 +101,20 @@ class XnnpackBackend final : public BackendInterface {
                static_cast<int>(s));
       return Error::DelegateInvalidCompatibility;
     }
+    // XNNPACK allocates its workspace at the first setup: do it here, with
+    // placeholder pointers (setup only records them), so execute never
+    // allocates. execute binds the real pointers before every invoke.
+    for (uint32_t k = 0; k < n; ++k) {
+      const bool in = k < delegate->io.num_inputs;
+      const ExternalTensor& t =
+          in ? delegate->io.inputs[k] : delegate->io.outputs[k - delegate->io.num_inputs];
+      delegate->bindings[k] = xnn_external_value{t.xnn_id, delegate};
+    }
+    if (xnn_setup_runtime(delegate->runtime, n, delegate->bindings) != xnn_status_success) {
+      xnn_delete_runtime(delegate->runtime);
+      ctx.fail("xnn_setup_runtime failed at init");
+      return Error::DelegateInvalidCompatibility;
+    }
     delegate->blob = std::move(*processed);
     return delegate;
   }

@@ -63,6 +63,21 @@ class Decode(torch.nn.Module):
         return torch.nn.functional.linear(x, torch.randn(10, 5))
 
 
+class SmallXnnpackNet(torch.nn.Module):
+    """Conv + BN + ReLU6, pooling and a classifier: one XNNPACK delegate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.nn.functional.relu6(self.bn(self.conv(x)))
+        y = torch.nn.functional.max_pool2d(y, 2).mean(dim=(2, 3))
+        return torch.softmax(self.fc(y), dim=-1)
+
+
 def main() -> None:
     torch.manual_seed(0)
     programs = {
@@ -77,6 +92,11 @@ def main() -> None:
             }
         ),
     }
+    from ember.backends.xnnpack import XnnpackPartitioner
+
+    programs["xnnpack_cnn"] = exir.to_edge(
+        export(SmallXnnpackNet().eval(), (torch.randn(1, 3, 16, 16),))
+    ).to_backend(XnnpackPartitioner())
     for name, edge in programs.items():
         path = HERE / f"{name}.pte"
         edge.to_executorch().save(path)
