@@ -293,3 +293,17 @@ def test_thread_count_is_fixed_once_the_pool_exists():
     assert threads >= 1
     assert _C.set_xnnpack_threads(threads)
     assert not _C.set_xnnpack_threads(threads + 7)
+
+
+def test_excluded_ops_stay_portable():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    partitioner = XnnpackPartitioner(exclude=("aten.addmm.default",))
+    x = torch.randn(3, 8)
+    edge, program = lower(model, (x,), partitioner)
+    ops = graph_ops(edge)
+    assert sum("addmm" in op for op in ops) == 2
+    assert sum("executorch_call_delegate" in op for op in ops) == 1  # the relu
+    assert ("aten.addmm.default", "excluded by the partitioner's settings") in {
+        (op, why) for _, op, why in partitioner.report()
+    }
+    torch.testing.assert_close(run(program, (x,))[0], model(x), rtol=1e-4, atol=1e-5)

@@ -37,7 +37,15 @@ _BOOKKEEPING = ("getitem", "_assert_scalar", "sym_size")
 
 
 class XnnpackPartitioner(Partitioner):
-    def __init__(self, compile_specs: list[CompileSpec] | None = None) -> None:
+    """``exclude``: op names (``"aten.addmm.default"``) to leave on the
+    portable kernels even where XNNPACK could run them; Debian's XNNPACK
+    build is slower than Ember's portable GEMM on dense layers (see
+    docs/xnnpack.md), so a model may be faster with them excluded."""
+
+    def __init__(
+        self, compile_specs: list[CompileSpec] | None = None, exclude: tuple[str, ...] = ()
+    ) -> None:
+        self.exclude = frozenset(exclude)
         specs = list(compile_specs or [])
         self.delegation_specs = {
             NHWC_TAG: DelegationSpec(BACKEND_ID, specs + [CompileSpec("layout", b"nhwc")]),
@@ -83,7 +91,11 @@ class XnnpackPartitioner(Partitioner):
                 not _has_rank4(node, constant)
                 and any(tag_of.get(u) == NHWC_TAG for u in node.all_input_nodes)
             )
-            why = refusal(node, is_constant, nhwc)
+            why = (
+                "excluded by the partitioner's settings"
+                if op_name(node) in self.exclude
+                else refusal(node, is_constant, nhwc)
+            )
             if why is None:
                 tag_of[node] = NHWC_TAG if nhwc else NATURAL_TAG
             elif not op_name(node).endswith(_BOOKKEEPING) and "getitem" not in op_name(node):
