@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/xnnpack/shape_check.h"
 #include "backends/xnnpack/xnnpack_graph_generated.h"
 
 namespace ember::backends::xnnpack {
@@ -62,6 +63,7 @@ struct Builder {
   const ember_xnn::Graph& graph;
   xnn_subgraph_t subgraph = nullptr;
   uint32_t* xnn_ids = nullptr;  // blob value index -> XNNPACK id
+  uint8_t* defined = nullptr;   // value is an input, a constant or an earlier output
 
   uint32_t num_values() const { return graph.values()->size(); }
 
@@ -154,6 +156,7 @@ struct Builder {
         return Error::DelegateInvalidCompatibility;
       }
       xnn_ids[i] = id;
+      defined[i] = (data != nullptr || (flags & XNN_VALUE_FLAG_EXTERNAL_INPUT) != 0) ? 1 : 0;
     }
     return Error::Ok;
   }
@@ -200,6 +203,7 @@ struct Builder {
       ctx.fail("node %u (%s) has output range [%g, %g]", index, kind_name(kind), lo, hi);
       return Error::DelegateInvalidCompatibility;
     }
+    EMBER_TRY(check_node_shapes(ctx, graph, index, defined));
     const auto* values = graph.values();
     auto dims_of = [&](uint32_t k) { return values->Get(node->inputs()->Get(k))->dims(); };
     xnn_status s = xnn_status_invalid_parameter;
@@ -369,7 +373,8 @@ Result<BuiltSubgraph> build_subgraph(BackendInitContext& ctx, const ember_xnn::G
   built.inputs = alloc->allocate_array<ExternalTensor>(built.num_inputs + 1);
   built.outputs = alloc->allocate_array<ExternalTensor>(built.num_outputs + 1);
   auto* ids = alloc->allocate_array<uint32_t>(graph.values()->size() + 1);
-  if (built.inputs == nullptr || built.outputs == nullptr || ids == nullptr) {
+  auto* defined = alloc->allocate_array<uint8_t>(graph.values()->size() + 1);
+  if (built.inputs == nullptr || built.outputs == nullptr || ids == nullptr || defined == nullptr) {
     return Error::MemoryAllocationFailed;
   }
   // External tensors: shapes in program order; NHWC staging for NCHW ones.
@@ -421,6 +426,7 @@ Result<BuiltSubgraph> build_subgraph(BackendInitContext& ctx, const ember_xnn::G
 
   Builder b{ctx, graph};
   b.xnn_ids = ids;
+  b.defined = defined;
   const xnn_status s =
       xnn_create_subgraph(built.num_inputs + built.num_outputs, /*flags=*/0, &b.subgraph);
   if (s != xnn_status_success) {
@@ -430,6 +436,13 @@ Result<BuiltSubgraph> build_subgraph(BackendInitContext& ctx, const ember_xnn::G
   Error err = b.define_values(built);
   for (uint32_t i = 0; err == Error::Ok && i < graph.nodes()->size(); ++i) {
     err = b.define_node(i);
+  }
+  for (uint32_t k = 0; err == Error::Ok && k < built.num_outputs; ++k) {
+    const uint32_t v = graph.outputs()->Get(k)->value();
+    if (!defined[v]) {
+      ctx.fail("output %u (value %u) is not computed by any node", k, v);
+      err = Error::DelegateInvalidCompatibility;
+    }
   }
   if (err != Error::Ok) {
     xnn_delete_subgraph(b.subgraph);

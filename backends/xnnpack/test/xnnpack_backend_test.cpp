@@ -256,8 +256,36 @@ TEST(XnnpackBackend, MalformedBlobsAreRefusedWithTheReason) {
   }
   {
     GraphDesc g = c.graph();
-    g.nodes[0].stride = {0, 1};  // XNNPACK refuses a zero stride
-    cases.push_back({"xnnpack", write(g), "XNNPACK refused node 0 (Convolution2d)"});
+    g.nodes[0].stride = {0, 1};
+    cases.push_back({"stride", write(g), "node 0 (Convolution2d): input [1, 5, 5, 2]"});
+  }
+  {
+    // A declared output smaller than what the convolution writes.
+    GraphDesc g = c.graph();
+    g.values[3].dims = {1, 5, 5, 1};
+    cases.push_back({"output", write(g), "do not give the declared output [1, 5, 5, 1]"});
+  }
+  {
+    GraphDesc g = c.graph();
+    g.values.push_back({{1, 5, 5, 2}, -1});
+    g.nodes[0].inputs[0] = 4;  // never defined
+    cases.push_back({"undefined", write(g), "reads value 4 before anything defines it"});
+  }
+  {
+    GraphDesc g = c.graph();
+    g.values.push_back({{1, 5, 5, 3}, -1});
+    g.outputs.push_back({4, true});  // nobody computes it
+    cases.push_back({"unwritten", write(g), "output 1 (value 4) is not computed"});
+  }
+  {
+    GraphDesc g = c.graph();
+    g.nodes.push_back(g.nodes[0]);  // writes value 3 twice
+    cases.push_back({"twice-written", write(g), "writes value 3, which is already defined"});
+  }
+  {
+    GraphDesc g = c.graph();
+    g.nodes[0].pooling = {70000, 3};
+    cases.push_back({"window", write(g), "node 0 (Convolution2d)"});
   }
   for (const BadBlob& bad : cases) {
     Harness h;
