@@ -29,3 +29,17 @@ def test_small_variant_matches_eager(name):
     with torch.no_grad():
         expected = model(*inputs)
     torch.testing.assert_close(got, expected, rtol=1e-3, atol=1e-4)
+
+
+def test_excluding_linear_layers_keeps_the_partition_acyclic():
+    # Regression: with the projections left portable, attention reshapes of
+    # q/k/v and later ones joined one group although another group sat between
+    # them; contracting both made a cycle. Fusion now follows group-to-group
+    # dependencies.
+    model, inputs = build("bert_base", "small")
+    partitioner = XnnpackPartitioner(exclude=("aten.addmm.default",))
+    program = to_edge(export(model, inputs)).to_backend(partitioner).to_executorch()
+    got = Runtime.get().load_program(program.buffer).load_method("forward").execute(list(inputs))[0]
+    with torch.no_grad():
+        expected = model(*inputs)
+    torch.testing.assert_close(got, expected, rtol=1e-3, atol=1e-4)

@@ -33,6 +33,17 @@ from ember.exir.backend.partitioner import (
 NHWC_TAG = "xnnpack_nhwc"
 NATURAL_TAG = "xnnpack"
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+# Constant expressions preprocess evaluates (how export reshapes a weight);
+# anything else computed from constants stays outside the delegate.
+_WEIGHT_TRANSFORMS = {
+    "aten.permute_copy.default",
+    "aten.view_copy.default",
+    "aten.t_copy.default",
+    "aten.squeeze_copy.dims",
+    "aten.unsqueeze_copy.default",
+    "aten.clone.default",
+    "aten._to_copy.default",
+}
 _BOOKKEEPING = ("getitem", "_assert_scalar", "sym_size")
 
 
@@ -71,6 +82,7 @@ class XnnpackPartitioner(Partitioner):
         for node in graph.nodes:
             if (
                 node.op == "call_function"
+                and op_name(node) in _WEIGHT_TRANSFORMS
                 and node.all_input_nodes
                 and all(u in constant for u in node.all_input_nodes)
             ):

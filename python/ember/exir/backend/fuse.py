@@ -50,6 +50,9 @@ def fuse_tagged_nodes(gm: torch.fx.GraphModule) -> list[Group]:
     ancestors: dict[torch.fx.Node, frozenset[int]] = {}
     by_tag: dict[str, list[int]] = {}
     deferred: set[torch.fx.Node] = set()
+    # Groups each group depends on through any member: joining a node to a
+    # group makes the whole group depend on what the node depends on.
+    upstream: list[set[int]] = []
 
     def pull_in(node: torch.fx.Node, g: int) -> None:
         """Puts the deferred constant expressions ``node`` reads into ``g``."""
@@ -85,9 +88,7 @@ def fuse_tagged_nodes(gm: torch.fx.GraphModule) -> list[Group]:
             continue
         above: set[int] = set()
         for u in inputs:
-            above |= ancestors.get(u, frozenset())
-            if u in group_of:
-                above.add(group_of[u])
+            above |= _closure(u, group_of, ancestors, upstream)
         tag = _tag_of(node)
         if tag is not None:
             chosen = None
@@ -95,18 +96,39 @@ def fuse_tagged_nodes(gm: torch.fx.GraphModule) -> list[Group]:
                 chosen = group_of[node.args[0]]
             else:
                 for g in reversed(by_tag.get(tag, [])):
-                    if _can_join(g, inputs, group_of, ancestors):
+                    if _can_join(g, inputs, group_of, ancestors, upstream):
                         chosen = g
                         break
             if chosen is None:
                 chosen = len(groups)
                 groups.append(Group(tag))
+                upstream.append(set())
                 by_tag.setdefault(tag, []).append(chosen)
             pull_in(node, chosen)
             groups[chosen].nodes.append(node)
             group_of[node] = chosen
+            upstream[chosen] |= above - {chosen}
         ancestors[node] = frozenset(above)
     return groups
+
+
+def _closure(
+    u: torch.fx.Node,
+    group_of: dict[torch.fx.Node, int],
+    ancestors: dict[torch.fx.Node, frozenset[int]],
+    upstream: list[set[int]],
+) -> set[int]:
+    """Groups ``u`` depends on once every group is one node."""
+    found = set(ancestors.get(u, frozenset()))
+    if u in group_of:
+        found.add(group_of[u])
+    todo = list(found)
+    while todo:  # Group dependencies grow as groups do: follow them now.
+        for h in upstream[todo.pop()]:
+            if h not in found:
+                found.add(h)
+                todo.append(h)
+    return found
 
 
 def _can_join(
@@ -114,11 +136,13 @@ def _can_join(
     inputs: list[torch.fx.Node],
     group_of: dict[torch.fx.Node, int],
     ancestors: dict[torch.fx.Node, frozenset[int]],
+    upstream: list[set[int]],
 ) -> bool:
-    """No input from outside ``g`` has ``g`` upstream (else: a cycle)."""
+    """No input from outside ``g`` depends on ``g``, directly or through
+    another group (else contracting the groups makes a cycle)."""
     for u in inputs:
         if group_of.get(u) == g:
             continue
-        if g in ancestors.get(u, frozenset()):
+        if g in _closure(u, group_of, ancestors, upstream):
             return False
     return True
