@@ -57,6 +57,13 @@ def signature(name: str) -> tuple[str, str] | None:
     elif len(returns) > 1:
         kinds += "X"
         names.append("return")
+    else:
+        # An out variant returning () (split_with_sizes_copy.out, ...): the
+        # emitter still passes its out as the return slot, as for every kernel call.
+        outs = [a for a in schema.arguments if a.is_out]
+        if outs:
+            kinds += _KINDS.get(str(outs[0].type), "*") if len(outs) == 1 else "X"
+            names.append("return")
     return kinds, ",".join(names)
 
 

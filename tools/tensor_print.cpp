@@ -27,7 +27,8 @@ std::string first_values(const Tensor& t, size_t count) {
       case ScalarType::Short: std::snprintf(buf, sizeof(buf), "%d", t.data_ptr<int16_t>()[i]); break;
       case ScalarType::Char: std::snprintf(buf, sizeof(buf), "%d", t.data_ptr<int8_t>()[i]); break;
       case ScalarType::Byte: std::snprintf(buf, sizeof(buf), "%u", t.data_ptr<uint8_t>()[i]); break;
-      case ScalarType::Bool: std::snprintf(buf, sizeof(buf), "%s", t.data_ptr<bool>()[i] ? "True" : "False"); break;
+      // Bool storage read as bytes: any non-zero byte is true (no UB for bytes other than 0/1).
+      case ScalarType::Bool: std::snprintf(buf, sizeof(buf), "%s", t.data_ptr<const uint8_t>()[i] != 0 ? "True" : "False"); break;
       default: std::snprintf(buf, sizeof(buf), "?"); break;
     }
     if (i > 0) s += ", ";

@@ -160,7 +160,7 @@ void pow_tensor_scalar_out(KernelContext& ctx, EValue** args) {
   // Eager allows bool ** bool here: x ** True = x, x ** False = True.
   if (common == ScalarType::Bool) {
     const bool e = exponent->scalar_as_int() != 0;
-    apply_unary<bool>(*self, *out, [e](bool x) { return e ? x : true; });
+    apply_unary<BoolByte>(*self, *out, [e](bool x) { return e ? x : true; });
     return;
   }
   const bool ok = dispatch_dtype<kRealTypes>(common, [&](auto tag) {

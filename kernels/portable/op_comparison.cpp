@@ -32,7 +32,7 @@ void compare_tensor_out(KernelContext& ctx, EValue** args) {
   const ScalarType common = result_type(*self, *other);
   (void)dispatch_dtype<kAllTypes>(common, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    apply_binary_to<S, bool>(*self, *other, *out, Cmp{});
+    apply_binary_to<S, BoolByte>(*self, *other, *out, Cmp{});
   });
 }
 
@@ -52,7 +52,7 @@ void compare_scalar_out(KernelContext& ctx, EValue** args) {
     using CT = compute_t<S>;
     // The scalar takes the common dtype first (wrapping like eager's cast).
     const CT v = convert<CT>(convert<S>(scalar_as<CT>(*other)));
-    apply_unary_to<S, bool>(*self, *out, [v](CT x) { return Cmp{}(x, v); });
+    apply_unary_to<S, BoolByte>(*self, *out, [v](CT x) { return Cmp{}(x, v); });
   });
 }
 

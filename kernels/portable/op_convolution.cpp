@@ -4,15 +4,18 @@
 // args: input, weight, bias (None or Tensor), stride, padding, dilation,
 // transposed, output_padding, groups, out, out(return).
 //
-// 1-D ([N, C, L]) and 2-D ([N, C, H, W]) convolution with groups, float32 and
-// float64 (all tensors one dtype), any dim orders (e.g. channels-last).
-// Transposed convolution fails with NotSupported. Each (batch, group) is one
-// GEMM: out[OCg × OH·OW] = weight[OCg × Cg·KH·KW] · columns, where the im2col
-// columns are packed straight into the GEMM's panels (no column buffer).
-// Depthwise convolutions (one input channel per group, at most 4 output
-// channels per group) skip the GEMM for a direct loop (run_depthwise).
+// 1-D ([N, C, L]), 2-D ([N, C, H, W]) and 3-D ([N, C, D, H, W]) convolution
+// with groups, in float32/float64/float16/bfloat16 and the integer dtypes
+// (all tensors one dtype), any dim orders (e.g. channels-last). Transposed
+// convolution fails with NotSupported. For 1-D and 2-D float32/float64 each
+// (batch, group) is one GEMM: out[OCg × OH·OW] = weight[OCg × Cg·KH·KW] ·
+// columns, where the im2col columns are packed straight into the GEMM's panels
+// (no column buffer). Depthwise convolutions (one input channel per group, at
+// most 4 output channels per group) skip the GEMM for a direct loop
+// (run_depthwise). 3-D and the other dtypes take util/conv_direct.h.
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/conv_direct.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemv.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -444,6 +447,37 @@ void run_conv(const Tensor& input, const Tensor& weight, const Tensor* bias, int
   }
 }
 
+// 3-D convolution and the dtypes the GEMM path does not take.
+void run_direct(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                int64_t groups, const int64_t* stride, const int64_t* padding,
+                const int64_t* dilation, Tensor& out) {
+  const int32_t nd = input.dim - 2;
+  ConvDirectGeometry g;
+  int32_t shape[5] = {input.sizes[0], weight.sizes[0], 0, 0, 0};
+  for (int32_t d = 0; d < nd; ++d) {
+    const int32_t s = 3 - nd + d;
+    g.in[s] = input.sizes[2 + d];
+    g.k[s] = weight.sizes[2 + d];
+    g.stride[s] = stride[d];
+    g.pad[s] = padding[d];
+    g.dil[s] = dilation[d];
+    const int64_t span = g.dil[s] * (g.k[s] - 1) + 1;
+    EMBER_KERNEL_CHECK(ctx, g.in[s] + 2 * g.pad[s] >= span,
+                       "input: padded input of shape %s is smaller than the dilated kernel of "
+                       "weight shape %s",
+                       ShapeStr(input.shape()).c_str(), ShapeStr(weight.shape()).c_str());
+    g.out[s] = (g.in[s] + 2 * g.pad[s] - span) / g.stride[s] + 1;
+    shape[2 + d] = static_cast<int32_t>(g.out[s]);
+  }
+  if (!resize_out(ctx, out, {shape, static_cast<size_t>(input.dim)})) return;
+  if (out.numel == 0) return;
+  const bool ok = dispatch_dtype<kRealTypes>(input.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    conv_direct<S>(input, weight, bias, groups, g, out);
+  });
+  if (!ok) fail_dtype(ctx, "input", input.dtype);
+}
+
 void convolution_out(KernelContext& ctx, EValue** args) {
   Tensor* input = tensor_arg(ctx, args, 0, "input");
   if (input == nullptr) return;
@@ -462,16 +496,16 @@ void convolution_out(KernelContext& ctx, EValue** args) {
   Tensor* out = tensor_arg(ctx, args, 9, "out");
   if (out == nullptr) return;
 
-  EMBER_KERNEL_CHECK(ctx, input->dim == 3 || input->dim == 4,
-                     "input: expected [N, C, L] or [N, C, H, W], got shape %s",
+  EMBER_KERNEL_CHECK(ctx, input->dim >= 3 && input->dim <= 5,
+                     "input: expected [N, C, L], [N, C, H, W] or [N, C, D, H, W], got shape %s",
                      ShapeStr(input->shape()).c_str());
   EMBER_KERNEL_CHECK(ctx, weight->dim == input->dim,
                      "weight: shape %s does not match input of shape %s",
                      ShapeStr(weight->shape()).c_str(), ShapeStr(input->shape()).c_str());
   const int32_t spatial = input->dim - 2;
-  int64_t stride[2];
-  int64_t padding[2];
-  int64_t dilation[2];
+  int64_t stride[3];
+  int64_t padding[3];
+  int64_t dilation[3];
   if (!spatial_list(ctx, args, 3, "stride", spatial, 1, stride) ||
       !spatial_list(ctx, args, 4, "padding", spatial, 0, padding) ||
       !spatial_list(ctx, args, 5, "dilation", spatial, 1, dilation)) {
@@ -503,6 +537,10 @@ void convolution_out(KernelContext& ctx, EValue** args) {
     return;
   }
 
+  if (spatial == 3 || (input->dtype != ScalarType::Float && input->dtype != ScalarType::Double)) {
+    run_direct(ctx, *input, *weight, bias, groups, stride, padding, dilation, *out);
+    return;
+  }
   ConvGeometry g{};
   g.c_per_group = c_in / groups;
   g.kh = spatial == 2 ? weight->sizes[2] : 1;

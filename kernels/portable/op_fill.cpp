@@ -23,7 +23,7 @@ namespace {
 
 template <typename S>
 bool value_fits(const EValue& v) {
-  if constexpr (std::is_same_v<S, bool>) {
+  if constexpr (kIsBoolStorage<S>) {
     return true;
   } else if constexpr (std::is_integral_v<S>) {
     using L = std::numeric_limits<S>;
@@ -48,8 +48,8 @@ bool value_fits(const EValue& v) {
 
 template <typename S>
 S value_as(const EValue& v) {
-  if constexpr (std::is_same_v<S, bool>) {
-    return v.scalar_as_double() != 0.0;
+  if constexpr (kIsBoolStorage<S>) {
+    return BoolByte(v.scalar_as_double() != 0.0);
   } else if constexpr (std::is_integral_v<S>) {
     // Integers exactly (no trip through double); doubles truncate.
     return static_cast<S>(v.is_double() ? static_cast<int64_t>(v.as_double) : v.scalar_as_int());

@@ -26,7 +26,7 @@ void fill_out(KernelContext& ctx, std::span<const int64_t> size, const EValue& v
   (void)dispatch_dtype<kAllTypes>(out.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     // Integers take an Int scalar exactly (no trip through double).
-    const S v = (std::is_integral_v<S> && !std::is_same_v<S, bool> && !value.is_double())
+    const S v = (std::is_integral_v<S> && !value.is_double())
                     ? static_cast<S>(value.scalar_as_int())
                     : convert<S>(scalar_as<compute_t<S>>(value));
     S* d = out.data_ptr<S>();

@@ -3,11 +3,15 @@
 // args: input [N, C, H, W], grid [N, Ho, Wo, 2], interpolation_mode, padding_mode,
 // align_corners, out [N, C, Ho, Wo], out(return).
 //
-// Interpolation 0 (bilinear) and 1 (nearest, ties to even); 2 (bicubic)
-// fails with NotSupported. Padding 0 (zeros), 1 (border), 2 (reflection),
-// with eager's unnormalize / clip / reflect arithmetic. Floating dtypes; grid
-// has input's dtype. Any dim orders.
+// Interpolation 0 (bilinear), 1 (nearest, ties to even) and 2 (bicubic:
+// cubic convolution with A = -0.75 over a 4×4 neighbourhood, padding applied
+// to each tap). Padding 0 (zeros), 1 (border), 2 (reflection), with eager's
+// unnormalize / clip / reflect arithmetic. Floating dtypes; grid has input's
+// dtype. Any dim orders. float16/bfloat16 round every step of the coordinate
+// and bilinear arithmetic to their own precision, as eager's CPU kernel for
+// them does (it computes in the 16-bit type), so results match it bit for bit.
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/portable/util/binary.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -26,10 +30,28 @@ CT reflect(CT in, int64_t twice_low, int64_t twice_high) {
   return flips % 2 == 0 ? extra + lo : span - extra + lo;
 }
 
+// v rounded to storage type S's precision (identity for float and double).
+template <typename S, typename CT>
+CT round_to(CT v) {
+  if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) {
+    return convert<CT>(convert<S>(v));
+  } else {
+    return v;
+  }
+}
+
+// A grid coordinate in [-1, 1] as a pixel coordinate, each step rounded to S.
+template <typename S, typename CT>
+CT unnormalize(CT coord, int64_t size, bool align_corners) {
+  auto r = [](CT v) { return round_to<S>(v); };
+  return align_corners ? r(r(r(coord + 1) / 2) * r(static_cast<CT>(size - 1)))
+                       : r(r(r(r(coord + 1) * r(static_cast<CT>(size))) - 1) / 2);
+}
+
+// Applies the padding mode to a pixel coordinate (border clips, reflection
+// reflects then clips, zeros leaves it).
 template <typename CT>
-CT source_index(CT coord, int64_t size, int64_t padding, bool align_corners) {
-  coord = align_corners ? (coord + 1) / 2 * static_cast<CT>(size - 1)
-                        : ((coord + 1) * static_cast<CT>(size) - 1) / 2;
+CT pad_coordinate(CT coord, int64_t size, int64_t padding, bool align_corners) {
   auto clip = [size](CT v) {
     const CT hi = static_cast<CT>(size - 1);
     return v < 0 ? CT(0) : v > hi ? hi : v;
@@ -40,9 +62,42 @@ CT source_index(CT coord, int64_t size, int64_t padding, bool align_corners) {
     coord = align_corners ? reflect(coord, 0, 2 * (size - 1)) : reflect(coord, -1, 2 * size - 1);
     coord = clip(coord);
   }
-  // Keep far-away or non-finite coordinates out of int64 overflow.
-  if (!std::isfinite(coord) || std::fabs(coord) > CT(1e9)) coord = CT(-100);
   return coord;
+}
+
+// Keeps far-away or non-finite coordinates out of int64 overflow.
+template <typename CT>
+CT finite_coordinate(CT coord) {
+  return !std::isfinite(coord) || std::fabs(coord) > CT(1e9) ? CT(-100) : coord;
+}
+
+template <typename S, typename CT>
+CT source_index(CT coord, int64_t size, int64_t padding, bool align_corners) {
+  return finite_coordinate(round_to<S>(
+      pad_coordinate(unnormalize<S>(coord, size, align_corners), size, padding, align_corners)));
+}
+
+// Cubic convolution weights (A = -0.75) of the taps at -1, 0, 1, 2 from
+// floor(x), for fraction t; every step rounded to S.
+template <typename S, typename CT>
+void cubic_weights(CT t, CT* w) {
+  auto r = [](CT v) { return round_to<S>(v); };
+  const CT a = CT(-0.75);  // a + 2, a + 3, 5a, 8a and 4a are exact in every float type.
+  auto near = [&](CT x) { return r(r(r(r(r((a + 2) * x) - (a + 3)) * x) * x) + 1); };  // |x| <= 1
+  auto far = [&](CT x) {  // 1 < |x| < 2
+    return r(r(r(r(r(r(a * x) - 5 * a) * x) + 8 * a) * x) - 4 * a);
+  };
+  w[0] = far(r(t + 1));
+  w[1] = near(t);
+  w[2] = near(r(1 - t));
+  w[3] = far(r(2 - t));
+}
+
+// sum v[k] * w[k] in eager's order, every step rounded to S.
+template <typename S, typename CT>
+CT cubic_interp(const CT* v, const CT* w) {
+  auto r = [](CT x) { return round_to<S>(x); };
+  return r(r(r(r(v[0] * w[0]) + r(v[1] * w[1])) + r(v[2] * w[2])) + r(v[3] * w[3]));
 }
 
 template <typename S>
@@ -63,10 +118,40 @@ void grid_sample(const Tensor& input, const Tensor& grid, int64_t mode, int64_t 
     for (int64_t i = 0; i < oh; ++i) {
       for (int64_t j = 0; j < ow; ++j) {
         const S* gp = g + n * gs[0] + i * gs[1] + j * gs[2];
-        const CT ix = source_index<CT>(convert<CT>(gp[0]), w, padding, align_corners);
-        const CT iy = source_index<CT>(convert<CT>(gp[gs[3]]), h, padding, align_corners);
+        const CT ix = source_index<S>(convert<CT>(gp[0]), w, padding, align_corners);
+        const CT iy = source_index<S>(convert<CT>(gp[gs[3]]), h, padding, align_corners);
         const S* plane = x + n * is[0];
         S* dst = y + n * os[0] + i * os[2] + j * os[3];
+        if (mode == 2) {
+          const CT bx = finite_coordinate(unnormalize<S>(convert<CT>(gp[0]), w, align_corners));
+          const CT by = finite_coordinate(unnormalize<S>(convert<CT>(gp[gs[3]]), h, align_corners));
+          const CT fx = std::floor(bx), fy = std::floor(by);
+          CT wx[4], wy[4];
+          cubic_weights<S>(round_to<S>(bx - fx), wx);
+          cubic_weights<S>(round_to<S>(by - fy), wy);
+          // Each tap goes through the padding mode on its own.
+          int64_t tx[4], ty[4];
+          for (int k = 0; k < 4; ++k) {
+            tx[k] = static_cast<int64_t>(finite_coordinate(
+                pad_coordinate(fx - 1 + static_cast<CT>(k), w, padding, align_corners)));
+            ty[k] = static_cast<int64_t>(finite_coordinate(
+                pad_coordinate(fy - 1 + static_cast<CT>(k), h, padding, align_corners)));
+          }
+          for (int64_t c = 0; c < channels; ++c) {
+            CT rows[4];
+            for (int r = 0; r < 4; ++r) {
+              CT v[4];
+              for (int k = 0; k < 4; ++k) {
+                v[k] = inside(ty[r], tx[k])
+                           ? convert<CT>(plane[c * is[1] + ty[r] * is[2] + tx[k] * is[3]])
+                           : CT(0);
+              }
+              rows[r] = cubic_interp<S>(v, wx);
+            }
+            dst[c * os[1]] = convert<S>(cubic_interp<S>(rows, wy));
+          }
+          continue;
+        }
         if (mode == 1) {
           const int64_t xn = static_cast<int64_t>(std::nearbyint(ix));
           const int64_t yn = static_cast<int64_t>(std::nearbyint(iy));
@@ -78,16 +163,18 @@ void grid_sample(const Tensor& input, const Tensor& grid, int64_t mode, int64_t 
         }
         const int64_t x0 = static_cast<int64_t>(std::floor(ix));
         const int64_t y0 = static_cast<int64_t>(std::floor(iy));
-        const CT wx1 = ix - static_cast<CT>(x0), wx0 = 1 - wx1;
-        const CT wy1 = iy - static_cast<CT>(y0), wy0 = 1 - wy1;
+        auto r = [](CT v) { return round_to<S>(v); };
+        const CT wx1 = r(ix - static_cast<CT>(x0)), wx0 = r(static_cast<CT>(x0 + 1) - ix);
+        const CT wy1 = r(iy - static_cast<CT>(y0)), wy0 = r(static_cast<CT>(y0 + 1) - iy);
         const int64_t cx[4] = {x0, x0 + 1, x0, x0 + 1};
         const int64_t cy[4] = {y0, y0, y0 + 1, y0 + 1};
-        const CT cw[4] = {wx0 * wy0, wx1 * wy0, wx0 * wy1, wx1 * wy1};
+        const CT cw[4] = {r(wx0 * wy0), r(wx1 * wy0), r(wx0 * wy1), r(wx1 * wy1)};
         for (int64_t c = 0; c < channels; ++c) {
           CT acc = 0;
           for (int k = 0; k < 4; ++k) {
             if (inside(cy[k], cx[k])) {
-              acc += convert<CT>(plane[c * is[1] + cy[k] * is[2] + cx[k] * is[3]]) * cw[k];
+              const CT v = convert<CT>(plane[c * is[1] + cy[k] * is[2] + cx[k] * is[3]]);
+              acc = r(acc + r(v * cw[k]));
             }
           }
           dst[c * os[1]] = convert<S>(acc);
@@ -111,12 +198,9 @@ void grid_sampler_2d_out(KernelContext& ctx, EValue** args) {
   if (!bool_arg(ctx, args, 4, "align_corners", &align_corners)) return;
   Tensor* out = tensor_arg(ctx, args, 5, "out");
   if (out == nullptr) return;
-  if (mode == 2) {
-    ctx.fail(Error::NotSupported, "interpolation_mode: bicubic (2) is not supported");
-    return;
-  }
-  EMBER_KERNEL_CHECK(ctx, mode == 0 || mode == 1,
-                     "interpolation_mode: expected 0 (bilinear) or 1 (nearest), got %lld",
+  EMBER_KERNEL_CHECK(ctx, mode >= 0 && mode <= 2,
+                     "interpolation_mode: expected 0 (bilinear), 1 (nearest) or 2 (bicubic), "
+                     "got %lld",
                      static_cast<long long>(mode));
   EMBER_KERNEL_CHECK(ctx, padding >= 0 && padding <= 2,
                      "padding_mode: expected 0 (zeros), 1 (border) or 2 (reflection), got %lld",

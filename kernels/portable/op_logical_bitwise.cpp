@@ -47,8 +47,9 @@ void bitwise_scalar_out(KernelContext& ctx, EValue** args) {
   if (!resize_out(ctx, *out, self->shape()) || !check_can_cast(ctx, common, *out)) return;
   const bool ok = dispatch_dtype<kIntegral | kBoolType>(common, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const S v = convert<S>(scalar_as<S>(*other));
-    apply_unary<S>(*self, *out, [v](S x) { return Op{}(x, v); });
+    using CT = compute_t<S>;
+    const CT v = scalar_as<CT>(*other);
+    apply_unary<S>(*self, *out, [v](CT x) { return Op{}(x, v); });
   });
   if (!ok) fail_dtype(ctx, "self/other (promoted)", common);
 }
@@ -63,7 +64,7 @@ void logical_out(KernelContext& ctx, EValue** args) {
   if (out == nullptr) return;
   if (!prepare_binary(ctx, *self, *other, *out, ScalarType::Bool)) return;
   // Read every operand as bool (its own "!= 0"); no promotion is involved.
-  apply_binary_to<bool, bool>(*self, *other, *out, Op{});
+  apply_binary_to<BoolByte, BoolByte>(*self, *other, *out, Op{});
 }
 
 }  // namespace

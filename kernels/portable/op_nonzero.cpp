@@ -88,7 +88,7 @@ void masked_scatter_out(KernelContext& ctx, EValue** args) {
   int64_t mstrides[kTensorMaxDim], sstrides[kTensorMaxDim];
   broadcast_strides(*mask, bshape, mstrides);
   broadcast_strides(*self, bshape, sstrides);
-  const bool* m = mask->data_ptr<bool>();
+  const BoolByte* m = mask->data_ptr<const BoolByte>();
   int64_t count = 0;
   for_each_index(bshape, [&](const int32_t* idx) {
     count += m[offset_of(idx, mstrides, dim)] ? 1 : 0;

@@ -56,7 +56,7 @@ void constant_pad_nd_out(KernelContext& ctx, EValue** args) {
   if (out->numel == 0) return;
   (void)dispatch_dtype<kAllTypes>(out->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const S v = (std::is_integral_v<S> && !std::is_same_v<S, bool> && !value->is_double())
+    const S v = (std::is_integral_v<S> && !value->is_double())
                     ? static_cast<S>(value->scalar_as_int())
                     : convert<S>(scalar_as<compute_t<S>>(*value));
     S* d = out->data_ptr<S>();

@@ -127,10 +127,10 @@ void native_dropout_out(KernelContext& ctx, EValue** args) {
   EMBER_KERNEL_CHECK(ctx, p >= 0.0 && p <= 1.0, "p: must be in [0, 1], got %g", p);
   if (!resize_out(ctx, *out0, input->shape()) || !resize_out(ctx, *out1, input->shape())) return;
   if (input->numel == 0) return;
-  bool* m = out1->data_ptr<bool>();
+  BoolByte* m = out1->data_ptr<BoolByte>();
   if (!train) {
     strided_copy(*input, input->strides, *out0);
-    for (int64_t i = 0; i < out1->numel; ++i) m[i] = true;  // Dense in any dim order.
+    for (int64_t i = 0; i < out1->numel; ++i) m[i] = BoolByte(true);  // Dense in any dim order.
     return;
   }
   uint64_t& state = ctx.rng_state();
@@ -145,7 +145,7 @@ void native_dropout_out(KernelContext& ctx, EValue** args) {
       const CT xv = convert<CT>(x[offset_of(idx, input->strides, input->dim)]);
       const CT v = keep ? static_cast<CT>(xv * static_cast<CT>(scale)) : CT(0);
       o[offset_of(idx, out0->strides, out0->dim)] = convert<S>(v);
-      m[offset_of(idx, out1->strides, out1->dim)] = keep;
+      m[offset_of(idx, out1->strides, out1->dim)] = BoolByte(keep);
       return true;
     });
   });

@@ -161,7 +161,7 @@ void scatter_impl(KernelContext& ctx, const Tensor& self, int64_t dim, const Ten
     const S* sp = src ? src->data_ptr<S>() : nullptr;
     S fill{};
     if (value != nullptr) {
-      fill = (std::is_integral_v<S> && !std::is_same_v<S, bool> && !value->is_double())
+      fill = (std::is_integral_v<S> && !value->is_double())
                  ? static_cast<S>(value->scalar_as_int())
                  : convert<S>(scalar_as<CT>(*value));
     }
@@ -205,7 +205,7 @@ void scatter_impl(KernelContext& ctx, const Tensor& self, int64_t dim, const Ten
       op[off] = convert<S>(res);
     });
     if (r != Reduce::kMean || ctx.failure() != Error::Ok) return;
-    if constexpr (!std::is_same_v<S, bool>) {
+    if constexpr (!kIsBoolStorage<S>) {
       // Targets collide only within one fiber along `d` (other coordinates
       // equal): count hits per target fiber by fiber, a block of targets at
       // a time, without scratch memory beyond the stack.

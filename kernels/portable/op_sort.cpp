@@ -119,7 +119,14 @@ void sort_rows(const SortArgs& a, int64_t k, bool descending) {
       }
       heap_sort(idx, i_step, k, before);
       S* v = vals + off[0] + r * st[0];
-      for (int64_t i = 0; i < k; ++i) v[i * v_step] = before.row[idx[i * i_step] * in_step];
+      for (int64_t i = 0; i < k; ++i) {
+        const S x = before.row[idx[i * i_step] * in_step];
+        if constexpr (kIsBoolStorage<S>) {
+          v[i * v_step] = BoolByte(static_cast<bool>(x));  // Any non-zero byte sorts as 1.
+        } else {
+          v[i * v_step] = x;
+        }
+      }
     }
   });
 }

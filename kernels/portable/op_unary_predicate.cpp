@@ -26,7 +26,7 @@ void run_predicate(KernelContext& ctx, EValue** args, Pred pred) {
   if (!resize_out(ctx, *out, self->shape())) return;
   (void)dispatch_dtype<kAllTypes>(self->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    apply_unary_to<S, bool>(*self, *out, pred);
+    apply_unary_to<S, BoolByte>(*self, *out, pred);
   });
 }
 

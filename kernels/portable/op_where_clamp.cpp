@@ -60,8 +60,8 @@ void where_self_out(KernelContext& ctx, EValue** args) {
     using S = typename decltype(tag)::type;
     using CT = compute_t<S>;
     // Read the condition as bool whatever its storage (uint8 → != 0).
-    apply_ternary<bool, S>(*cond, *self, *other, *out,
-                           [](bool c, CT x, CT y) { return c ? x : y; });
+    apply_ternary<BoolByte, S>(*cond, *self, *other, *out,
+                               [](bool c, CT x, CT y) { return c ? x : y; });
   });
 }
 

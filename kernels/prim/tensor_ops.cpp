@@ -54,7 +54,7 @@ void local_scalar_dense(KernelContext& ctx, EValue** args) {
   EValue* out = args[1];
   if (self->dtype == ScalarType::Bool) {
     out->tag = Tag::Bool;
-    out->as_bool = *self->data_ptr<const bool>();
+    out->as_bool = portable::load_as<bool>(self->data, self->dtype, 0);
   } else if (is_floating_type(self->dtype)) {
     out->tag = Tag::Double;
     out->as_double = portable::load_as<double>(self->data, self->dtype, 0);

@@ -14,7 +14,7 @@ import torch
 pytest.importorskip("ember._C")
 pytest.importorskip("expecttest")  # torch.testing._internal needs it for the OpInfo database
 
-from ember.testing.conformance import Runner, compare  # noqa: E402
+from ember.testing.conformance import Runner, _bound_args, compare  # noqa: E402
 from ember.testing.op_samples import core_ops, exclusion, pick  # noqa: E402
 
 # (overload, (dtype, sample index), (dtype, sample index)): the indices are
@@ -54,6 +54,21 @@ CASES_BY_OP: list[tuple[str, tuple[str, int], tuple[str, int]]] = [
     ("aten.scatter.src", ("float32", 7), ("int8", 0)),
     ("aten.arange.start_step", ("float32", 3), ("int64", 0)),
     ("aten.full.default", ("float16", 1), ("bool", 0)),
+    # Fixed with the second coverage sweep: 3-D and float16/int64 convolution,
+    # bicubic and float16 grid sampling, _embedding_bag, sort/topk ties (indices
+    # checked for consistency), ops PyTorch decomposes (run as decomposed),
+    # as_strided over its storage, split_with_sizes' void return slot, bool
+    # constants of torch.empty.
+    ("aten.convolution.default", ("float32", 19), ("int64", 0)),
+    ("aten.grid_sampler_2d.default", ("float64", 17), ("float16", 0)),
+    ("aten._embedding_bag.default", ("float32", 2), ("bfloat16", 0)),
+    ("aten.sort.default", ("int8", 0), ("bool", 0)),
+    ("aten.topk.default", ("uint8", 0), ("int32", 0)),
+    ("aten.reflection_pad2d.default", ("float32", 3), ("int64", 0)),
+    ("aten.select_scatter.default", ("float32", 4), ("bool", 0)),
+    ("aten.as_strided.default", ("float32", 7), ("bool", 7)),
+    ("aten.split_with_sizes.default", ("float32", 3), ("int8", 0)),
+    ("aten.empty.memory_format", ("bool", 0), ("float32", 0)),
 ]
 
 
@@ -91,6 +106,25 @@ def test_compare_catches_wrong_values() -> None:
     assert compare([torch.tensor([1, 2])], torch.tensor([1, 3]), torch.int64, "values")
     assert compare([want.double()], want, torch.float32, "values")  # dtype differs
     assert compare([], want, torch.float32, "values")  # output missing
+
+
+def test_compare_sort_allows_tie_order_but_checks_indices() -> None:
+    x = torch.tensor([[3, 1, 1, 2], [0, 0, 5, 5]], dtype=torch.int8)
+    args = _bound_args(torch.ops.aten.sort.default, (x, 1), {})
+    values, indices = torch.sort(x, dim=1)
+    swapped = indices.clone()
+    swapped[0, 0], swapped[0, 1] = indices[0, 1], indices[0, 0]  # Both point at a 1.
+    assert compare([values, swapped], (values, indices), torch.int8, "sort", args) is None
+    wrong = indices.clone()
+    wrong[1, 0], wrong[1, 2] = indices[1, 2], indices[1, 0]  # A 5 where a 0 belongs.
+    assert compare([values, wrong], (values, indices), torch.int8, "sort", args)[0] == "mismatch"
+    repeated = indices.clone()
+    repeated[0, 1] = repeated[0, 0]
+    assert compare([values, repeated], (values, indices), torch.int8, "sort", args)
+    assert compare([values + 1, indices], (values, indices), torch.int8, "sort", args)
+    # A stable sort's order among ties is specified: indices must match.
+    stable = _bound_args(torch.ops.aten.sort.stable, (x,), {"dim": 1, "stable": True})
+    assert compare([values, swapped], (values, indices), torch.int8, "sort", stable)
 
 
 def test_pick_spreads_samples() -> None:

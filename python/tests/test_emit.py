@@ -13,6 +13,7 @@ import pytest
 import torch
 from ember.exir import ExecutorchBackendConfig, ExecutorchProgramManager, to_edge
 from ember.exir.emit.constants import tensor_bytes
+from ember.runtime import Runtime
 from models import Basic, Decode, Encode, Foo, M, Mixed, SimpleConv
 from torch.export import export
 
@@ -187,3 +188,24 @@ def test_write_program_with_c_extension(tmp_path: Path) -> None:
     assert data[4:8] == b"ET12"
     program.save(tmp_path / "model.pte")
     assert (tmp_path / "model.pte").read_bytes() == data
+
+
+def test_bool_constants_are_written_as_zero_or_one() -> None:
+    # torch.empty(..., dtype=torch.bool) folded into a constant holds any byte;
+    # PyTorch reads non-zero as true and the runtime accepts only 0/1.
+    odd = torch.tensor([0, 1, 2, 255], dtype=torch.uint8).view(torch.bool)
+    assert tensor_bytes(odd) == bytes([0, 1, 1, 1])
+
+    class Masked(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("mask", odd.clone())
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.logical_and(x, self.mask)
+
+    x = torch.tensor([True, True, False, True])
+    program = to_edge(export(Masked(), (x,))).to_executorch()
+    method = Runtime.get().load_program(program.buffer).load_method("forward")
+    (got,) = method.execute([x])
+    assert torch.equal(got, torch.logical_and(x, odd))

@@ -92,7 +92,10 @@ Error Method::set_input(size_t index, const Tensor& input) {
   EMBER_CHECK_OR_RETURN(input.data != nullptr || nbytes == 0, Error::InvalidArgument,
                         "method '%s' input %zu: tensor has no data", name(), index);
   if (t.dtype == ScalarType::Bool) {
-    // Kernels read bools as C++ bool, for which only 0 and 1 are valid.
+    // A bool holds 0 or 1; any other byte is a caller's mistake worth naming
+    // early. Kernels no longer depend on this check: they read bool storage
+    // as bytes (portable::BoolByte, any non-zero byte is true), because planned
+    // memory reused across dtypes can hold any byte in a bool tensor anyway.
     const auto* bytes = static_cast<const uint8_t*>(input.data);
     for (size_t i = 0; i < nbytes; ++i) {
       EMBER_CHECK_OR_RETURN(bytes[i] <= 1, Error::InvalidArgument,

@@ -100,7 +100,10 @@ class MethodLoader {
         tensor->data = const_cast<uint8_t*>(
             program_.flatbuffer()->constant_buffer()->Get(t->data_buffer_idx())->storage()->data());
       }
-      // Kernels read bool tensors as C++ bool, for which only 0 and 1 are valid.
+      // A bool constant holds 0 or 1; any other byte means a corrupt or
+      // crafted file, so refuse it early. Kernels no longer depend on this
+      // check: they read bool storage as bytes (portable::BoolByte, any
+      // non-zero byte is true), as planned memory can hold any byte.
       if (tensor->dtype == ScalarType::Bool) {
         const auto* bytes = static_cast<const uint8_t*>(tensor->data);
         for (int64_t i = 0; i < tensor->numel; ++i) {

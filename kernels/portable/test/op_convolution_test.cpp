@@ -207,11 +207,12 @@ TEST(OpConvolutionTest, Errors) {
                       "[1, 2, 2, 2]");
   EXPECT_KERNEL_FAILS(call(&x.ev, &w.ev, tf.b(false), tf.i(1), &out.ev, tf.list({0, 1})), kOp,
                       "stride");
-  auto& xi = tf.make<int32_t>({1, 4, 3, 3});
-  auto& wi = tf.make<int32_t>({2, 4, 2, 2});
-  auto& oi = tf.make<int32_t>({1, 2, 2, 2});
-  EXPECT_KERNEL_FAILS(call(&xi.ev, &wi.ev, tf.b(false), tf.i(1), &oi.ev, tf.list({1, 1})), kOp,
-                      "int32");
+  // Integers and 16-bit floats take the direct path; bool has no convolution.
+  auto& xb = tf.make<bool>({1, 4, 3, 3}, std::vector<bool>(36, true));
+  auto& wb = tf.make<bool>({2, 4, 2, 2}, std::vector<bool>(32, true));
+  auto& ob = tf.make<bool>({1, 2, 2, 2});
+  EXPECT_KERNEL_FAILS(call(&xb.ev, &wb.ev, tf.b(false), tf.i(1), &ob.ev, tf.list({1, 1})), kOp,
+                      "bool");
   auto& big = tf.make<float>({2, 4, 5, 5});
   EXPECT_KERNEL_FAILS(call(&x.ev, &big.ev, tf.b(false), tf.i(1), &out.ev, tf.list({1, 1})), kOp,
                       "smaller");

@@ -26,8 +26,8 @@ TEST(OpGridSamplerTest, Errors) {
   auto& x = tf.make<float>({1, 1, 2, 2});
   auto& g = tf.make<float>({1, 1, 3, 2});
   auto& o = tf.make<float>({1, 1, 1, 3});
-  EXPECT_KERNEL_FAILS(call_kernel("aten::grid_sampler_2d.out", {&x.ev, &g.ev, tf.i(2), tf.i(0), tf.b(true), &o.ev}),
-                      "aten::grid_sampler_2d.out", "bicubic");
+  EXPECT_KERNEL_FAILS(call_kernel("aten::grid_sampler_2d.out", {&x.ev, &g.ev, tf.i(3), tf.i(0), tf.b(true), &o.ev}),
+                      "aten::grid_sampler_2d.out", "interpolation_mode");
   EXPECT_KERNEL_FAILS(call_kernel("aten::grid_sampler_2d.out", {&x.ev, &g.ev, tf.i(0), tf.i(3), tf.b(true), &o.ev}),
                       "aten::grid_sampler_2d.out", "padding_mode");
   auto& g3 = tf.make<float>({1, 1, 3, 3});

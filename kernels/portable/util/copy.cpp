@@ -40,8 +40,7 @@ void strided_copy(const Tensor& src, const int64_t* src_strides, Tensor& out) {
   (void)dispatch_dtype<kAllTypes>(out.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     // Integers go through int64 so out-of-range values wrap instead of UB.
-    using Via = std::conditional_t<std::is_integral_v<S> && !std::is_same_v<S, bool>, int64_t,
-                                   compute_t<S>>;
+    using Via = std::conditional_t<std::is_integral_v<S>, int64_t, compute_t<S>>;
     S* d = out.data_ptr<S>();
     loop.run([&](const int64_t* off, int64_t n, const int64_t* st) {
       for (int64_t i = 0; i < n; ++i) {

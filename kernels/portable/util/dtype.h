@@ -16,6 +16,24 @@ struct TypeTag {
   using type = T;
 };
 
+/// Storage type of a bool tensor element: the byte as it is in memory.
+/// Reading a byte other than 0/1 through a C++ `bool` is undefined behaviour,
+/// and tensor memory can hold any byte (a planned buffer reused across dtypes,
+/// a caller's buffer), so kernels never read bool storage as `bool`: this type
+/// reads any non-zero byte as true and writes 0/1. Its compute type is `bool`.
+struct BoolByte {
+  uint8_t byte = 0;
+
+  BoolByte() = default;
+  explicit BoolByte(bool b) : byte(b ? 1 : 0) {}
+  operator bool() const { return byte != 0; }
+};
+static_assert(sizeof(BoolByte) == 1 && alignof(BoolByte) == 1);
+
+/// True for the storage type of bool tensors.
+template <typename S>
+inline constexpr bool kIsBoolStorage = std::is_same_v<S, BoolByte>;
+
 /// Dtype families an op accepts; combine with `|`.
 enum DTypeSet : uint32_t {
   kF32F64 = 1u,        // float32, float64
@@ -29,7 +47,7 @@ enum DTypeSet : uint32_t {
 
 /// Calls `f(TypeTag<T>{})` with the storage type T of `t` when `t` is in
 /// `kSet`; returns false (without calling) otherwise. Only the types of the
-/// set are instantiated.
+/// set are instantiated. Bool tensors dispatch as `BoolByte`, never `bool`.
 template <uint32_t kSet, typename F>
 [[nodiscard]] bool dispatch_dtype(ScalarType t, F&& f) {
   switch (t) {
@@ -61,7 +79,7 @@ template <uint32_t kSet, typename F>
       if constexpr ((kSet & kIntegral) != 0) { f(TypeTag<int64_t>{}); return true; }
       break;
     case ScalarType::Bool:
-      if constexpr ((kSet & kBoolType) != 0) { f(TypeTag<bool>{}); return true; }
+      if constexpr ((kSet & kBoolType) != 0) { f(TypeTag<BoolByte>{}); return true; }
       break;
     default:
       break;
@@ -69,10 +87,15 @@ template <uint32_t kSet, typename F>
   return false;
 }
 
-/// The type arithmetic happens in: float for the 16-bit floats, else T.
+/// The type arithmetic happens in: float for the 16-bit floats, bool for
+/// bool storage, else T.
 template <typename T>
 struct ComputeType {
   using type = T;
+};
+template <>
+struct ComputeType<BoolByte> {
+  using type = bool;
 };
 template <>
 struct ComputeType<Half> {
@@ -90,11 +113,16 @@ inline constexpr bool kIsFloatStorage =
     std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 /// Converts between compute and storage values with PyTorch's casting:
-/// to bool is `!= 0`; float to int truncates.
+/// to bool is `!= 0`; float to int truncates; a BoolByte reads as `byte != 0`
+/// and is written as 0/1.
 template <typename To, typename From>
 inline To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
+  } else if constexpr (std::is_same_v<From, BoolByte>) {
+    return convert<To>(static_cast<bool>(v));
+  } else if constexpr (std::is_same_v<To, BoolByte>) {
+    return BoolByte(convert<bool>(v));
   } else if constexpr (std::is_same_v<To, bool>) {
     if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
       return static_cast<float>(v) != 0.0f;
@@ -124,8 +152,7 @@ inline CT load_as(const void* base, ScalarType t, int64_t off) {
     case ScalarType::Short: return convert<CT>(static_cast<const int16_t*>(base)[off]);
     case ScalarType::Int: return convert<CT>(static_cast<const int32_t*>(base)[off]);
     case ScalarType::Long: return convert<CT>(static_cast<const int64_t*>(base)[off]);
-    // Bytes other than 0/1 read as `bool` are UB; a program can put any byte there.
-    case ScalarType::Bool: return convert<CT>(static_cast<const uint8_t*>(base)[off] != 0);
+    case ScalarType::Bool: return convert<CT>(static_cast<const BoolByte*>(base)[off]);
     default: return CT{};
   }
 }
@@ -142,7 +169,7 @@ inline void store_as(void* base, ScalarType t, int64_t off, CT v) {
     case ScalarType::Short: static_cast<int16_t*>(base)[off] = convert<int16_t>(v); break;
     case ScalarType::Int: static_cast<int32_t*>(base)[off] = convert<int32_t>(v); break;
     case ScalarType::Long: static_cast<int64_t*>(base)[off] = convert<int64_t>(v); break;
-    case ScalarType::Bool: static_cast<bool*>(base)[off] = convert<bool>(v); break;
+    case ScalarType::Bool: static_cast<BoolByte*>(base)[off] = convert<BoolByte>(v); break;
     default: break;
   }
 }

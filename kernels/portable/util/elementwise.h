@@ -25,7 +25,11 @@ constexpr ScalarType dtype_of() {
   else if constexpr (std::is_same_v<S, int16_t>) return ScalarType::Short;
   else if constexpr (std::is_same_v<S, int32_t>) return ScalarType::Int;
   else if constexpr (std::is_same_v<S, int64_t>) return ScalarType::Long;
-  else return ScalarType::Bool;
+  else {
+    // `bool` is a compute type, never storage: typed bool loops use BoolByte.
+    static_assert(std::is_same_v<S, BoolByte>, "not a storage type (bool tensors are BoolByte)");
+    return ScalarType::Bool;
+  }
 }
 
 /// out = op(in) elementwise; `in` and `out` have the same sizes (any dim

@@ -79,6 +79,7 @@ def write_report(data: dict[str, Any], path: str) -> str:
         "",
     ]
     lines += _causes_section(results)
+    lines += _decomposed_section(results)
     lines += [
         "## Op × dtype",
         "",
@@ -122,6 +123,26 @@ def _causes_section(results: list[dict[str, Any]]) -> list[str]:
         lines.append(f"| {status} | {reason} | {count} |")
     lines += ["", "Missing kernels, by the number of cases that need them:", ""]
     lines += [f"- `{k}`: {c}" for k, c in missing.most_common()] or ["- none"]
+    lines.append("")
+    return lines
+
+
+def _decomposed_section(results: list[dict[str, Any]]) -> list[str]:
+    ops: dict[str, Counter[str]] = defaultdict(Counter)
+    replaced_by: dict[str, str] = {}
+    for r in results:
+        if r.get("decomposed"):
+            ops[r["op"]][r["status"]] += 1
+            replaced_by.setdefault(r["op"], r["decomposed"])
+    if not ops:
+        return []
+    lines = ["## Ops PyTorch decomposes", "",
+             "`torch.export` + `to_edge` replace these ops by others (PyTorch's core",
+             "decomposition table), so a user's program never contains them. Their cases run",
+             "the decomposed program, as exported, and count by what it does.", ""]
+    for op in sorted(ops):
+        c = ops[op]
+        lines.append(f"- `{op}` → {replaced_by[op]}: {c['pass']}/{sum(c.values())} pass")
     lines.append("")
     return lines
 

@@ -256,6 +256,21 @@ def _grid_sample(s: Any) -> Args | None:
             _GRID_PADDING[kw.get("padding_mode", "zeros")], bool(kw.get("align_corners"))), {}
 
 
+def _as_strided(s: Any) -> Args:
+    """as_strided addresses its input's storage, not the view: a sample whose
+    input is a view of a larger storage reaches outside the view. A program
+    input is dense, so hand it the whole storage as a 1-D tensor, with the
+    storage offset made explicit (same result in eager)."""
+    x = s.input
+    size, stride, *rest = s.args
+    offset = rest[0] if rest else s.kwargs.get("storage_offset")
+    if offset is None:
+        offset = x.storage_offset()
+    storage = x.untyped_storage()
+    flat = torch.empty(0, dtype=x.dtype).set_(storage, 0, (storage.nbytes() // x.element_size(),))
+    return (flat.clone(), size, stride, offset), {}
+
+
 def _cdist(s: Any) -> Args | None:
     if s.kwargs.get("compute_mode") not in (None, "use_mm_for_euclid_dist_if_necessary"):
         return None
@@ -277,6 +292,7 @@ OPINFO_SOURCES: dict[str, list[tuple[str, Adapter]]] = {
     "aten._adaptive_avg_pool3d.default": [
         ("nn.functional.adaptive_avg_pool3d", _adaptive_avg_pool(3))],
     "aten._cdist_forward.default": [("cdist", _cdist)],
+    "aten.as_strided.default": [("as_strided", _as_strided)],
     "aten._log_softmax.default": [("log_softmax", _softmax)],
     "aten._softmax.default": [("softmax", _softmax)],
     "aten._native_batch_norm_legit_no_training.default": [
@@ -455,8 +471,13 @@ GENERATORS: dict[str, Callable[[torch.dtype], Iterator[Args]]] = {
 
 # How outputs are compared: "values" (default), "shape" (uninitialised or
 # random values: shape and dtype only), "unit" (rand: in [0, 1)),
-# "permutation" (randperm), "first" (only output 0 is specified by PyTorch).
+# "permutation" (randperm), "first" (only output 0 is specified by PyTorch),
+# "sort" (values exact; indices valid and consistent, since ties may order
+# either way).
 CHECKS: dict[str, str] = {
+    "aten.sort.default": "sort",
+    "aten.sort.stable": "sort",
+    "aten.topk.default": "sort",
     "aten.empty.memory_format": "shape",
     "aten.empty_strided.default": "shape",
     "aten.rand.default": "unit",

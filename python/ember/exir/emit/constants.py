@@ -9,7 +9,13 @@ def tensor_bytes(t: torch.Tensor) -> bytes:
     flat = t.detach().cpu().contiguous().reshape(-1)
     if flat.numel() == 0:
         return b""
-    return flat.view(torch.uint8).numpy().tobytes()
+    data = flat.view(torch.uint8)
+    if t.dtype == torch.bool:
+        # A bool constant can hold any byte (torch.empty folded into a
+        # constant); the runtime accepts only 0/1, so write the value PyTorch
+        # reads (non-zero is true).
+        data = (data != 0).to(torch.uint8)
+    return data.numpy().tobytes()
 
 
 class ConstantBuffers:
