@@ -1,5 +1,6 @@
 # Ember: the two commands.
-#   make demo   set everything up, export a small CNN to model.pte, run it with ember-run
+#   make demo   set everything up, export a small CNN to model.pte (and model_xnnpack.pte,
+#               with the XNNPACK delegate), run both with ember-run
 #   make test   set everything up and run the whole test suite (C++ and Python)
 
 VENV        ?= .venv
@@ -17,6 +18,7 @@ demo: install
 	$(PY) examples/export_cnn.py --out model.pte
 	$(VENV)/bin/ember-inspect model.pte | head -n 40
 	$(VENV)/bin/ember-run model.pte --iters 50
+	$(VENV)/bin/ember-run model_xnnpack.pte --iters 50
 
 test: install-with-tests test-cpp test-python test-sanitizers
 
@@ -99,4 +101,4 @@ op-coverage: install
 	  --out docs/op-coverage.md --json $(BUILD_DIR)/op-coverage.json
 
 clean:
-	rm -rf build model.pte
+	rm -rf build model.pte model_xnnpack.pte
