@@ -46,6 +46,22 @@ class Args {
       e.as_tensor = &s.t;
     });
   }
+  // An int64 tensor (pooling indices); contents are outputs only.
+  EValue* long_tensor(std::vector<int32_t> sizes) {
+    EValue* e = tensor(std::move(sizes), 0);
+    Storage& st = *tensors_.back();
+    st.data.assign(static_cast<size_t>(st.t.numel) * 2, 0.0f);  // 8 bytes per element
+    st.t.dtype = ScalarType::Long;
+    st.t.data = st.data.data();
+    st.t.capacity_bytes = st.data.size() * sizeof(float);
+    return e;
+  }
+  EValue* real(double v) {
+    return value([&](EValue& e) {
+      e.tag = Tag::Double;
+      e.as_double = v;
+    });
+  }
   EValue* integer(int64_t v) {
     return value([&](EValue& e) {
       e.tag = Tag::Int;
@@ -230,6 +246,81 @@ void conv(benchmark::State& state, int32_t c_in, int32_t c_out, int32_t hw, int3
   run_kernel(state, "aten::convolution.out", a, flops);
 }
 
+// bmm: [b, m, k] x [b, k, n] (ViT-B/16 attention: 12 heads, 197 tokens, 64 dims).
+void bmm(benchmark::State& state, int32_t b, int32_t m, int32_t k, int32_t n) {
+  Args a;
+  a.push(a.tensor({b, m, k}, 1));
+  a.push(a.tensor({b, k, n}, 2));
+  EValue* out = a.tensor({b, m, n}, 3);
+  a.push(out);
+  a.push(out);
+  run_kernel(state, "aten::bmm.out", a, 2.0 * b * m * n * k);
+}
+
+// max_pool2d_with_indices (ResNet stem: 3x3, stride 2, padding 1).
+void max_pool(benchmark::State& state, std::vector<int32_t> shape, int64_t k, int64_t stride,
+              int64_t pad) {
+  Args a;
+  const int32_t oh = static_cast<int32_t>((shape[2] + 2 * pad - k) / stride + 1);
+  const int32_t ow = static_cast<int32_t>((shape[3] + 2 * pad - k) / stride + 1);
+  a.push(a.tensor(shape, 1));
+  a.push(a.int_list({k, k}));
+  a.push(a.int_list({stride, stride}));
+  a.push(a.int_list({pad, pad}));
+  a.push(a.int_list({1, 1}));
+  a.push(a.boolean(false));
+  a.push(a.tensor({shape[0], shape[1], oh, ow}, 3));
+  a.push(a.long_tensor({shape[0], shape[1], oh, ow}));
+  a.push(a.none());
+  run_kernel(state, "aten::max_pool2d_with_indices.out", a, 0);
+}
+
+void avg_pool(benchmark::State& state, std::vector<int32_t> shape, int64_t k, int64_t stride) {
+  Args a;
+  const int32_t oh = static_cast<int32_t>((shape[2] - k) / stride + 1);
+  const int32_t ow = static_cast<int32_t>((shape[3] - k) / stride + 1);
+  a.push(a.tensor(shape, 1));
+  a.push(a.int_list({k, k}));
+  a.push(a.int_list({stride, stride}));
+  a.push(a.int_list({0, 0}));
+  a.push(a.boolean(false));
+  a.push(a.boolean(true));
+  a.push(a.none());
+  EValue* out = a.tensor({shape[0], shape[1], oh, ow}, 3);
+  a.push(out);
+  a.push(out);
+  run_kernel(state, "aten::avg_pool2d.out", a, 0);
+}
+
+// native_layer_norm over the last dim (a transformer's [tokens, hidden]).
+void layer_norm(benchmark::State& state, int32_t rows, int32_t hidden) {
+  Args a;
+  a.push(a.tensor({rows, hidden}, 1));
+  a.push(a.int_list({hidden}));
+  a.push(a.tensor({hidden}, 2));
+  a.push(a.tensor({hidden}, 4));
+  a.push(a.real(1e-5));
+  a.push(a.tensor({rows, hidden}, 3));
+  a.push(a.tensor({rows, 1}, 3));
+  a.push(a.tensor({rows, 1}, 3));
+  a.push(a.none());
+  run_kernel(state, "aten::native_layer_norm.out", a, 0);
+}
+
+// mean.out over `dims` with keepdim (global average pooling: H, W of NCHW).
+void mean(benchmark::State& state, std::vector<int32_t> shape, std::vector<int64_t> dims,
+          std::vector<int32_t> out_shape) {
+  Args a;
+  a.push(a.tensor(shape, 1));
+  a.push(a.int_list(dims));
+  a.push(a.boolean(true));
+  a.push(a.none());
+  EValue* out = a.tensor(out_shape, 3);
+  a.push(out);
+  a.push(out);
+  run_kernel(state, "aten::mean.out", a, 0);
+}
+
 void register_all() {
   using S = std::vector<int32_t>;
   struct BinaryCase {
@@ -293,6 +384,20 @@ void register_all() {
       {"12x197x197", {12, 197, 197}, -1},
       {"1x64x56x56_dim1", {1, 64, 56, 56}, 1},
   };
+  benchmark::RegisterBenchmark("bmm/12x197x64x197",
+                               [](benchmark::State& s) { bmm(s, 12, 197, 64, 197); });
+  benchmark::RegisterBenchmark("max_pool2d/1x64x112x112_k3s2p1", [](benchmark::State& s) {
+    max_pool(s, {1, 64, 112, 112}, 3, 2, 1);
+  });
+  benchmark::RegisterBenchmark("avg_pool2d/1x64x56x56_k2s2",
+                               [](benchmark::State& s) { avg_pool(s, {1, 64, 56, 56}, 2, 2); });
+  benchmark::RegisterBenchmark("native_layer_norm/197x768",
+                               [](benchmark::State& s) { layer_norm(s, 197, 768); });
+  benchmark::RegisterBenchmark("mean/1x2048x7x7_hw", [](benchmark::State& s) {
+    mean(s, {1, 2048, 7, 7}, {2, 3}, {1, 2048, 1, 1});
+  });
+  benchmark::RegisterBenchmark("mean/128x768_last",
+                               [](benchmark::State& s) { mean(s, {128, 768}, {-1}, {128, 1}); });
   for (const char* op : {"aten::_softmax.out", "aten::_log_softmax.out"}) {
     const std::string short_name = std::string(op).substr(7, std::string(op).find('.') - 7);
     for (const SoftmaxCase& c : sm) {

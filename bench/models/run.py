@@ -146,7 +146,7 @@ def ember_run_once(ember_run: Path, pte: Path, iters: int) -> tuple[float, float
         capture_output=True,
         text=True,
     ).stdout
-    m = re.search(r"load ([\d.]+) ms \| latency over \d+ runs: median ([\d.]+) ms", out)
+    m = re.search(r"load ([\d.]+) ms .*?\| latency over \d+ runs: median ([\d.]+) ms", out)
     if m is None:
         raise RuntimeError(f"cannot parse ember-run output:\n{out}")
     return float(m.group(2)) * 1e-3, float(m.group(1)) * 1e-3
@@ -329,6 +329,38 @@ def kernel_cases() -> dict[str, Callable[[], Callable[[], Any]]]:
     ):
         for s, (shape, dim) in softmax_shapes.items():
             cases[f"{op_name}/{s}"] = softmax(op, shape, dim)
+
+    def bmm_case():
+        a, b = torch.randn(12, 197, 64), torch.randn(12, 64, 197)
+        out = torch.empty(12, 197, 197)
+        return lambda: torch.bmm(a, b, out=out)
+
+    def max_pool_case():
+        x = torch.rand(1, 64, 112, 112) * 2 - 1
+        return lambda: torch.ops.aten.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1])
+
+    def avg_pool_case():
+        x = torch.rand(1, 64, 56, 56) * 2 - 1
+        return lambda: torch.ops.aten.avg_pool2d(x, [2, 2], [2, 2])
+
+    def layer_norm_case():
+        x, w, b = torch.randn(197, 768), torch.randn(768), torch.randn(768)
+        return lambda: torch.ops.aten.native_layer_norm(x, [768], w, b, 1e-5)
+
+    def mean_hw_case():
+        x, out = torch.randn(1, 2048, 7, 7), torch.empty(1, 2048, 1, 1)
+        return lambda: torch.mean(x, (2, 3), keepdim=True, out=out)
+
+    def mean_last_case():
+        x, out = torch.randn(128, 768), torch.empty(128, 1)
+        return lambda: torch.mean(x, (-1,), keepdim=True, out=out)
+
+    cases["bmm/12x197x64x197"] = bmm_case
+    cases["max_pool2d/1x64x112x112_k3s2p1"] = max_pool_case
+    cases["avg_pool2d/1x64x56x56_k2s2"] = avg_pool_case
+    cases["native_layer_norm/197x768"] = layer_norm_case
+    cases["mean/1x2048x7x7_hw"] = mean_hw_case
+    cases["mean/128x768_last"] = mean_last_case
     return cases
 
 
