@@ -1,13 +1,17 @@
-// aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
-// args: self, other, alpha, out, out(return). out = self - alpha * other with
-// broadcasting and type promotion; bool is rejected as in PyTorch.
+// aten::add.out / aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)
+// args: self, other, alpha, out, out(return). out = self ± alpha * other with
+// broadcasting and PyTorch type promotion. add takes every dtype (bool: logical
+// or); sub rejects bool, as PyTorch does.
 #include "kernels/portable/util/binary.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
 namespace {
 
-void sub_out(KernelContext& ctx, EValue** args) {
+enum class Sign { Plus, Minus };
+
+template <Sign kSign>
+void add_sub_out(KernelContext& ctx, EValue** args) {
   Tensor* self = tensor_arg(ctx, args, 0, "self");
   if (self == nullptr) return;
   Tensor* other = tensor_arg(ctx, args, 1, "other");
@@ -18,7 +22,7 @@ void sub_out(KernelContext& ctx, EValue** args) {
   if (out == nullptr) return;
   const ScalarType common = result_type(*self, *other);
   if (!prepare_binary(ctx, *self, *other, *out, common)) return;
-  if (common == ScalarType::Bool) {
+  if (kSign == Sign::Minus && common == ScalarType::Bool) {
     ctx.fail(Error::InvalidArgument, "self: subtraction of bool tensors is not supported");
     return;
   }
@@ -27,17 +31,30 @@ void sub_out(KernelContext& ctx, EValue** args) {
              scalar_type_name(common));
     return;
   }
-  const bool ok = dispatch_dtype<kRealTypes>(common, [&](auto tag) {
+  auto body = [&](auto tag) {
     using S = typename decltype(tag)::type;
     using CT = compute_t<S>;
     const CT a = scalar_as<CT>(*alpha);
-    apply_binary<S>(*self, *other, *out, [a](CT x, CT y) { return wrap_sub(x, wrap_mul(a, y)); });
-  });
+    apply_binary<S>(*self, *other, *out, [a](CT x, CT y) {
+      if constexpr (kSign == Sign::Plus) {
+        return wrap_add(x, wrap_mul(a, y));
+      } else {
+        return wrap_sub(x, wrap_mul(a, y));
+      }
+    });
+  };
+  bool ok;
+  if constexpr (kSign == Sign::Plus) {
+    ok = dispatch_dtype<kAllTypes>(common, body);
+  } else {
+    ok = dispatch_dtype<kRealTypes>(common, body);
+  }
   if (!ok) fail_dtype(ctx, "self", common);
 }
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::sub.out", sub_out, 5);
+EMBER_REGISTER_KERNEL("aten::add.out", add_sub_out<Sign::Plus>, 5);
+EMBER_REGISTER_KERNEL("aten::sub.out", add_sub_out<Sign::Minus>, 5);
 
 }  // namespace ember::kernels::portable
