@@ -15,6 +15,14 @@ using ember_xnn::NodeKind;
 constexpr uint32_t kMaxValues = 1u << 20;  // Bounds every table before allocation.
 constexpr uint64_t kMaxElements = uint64_t{1} << 40;
 
+// numel * size, or false when the product passes kMaxElements (checked by
+// division first: a wrapped product could look small).
+bool grow_numel(uint64_t* numel, uint64_t size) {
+  if (size != 0 && *numel > kMaxElements / size) return false;
+  *numel *= size;
+  return true;
+}
+
 const char* status_name(xnn_status s) {
   switch (s) {
     case xnn_status_success: return "success";
@@ -91,11 +99,7 @@ struct Builder {
     for (uint32_t k = 0; k < built.num_inputs + built.num_outputs; ++k) {
       const bool is_input = k < built.num_inputs;
       const auto* ext = is_input ? graph.inputs()->Get(k) : graph.outputs()->Get(k - built.num_inputs);
-      if (ext->value() >= values->size()) {
-        ctx.fail("%s %u names value %u; the graph has %u values", is_input ? "input" : "output",
-                 k, ext->value(), values->size());
-        return Error::DelegateInvalidCompatibility;
-      }
+      // build_subgraph checked the id is in range.
       if (xnn_ids[ext->value()] != kNoValue) {
         ctx.fail("value %u is a delegate argument twice", ext->value());
         return Error::DelegateInvalidCompatibility;
@@ -115,8 +119,7 @@ struct Builder {
       uint64_t numel = 1;
       for (uint32_t d = 0; d < rank; ++d) {
         sizes[d] = dims->Get(d);
-        numel *= sizes[d];
-        if (numel > kMaxElements) {
+        if (!grow_numel(&numel, sizes[d])) {
           ctx.fail("value %u has more than 2^40 elements", i);
           return Error::DelegateInvalidCompatibility;
         }
@@ -405,8 +408,7 @@ Result<BuiltSubgraph> build_subgraph(BackendInitContext& ctx, const ember_xnn::G
         return Error::DelegateInvalidCompatibility;
       }
       t.sizes[d] = static_cast<int32_t>(size);
-      numel *= size;
-      if (numel > kMaxElements) {
+      if (!grow_numel(&numel, size)) {
         ctx.fail("%s %u has more than 2^40 elements", is_input ? "input" : "output", k);
         return Error::DelegateInvalidCompatibility;
       }

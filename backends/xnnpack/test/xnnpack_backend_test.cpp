@@ -245,6 +245,12 @@ TEST(XnnpackBackend, MalformedBlobsAreRefusedWithTheReason) {
     cases.push_back({"rank", write(g), "rank 7"});
   }
   {
+    // 2^20 * 2^20 * 2^24 wraps to 0 in 64 bits: must still be refused.
+    GraphDesc g = c.graph();
+    g.values.push_back({{1u << 20, 1u << 20, 1u << 24}, -1});
+    cases.push_back({"wrapping-numel", write(g), "value 4 has more than 2^40 elements"});
+  }
+  {
     GraphDesc g = c.graph();
     g.outputs = {{0, false}};
     cases.push_back({"twice", write(g), "delegate argument twice"});
