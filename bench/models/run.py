@@ -472,14 +472,20 @@ def machine_lines(ort_version: str | None) -> list[str]:
     ]
 
 
-def write_report(path: Path, body: str) -> None:
-    block = f"{BEGIN}\n{body.rstrip()}\n{END}\n"
-    if path.exists() and BEGIN in path.read_text() and END in path.read_text():
-        text = path.read_text()
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
+def write_report(
+    path: Path, body: str, begin: str = BEGIN, end: str = END, heading: str | None = None
+) -> None:
+    """Replaces the block between `begin` and `end` in `path`; without one,
+    appends it under `heading` (or starts the file with it when no heading)."""
+    block = f"{begin}\n{body.rstrip()}\n{end}\n"
+    text = path.read_text() if path.exists() else ""
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
         tail = tail.lstrip("\n")
         path.write_text(head + block + ("\n" + tail if tail else ""))
+    elif heading is not None and text:
+        path.write_text(text.rstrip() + f"\n\n{heading}\n\n" + block)
     else:
         path.write_text("# Ember benchmarks\n\n" + block)
 

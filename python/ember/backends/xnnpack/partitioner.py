@@ -18,7 +18,6 @@ last dim and their reshapes can run on XNNPACK. The layout reaches
 from __future__ import annotations
 
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind
 
 from ember.backends.xnnpack.ops import LAYOUT_FREE, SPATIAL, op_name, refusal, value
 from ember.backends.xnnpack.preprocess import BACKEND_ID
@@ -29,10 +28,10 @@ from ember.exir.backend.partitioner import (
     Partitioner,
     PartitionResult,
 )
+from ember.exir.backend.subgraph import CONSTANT_KINDS
 
 NHWC_TAG = "xnnpack_nhwc"
 NATURAL_TAG = "xnnpack"
-_CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 # Constant expressions preprocess evaluates (how export reshapes a weight);
 # anything else computed from constants stays outside the delegate.
 _WEIGHT_TRANSFORMS = {
@@ -74,7 +73,7 @@ class XnnpackPartitioner(Partitioner):
             if node.op == "placeholder"
             and any(
                 getattr(s.arg, "name", None) == node.name
-                and s.kind in _CONSTANT_KINDS
+                and s.kind in CONSTANT_KINDS
                 and s.target not in mutated
                 for s in signature.input_specs
             )

@@ -25,6 +25,7 @@ from ember.exir.backend.fuse import fuse_tagged_nodes
 from ember.exir.backend.lowered_backend_module import LoweredBackendModule
 from ember.exir.backend.partitioner import DELEGATION_TAG, Partitioner, PartitionResult
 from ember.exir.backend.subgraph import (
+    CONSTANT_KINDS,
     OwnedConstant,
     boundary,
     replace_with_delegate,
@@ -124,9 +125,6 @@ def _lower_partitions(edge_program: ExportedProgram, partitioner: Partitioner) -
     )
 
 
-_CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
-
-
 def _owned_constants(
     program: ExportedProgram, tag: str, nodes: list[torch.fx.Node]
 ) -> list[OwnedConstant]:
@@ -143,7 +141,7 @@ def _owned_constants(
             u.op != "placeholder"
             or u.meta.get(DELEGATION_TAG) != tag
             or spec is None
-            or spec.kind not in _CONSTANT_KINDS
+            or spec.kind not in CONSTANT_KINDS
             or spec.target in mutated
             or any(user not in inside for user in u.users)
         ):

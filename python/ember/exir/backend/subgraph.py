@@ -52,6 +52,11 @@ def boundary(
     return inputs, outputs
 
 
+# Input kinds whose values are known ahead of time (mutated buffers aside):
+# what a partitioner may hand to a delegate with ``tag_constant_data``.
+CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+
+
 @dataclass
 class OwnedConstant:
     """A constant of the outer program that moves into a delegate."""
