@@ -8,10 +8,15 @@
 // each followed by out(return).
 //
 // The result dtype is `dtype` when given, else out's dtype (as eager's out
-// overloads do); it must then equal `dtype`. Floating results accumulate in
-// float64 (also for float32 and the 16-bit floats), integral results in int64
-// with wrap-around. An empty reduction gives 0 (sum), NaN (mean), 1 (prod).
+// overloads do); it must then equal `dtype`. A float32/float64 sum or mean
+// of contiguous rows (the reduced elements of each output are one unit-stride
+// run, e.g. mean over H,W of NCHW) adds in eager's order (cascade_sum.h), so
+// it is bit-identical to eager and mean is that sum divided by the count in
+// the same dtype. Other floating results accumulate in float64 (also for the
+// 16-bit floats), integral results in int64 with wrap-around. An empty
+// reduction gives 0 (sum), NaN (mean), 1 (prod).
 #include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/cascade_sum.h"
 #include "kernels/portable/util/reduce.h"
 #include "runtime/kernel/kernel_registry.h"
 
@@ -19,6 +24,23 @@ namespace ember::kernels::portable {
 namespace {
 
 enum class Fold { Sum, Mean, Prod };
+
+// True when every output's reduced elements form one unit-stride run.
+bool contiguous_rows(const ReducePlan& plan) {
+  return plan.red_dim == 0 || (plan.red_dim == 1 && plan.red_strides[0] == 1);
+}
+
+// Sum or mean of T rows in eager's order, T the input and result dtype.
+template <typename T, Fold kFold>
+void fold_rows_in_eager_order(const Tensor& self, const ReducePlan& plan, Tensor& out) {
+  const T* in = self.data_ptr<const T>();
+  T* o = out.data_ptr<T>();
+  const T count = static_cast<T>(plan.reduce_numel);
+  plan.for_each_output([&](int64_t out_off, int64_t in_off) {
+    const T sum = cascade_sum_row(in + in_off, plan.reduce_numel);
+    o[out_off] = kFold == Fold::Mean ? sum / count : sum;
+  });
+}
 
 template <Fold kFold>
 void run_fold(KernelContext& ctx, const Tensor& self, const ReduceDims& dims, bool keepdim,
@@ -44,6 +66,18 @@ void run_fold(KernelContext& ctx, const Tensor& self, const ReduceDims& dims, bo
   if (out.numel == 0) return;
   ReducePlan plan;
   plan.init(self, dims, out);
+  if constexpr (kFold != Fold::Prod) {
+    if (self.dtype == out.dtype && contiguous_rows(plan)) {
+      if (out.dtype == ScalarType::Float) {
+        fold_rows_in_eager_order<float, kFold>(self, plan, out);
+        return;
+      }
+      if (out.dtype == ScalarType::Double) {
+        fold_rows_in_eager_order<double, kFold>(self, plan, out);
+        return;
+      }
+    }
+  }
   const bool float_acc = is_floating_type(out.dtype);
   (void)dispatch_dtype<kAllTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;

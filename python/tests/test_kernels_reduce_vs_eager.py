@@ -19,8 +19,9 @@ _C = pytest.importorskip("ember._C")
 aten = torch.ops.aten
 
 # Absolute and relative tolerance per dtype, for every test in this file.
-# float32 reductions here accumulate in float64 and eager in float32, so
-# results differ by eager's rounding; 16-bit floats differ by one rounding.
+# Strided float32 reductions accumulate in float64 and eager in float32, so
+# results differ by eager's rounding (contiguous rows of sum/mean are
+# bit-identical: test_reduction_order.py); 16-bit floats differ by one rounding.
 TOLERANCES: dict[np.dtype, tuple[float, float]] = {
     np.dtype(np.float16): (1e-2, 1e-2),
     np.dtype(np.float32): (1e-5, 1e-5),

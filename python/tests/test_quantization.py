@@ -349,15 +349,19 @@ def test_small_cnn_trained_here(small_cnn, per_channel) -> None:
     step = output_step(converted)
     int8 = torch.cat([run(program, (xi,))[0] for xi in test_x.split(1)])
     eager = torch.cat([converted(xi) for xi in test_x.split(1)])
-    # Every kernel of the chain gives eager's int8 values at every quantize,
-    # except aten.mean (adaptive_avg_pool2d to 1x1): eager sums float32 in a
-    # vectorised order that depends on the CPU (ATEN_CPU_CAPABILITY), Ember in
-    # float64. The mean of dequantized int8 values often lies exactly halfway
-    # between two steps, so the two sums round some of them to different
-    # steps, and fc1/fc2 carry that to the logits (docs/quantization.md).
+    # Every kernel of the chain gives eager's int8 values at every quantize.
+    # That takes eager's float32 summation order in avg pooling and in
+    # aten.mean (adaptive_avg_pool2d to 1x1): the mean of dequantized int8
+    # values often lies exactly halfway between two steps of the next
+    # quantize, so any other order moves some outputs by whole steps
+    # (docs/quantization.md). The issue asks for one step; we get zero.
     steps = ((int8 - eager).abs() / step).round()
-    assert (steps <= 1).float().mean().item() >= 0.99
-    assert steps.max().item() <= 3
+    print(f"per_channel={per_channel}: steps from eager: "
+          f"{int((steps == 0).sum())} identical, {int((steps == 1).sum())} one, "
+          f"{int((steps > 1).sum())} more, of {steps.numel()}")
+    assert steps.max().item() <= 1
+    if torch.backends.cpu.get_cpu_capability() == "AVX2":  # eager's order is pinned for AVX2
+        assert torch.equal(int8, eager)
     assert (int8.argmax(1) == eager.argmax(1)).float().mean().item() >= 0.99
     agreement = (int8.argmax(1) == fp32.argmax(1)).float().mean().item()
     assert agreement >= 0.95
