@@ -35,10 +35,10 @@ template <typename T, Fold kFold>
 void fold_rows_in_eager_order(const Tensor& self, const ReducePlan& plan, Tensor& out) {
   const T* in = self.data_ptr<const T>();
   T* o = out.data_ptr<T>();
-  const T count = static_cast<T>(plan.reduce_numel);
-  plan.for_each_output([&](int64_t out_off, int64_t in_off) {
-    const T sum = cascade_sum_row(in + in_off, plan.reduce_numel);
-    o[out_off] = kFold == Fold::Mean ? sum / count : sum;
+  plan.for_each_output_row([&](int64_t out_off, int64_t in_off, int64_t rows, int64_t out_st,
+                               int64_t in_st) {
+    cascade_sum_rows(in + in_off, plan.reduce_numel, rows, in_st, o + out_off, out_st,
+                     kFold == Fold::Mean);
   });
 }
 

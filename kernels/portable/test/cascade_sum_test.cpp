@@ -11,7 +11,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <cstring>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "kernels/portable/util/cascade_sum.h"
@@ -162,7 +164,7 @@ TEST(CascadeSum, DoubleTreeMatchesDocumentedOrder) {
 }
 
 TEST(CascadeSum, EmptySignedZeroAndSpecials) {
-  EXPECT_EQ(cascade_sum_row<float>(nullptr, 0), 0.0f);
+  EXPECT_EQ(cascade_sum_row(static_cast<const float*>(nullptr), 0), 0.0f);
   for (int64_t n : {1, 3, 5, 8, 13, 40, 600}) {
     std::vector<float> zeros(static_cast<size_t>(n), -0.0f);
     const float s = cascade_sum_row(zeros.data(), n);
@@ -177,6 +179,23 @@ TEST(CascadeSum, EmptySignedZeroAndSpecials) {
   row[50] = row[51] = 1.0f;
   row[99] = std::nanf("");
   EXPECT_TRUE(std::isnan(cascade_sum_row(row.data(), 100)));
+}
+
+TEST(CascadeSum, BaselineAndDispatchedBuildsAgreeBitForBit) {
+  std::mt19937 gen(3);
+  std::normal_distribution<double> normal;
+  for (int64_t n : {0, 1, 6, 8, 31, 33, 100, 513, 4096 + 77, 70000}) {
+    std::vector<float> f(static_cast<size_t>(n));
+    std::vector<double> d(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      d[static_cast<size_t>(i)] = normal(gen) * std::exp(4 * normal(gen));
+      f[static_cast<size_t>(i)] = static_cast<float>(d[static_cast<size_t>(i)]);
+    }
+    const float fs = cascade_sum_row(f.data(), n), fb = cascade_sum_row_baseline(f.data(), n);
+    const double ds = cascade_sum_row(d.data(), n), db = cascade_sum_row_baseline(d.data(), n);
+    EXPECT_EQ(std::memcmp(&fs, &fb, sizeof fs), 0) << n;
+    EXPECT_EQ(std::memcmp(&ds, &db, sizeof ds), 0) << n;
+  }
 }
 
 TEST(CascadeSum, LongRowsStayAccurate) {

@@ -27,85 +27,29 @@
 //     lane 0, then the lanes are added left to right.
 // Every accumulator starts at +0 (so a row of -0.0 sums to +0, as in eager).
 // Lane-wise adds are independent IEEE operations, so the result does not
-// depend on the SIMD width the compiler picks for these loops.
+// depend on the SIMD width the loops compile to: cascade_sum.cpp builds them
+// twice (baseline, and AVX2 where the CPU has it) with identical results.
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 namespace ember::kernels::portable {
 
-template <typename T>
-T cascade_sum_row(const T* p, int64_t n) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
-  constexpr int W = static_cast<int>(32 / sizeof(T));
-  constexpr int kAccs = 4;
-  constexpr int kBlock = kAccs * W;
-  constexpr int kChunk = 16;   // Blocks per cascade level.
-  constexpr int kLevels = 16;  // 16^16 blocks: more than any int64 row.
+/// The sum of p[0 .. n) in eager's order (n >= 0; p may be null when n == 0).
+float cascade_sum_row(const float* p, int64_t n);
+double cascade_sum_row(const double* p, int64_t n);
 
-  if (n < W) {
-    T sum = T(0);
-    if (std::is_same_v<T, float> && n >= 4) {
-      sum += p[0];
-      for (int64_t i = 4; i < n; ++i) sum += p[i];
-      return ((sum + p[1]) + p[2]) + p[3];
-    }
-    for (int64_t i = 0; i < n; ++i) sum += p[i];
-    return sum;
-  }
+/// The baseline build of cascade_sum_row (the one above uses AVX2 when the
+/// CPU has it); tests compare the two bit for bit.
+float cascade_sum_row_baseline(const float* p, int64_t n);
+double cascade_sum_row_baseline(const double* p, int64_t n);
 
-  T acc[kAccs][W] = {};
-  T levels[kLevels][kAccs][W];
-  int counts[kLevels] = {};
-  int used_levels = 0;  // levels[0 .. used_levels) are initialised.
-  const int64_t vectors = n / W;
-  const int64_t blocks = vectors / kAccs;
-  for (int64_t b = 0; b < blocks; ++b) {
-    const T* block = p + b * kBlock;
-    for (int j = 0; j < kAccs; ++j) {
-      for (int k = 0; k < W; ++k) acc[j][k] += block[j * W + k];
-    }
-    if (++counts[0] < kChunk) continue;
-    // Carry: level 0 (acc) into levels[0], levels[L] into levels[L + 1], ...
-    T (*from)[W] = acc;
-    for (int level = 0; level < kLevels; ++level) {
-      if (level == used_levels) {
-        for (int j = 0; j < kAccs; ++j) {
-          for (int k = 0; k < W; ++k) levels[level][j][k] = T(0);
-        }
-        ++used_levels;
-      }
-      for (int j = 0; j < kAccs; ++j) {
-        for (int k = 0; k < W; ++k) {
-          levels[level][j][k] += from[j][k];
-          from[j][k] = T(0);
-        }
-      }
-      counts[level] = 0;
-      if (level + 1 == kLevels || ++counts[level + 1] < kChunk) break;
-      from = levels[level];
-    }
-  }
-  for (int level = 0; level < used_levels; ++level) {
-    for (int j = 0; j < kAccs; ++j) {
-      for (int k = 0; k < W; ++k) acc[j][k] += levels[level][j][k];
-    }
-  }
-  for (int64_t v = blocks * kAccs; v < vectors; ++v) {
-    for (int k = 0; k < W; ++k) acc[0][k] += p[v * W + k];
-  }
-  for (int j = 1; j < kAccs; ++j) {
-    for (int k = 0; k < W; ++k) acc[0][k] += acc[j][k];
-  }
-  if (const int64_t tail_start = vectors * W; tail_start < n) {
-    T tail = T(0);
-    for (int64_t i = tail_start; i < n; ++i) tail += p[i];
-    acc[0][0] += tail;
-  }
-  T sum = T(0);
-  for (int k = 0; k < W; ++k) sum += acc[0][k];
-  return sum;
-}
+/// out[i * out_stride] = the sum of the n elements at in + i * in_stride,
+/// divided by n when `mean` (in the same dtype, as eager's mean), for i in
+/// [0, rows). One call per run of rows keeps the ISA dispatch out of the loop.
+void cascade_sum_rows(const float* in, int64_t n, int64_t rows, int64_t in_stride, float* out,
+                      int64_t out_stride, bool mean);
+void cascade_sum_rows(const double* in, int64_t n, int64_t rows, int64_t in_stride, double* out,
+                      int64_t out_stride, bool mean);
 
 }  // namespace ember::kernels::portable
