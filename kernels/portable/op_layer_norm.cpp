@@ -7,11 +7,15 @@
 // and out2 = rstd = 1 / sqrt(var + eps) (biased variance), shaped like input
 // with the normalized dims set to 1. Floating dtypes; weight and bias have
 // input's dtype (eager also accepts float32 weights for 16-bit input; Ember
-// does not). Statistics accumulate in float64 (two passes); the normalizing
-// pass runs in the compute type. Any dim orders for every tensor.
+// does not). float32 rows that are one unit-stride run (the transformer
+// case) take layer_norm_f32.h's vectorised path (float32 lanes, two passes);
+// otherwise statistics accumulate in float64 (two passes) and the
+// normalizing pass runs in the compute type. Any dim orders for every tensor.
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/layer_norm_f32.h"
 #include "kernels/portable/util/reduce.h"
 #include "runtime/kernel/kernel_registry.h"
 
@@ -39,10 +43,23 @@ void layer_norm(const Tensor& x, const Tensor* w, const Tensor* b, double eps, i
   const S* wp = w != nullptr ? w->data_ptr<const S>() : nullptr;
   const S* bp = b != nullptr ? b->data_ptr<const S>() : nullptr;
   auto add = [](double p, double q) { return p + q; };
+  // One unit-stride run for y, x and the present affine parameters.
+  const bool unit_rows = norm.dim == 0 || (norm.strides[0][0] == 1 && norm.strides[1][0] == 1 &&
+                                           (w == nullptr || norm.strides[2][0] == 1) &&
+                                           (b == nullptr || norm.strides[3][0] == 1));
   lead.run([&](const int64_t* off, int64_t rows, const int64_t* st) {
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t yo = off[0] + r * st[0];
       const S* xr = xp + off[1] + r * st[1];
+      if constexpr (std::is_same_v<S, float>) {
+        if (unit_rows) {
+          float mu = 0, rs = 0;
+          layer_norm_row_f32(xr, n, eps, wp, bp, yp + yo, &mu, &rs);
+          store_as<double>(mean.data, mean.dtype, off[2] + r * st[2], mu);
+          store_as<double>(rstd.data, rstd.dtype, off[3] + r * st[3], rs);
+          continue;
+        }
+      }
       double sum = 0;
       norm.run([&](const int64_t* o, int64_t m, const int64_t* s) {
         sum += reduce_row<double>(xr + o[1], m, s[1], 0.0, add, add);

@@ -398,6 +398,27 @@ def test_native_layer_norm(shape, normalized, affine, dtype):
         check(got, r)
 
 
+@pytest.mark.parametrize("rows,hidden", [(197, 768), (3, 1000), (5, 17), (2, 1)])
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+def test_native_layer_norm_float32_rows(rows, hidden, affine):
+    """The vectorised float32 path (unit-stride rows), including rows whose
+    mean is far larger than their spread (a one-pass sum of squares would
+    cancel there) and 1-element rows (variance 0, rstd = 1/sqrt(eps))."""
+    x = rand((rows, hidden), np.float32)
+    x[0] += 1000.0
+    w = rand((hidden,), np.float32) if affine in ("both", "weight") else None
+    b = rand((hidden,), np.float32) if affine in ("both", "bias") else None
+    want = aten.native_layer_norm.default(t(x), [hidden], None if w is None else t(w),
+                                          None if b is None else t(b), 1e-5)
+    outs = [empty_for(r) for r in want]
+    _C.call_kernel("aten::native_layer_norm.out", [x, [hidden], w, b, 1e-5, *outs],
+                   returns=[5, 6, 7])
+    y, mean, rstd = outs
+    np.testing.assert_allclose(y, want[0].numpy(), rtol=1e-4, atol=2e-4)
+    np.testing.assert_allclose(mean, want[1].numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(rstd, want[2].numpy(), rtol=1e-4)
+
+
 def test_native_layer_norm_channels_last_input():
     x = rand((2, 3, 4, 5), np.float32)
     want = aten.native_layer_norm.default(t(x), [4, 5], None, None, 1e-5)

@@ -1,7 +1,11 @@
 // native_layer_norm, native_group_norm and the batch norms.
 #include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
 
 #include "kernels/portable/test/return_list.h"
+#include "kernels/portable/util/layer_norm_f32.h"
 #include "kernels/test/tensor_factory.h"
 
 namespace ember::testing {
@@ -144,3 +148,43 @@ TEST(OpLayerNormTest, BFloat16) {
 
 }  // namespace
 }  // namespace ember::testing
+
+// The float32 row path's two builds (baseline and, on AVX2 CPUs, the
+// dispatched one) give the same bits; statistics match a float64 reference.
+namespace ember::kernels::portable {
+namespace {
+
+TEST(LayerNormRowF32, BuildsAgreeAndMatchFloat64Reference) {
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal;
+  for (int64_t n : {1, 7, 16, 17, 100, 768, 1000, 4099}) {
+    std::vector<float> x(static_cast<size_t>(n)), w(x.size()), b(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = 300.0f + normal(gen);  // |mean| >> std: the two-pass case.
+      w[i] = normal(gen);
+      b[i] = normal(gen);
+    }
+    std::vector<float> y1(x.size()), y2(x.size());
+    float m1 = 0, r1 = 0, m2 = 0, r2 = 0;
+    layer_norm_row_f32(x.data(), n, 1e-5, w.data(), b.data(), y1.data(), &m1, &r1);
+    layer_norm_row_f32_baseline(x.data(), n, 1e-5, w.data(), b.data(), y2.data(), &m2, &r2);
+    EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)), 0) << n;
+    EXPECT_EQ(m1, m2);
+    EXPECT_EQ(r1, r2);
+    double mean = 0, var = 0;
+    for (float v : x) mean += v;
+    mean /= static_cast<double>(n);
+    for (float v : x) var += (v - mean) * (v - mean);
+    var /= static_cast<double>(n);
+    const double rstd = 1.0 / std::sqrt(var + 1e-5);
+    EXPECT_NEAR(m1, mean, 1e-4) << n;
+    EXPECT_NEAR(r1 / rstd, 1.0, 1e-4) << n;
+    for (size_t i = 0; i < x.size(); i += 13) {
+      const double want = (x[i] - mean) * rstd * w[i] + b[i];
+      EXPECT_NEAR(y1[i], want, 2e-3 * (1.0 + std::fabs(want))) << n << " " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ember::kernels::portable
