@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/xnnpack/thread_pool.h"
+#include "runtime/kernel/thread_pool.h"
 #include "extension/module/module.h"
 #include "extension/tensor/owned_tensor.h"
 #include "tools/npy.h"
@@ -32,7 +32,7 @@ struct Options {
   std::string save_dir;
   unsigned seed = 0;
   int load_iters = 1;
-  int threads = -1;  // XNNPACK delegate threads; -1 = EMBER_XNNPACK_THREADS or one per core
+  int threads = -1;  // Pool threads; -1 = EMBER_NUM_THREADS or one per core
   Program::Verification verification = Program::Verification::Full;
 };
 
@@ -41,8 +41,8 @@ int usage(const char* argv0) {
                "usage: %s model.pte [--method NAME] [--input FILE.npy ...] [--iters N]\n"
                "          [--warmup N] [--save-outputs DIR] [--seed N] [--load-iters N]\n"
                "          [--verification full|minimal] [--threads N]\n"
-               "  --threads N   threads of the XNNPACK delegate (default: one per core;\n"
-               "                portable kernels run on the calling thread)\n",
+               "  --threads N   threads of the pool portable kernels and XNNPACK delegates\n"
+               "                share (default: EMBER_NUM_THREADS, else one per core)\n",
                argv0);
   return 2;
 }
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   }
   if (opt.path.empty()) return usage(argv[0]);
   if (opt.threads >= 0) {
-    (void)ember::backends::xnnpack::set_thread_count(static_cast<size_t>(opt.threads));
+    (void)ember::set_thread_count(static_cast<size_t>(opt.threads));
   }
 
   // Load (mmap + Program::load + load_method), --load-iters times; the last

@@ -11,7 +11,7 @@
 
 #include "backends/xnnpack/layout.h"
 #include "backends/xnnpack/subgraph_builder.h"
-#include "backends/xnnpack/thread_pool.h"
+#include "runtime/kernel/thread_pool.h"
 #include "backends/xnnpack/xnnpack_graph_generated.h"
 
 namespace ember::backends::xnnpack {

@@ -49,7 +49,7 @@ void addmm_out(KernelContext& ctx, EValue** args) {
       // out = self (broadcast), then the GEMM scales it by beta.
       apply_binary<S>(*self, *self, *out, [](auto x, auto) { return x; });
     }
-    matmul_strided<S>(shape[0], shape[1], mat1->sizes[1],
+    matmul_strided<S>(ctx, shape[0], shape[1], mat1->sizes[1],
                       MatView{mat1->data, 0, mat1->strides[0], mat1->strides[1]},
                       MatView{mat2->data, 0, mat2->strides[0], mat2->strides[1]},
                       MatView{out->data, 0, out->strides[0], out->strides[1]},

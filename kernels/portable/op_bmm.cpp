@@ -30,12 +30,23 @@ void bmm_out(KernelContext& ctx, EValue** args) {
   if (!resize_out(ctx, *out, shape)) return;
   const bool ok = dispatch_dtype<kRealTypes>(self->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    for (int64_t i = 0; i < shape[0]; ++i) {
-      matmul_strided<S>(shape[1], shape[2], self->sizes[2],
+    auto product = [&](KernelContext& c, int64_t i) {
+      matmul_strided<S>(c, shape[1], shape[2], self->sizes[2],
                         MatView{self->data, i * self->strides[0], self->strides[1], self->strides[2]},
                         MatView{mat2->data, i * mat2->strides[0], mat2->strides[1], mat2->strides[2]},
                         MatView{out->data, i * out->strides[0], out->strides[1], out->strides[2]},
                         1.0, 0.0);
+    };
+    const int64_t macs = int64_t{shape[1]} * shape[2] * self->sizes[2];
+    if (shape[0] > 1 && macs < kGemmParallelMinMacs && shape[0] * macs >= kGemmParallelMinMacs) {
+      // Many small products (attention heads): one product per task, each
+      // on its task's thread alone.
+      ctx.parallel_for(static_cast<size_t>(shape[0]), [&](size_t i) {
+        KernelContext single_thread(ctx.op_name());
+        product(single_thread, static_cast<int64_t>(i));
+      });
+    } else {
+      for (int64_t i = 0; i < shape[0]; ++i) product(ctx, i);
     }
   });
   if (!ok) fail_dtype(ctx, "self", self->dtype);

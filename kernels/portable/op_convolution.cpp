@@ -314,6 +314,9 @@ void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, 
   }
 }
 
+// Most kernel taps depthwise_channels_last takes (its weight buffer).
+constexpr int64_t kDepthwiseMaxTaps = 4096;
+
 // Channels contiguous in input and output (channels-last) and multiplier 1:
 // one output pixel at a time, vectorised over a block of channels whose
 // weights are first transposed to [tap][channel] on the stack. False when
@@ -321,7 +324,7 @@ void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, 
 template <typename T>
 bool depthwise_channels_last(const T* x, const T* w, const T* bias, T* o, int64_t batch,
                              int64_t channels, const ConvGeometry& g, const DepthwiseStrides& st) {
-  constexpr int64_t kBuf = 4096;  // 16 KiB of float weights.
+  constexpr int64_t kBuf = kDepthwiseMaxTaps;  // 16 KiB of float weights.
   constexpr int64_t kMaxBlock = 64;
   const int64_t taps = g.kh * g.kw;
   if (taps > kBuf) return false;
@@ -363,8 +366,8 @@ bool depthwise_channels_last(const T* x, const T* w, const T* bias, T* o, int64_
 }
 
 template <typename T>
-void run_depthwise(const Tensor& input, const Tensor& weight, const Tensor* bias,
-                   const ConvGeometry& g, Tensor& out) {
+void run_depthwise(KernelContext& ctx, const Tensor& input, const Tensor& weight,
+                   const Tensor* bias, const ConvGeometry& g, Tensor& out) {
   const bool is_2d = input.dim == 4;
   const int64_t batch = input.sizes[0];
   const int64_t oc_total = weight.sizes[0];
@@ -386,22 +389,40 @@ void run_depthwise(const Tensor& input, const Tensor& weight, const Tensor* bias
   const T* w = weight.data_ptr<const T>();
   const T* bv = bias != nullptr ? bias->data_ptr<const T>() : nullptr;
   T* o = out.data_ptr<T>();
-  if (mult == 1 && st.x_c == 1 && st.o_c == 1 && oc_total > 1 &&
-      depthwise_channels_last(x, w, bv, o, batch, oc_total, g, st)) {
-    return;
-  }
-  depthwise_rows(x, w, bv, o, batch, oc_total, mult, g, st);
+  const bool channels_last = mult == 1 && st.x_c == 1 && st.o_c == 1 && oc_total > 1 &&
+                             g.kh * g.kw <= kDepthwiseMaxTaps;
+  // Channels are independent: split them over the pool in whole input
+  // channels (multiples of mult), so each output is computed as on one thread.
+  const int64_t work = batch * oc_total * g.out_h * g.out_w * g.kh * g.kw;
+  const int64_t groups = oc_total / mult;
+  int64_t tasks = static_cast<int64_t>(ctx.threads());
+  if (tasks > groups) tasks = groups;
+  if (work < kGemmParallelMinMacs) tasks = 1;
+  ctx.parallel_for(static_cast<size_t>(tasks), [&](size_t t) {
+    const int64_t g0 = groups * static_cast<int64_t>(t) / tasks;
+    const int64_t g1 = groups * (static_cast<int64_t>(t) + 1) / tasks;
+    const int64_t oc0 = g0 * mult;
+    const int64_t count = (g1 - g0) * mult;
+    const T* bias_part = bv != nullptr ? bv + oc0 * st.bias : nullptr;
+    if (channels_last) {
+      (void)depthwise_channels_last(x + oc0, w + oc0 * st.w_oc, bias_part, o + oc0, batch, count,
+                                    g, st);
+    } else {
+      depthwise_rows(x + g0 * st.x_c, w + oc0 * st.w_oc, bias_part, o + oc0 * st.o_c, batch,
+                     count, mult, g, st);
+    }
+  });
 }
 
 template <typename T>
-void run_conv(const Tensor& input, const Tensor& weight, const Tensor* bias, int64_t groups,
-              const ConvGeometry& g, Tensor& out) {
+void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+              int64_t groups, const ConvGeometry& g, Tensor& out) {
   const bool is_2d = input.dim == 4;
   const int64_t batch = input.sizes[0];
   const int64_t oc_total = weight.sizes[0];
   const int64_t ocg = oc_total / groups;
   if (g.c_per_group == 1 && ocg <= kGemvMaxM) {
-    run_depthwise<T>(input, weight, bias, g, out);
+    run_depthwise<T>(ctx, input, weight, bias, g, out);
     return;
   }
   const int64_t k = g.c_per_group * g.kh * g.kw;
@@ -437,11 +458,11 @@ void run_conv(const Tensor& input, const Tensor& weight, const Tensor* bias, int
                               weight.strides[1], w_sh, w_sw, &g};
       const T* xg = x + b * input.strides[0] + grp * g.c_per_group * in_sc;
       if (pointwise) {
-        gemm<T>(ocg, n, k, a, StridedMatrix<T>{xg, in_sc, in_sw}, T(1), beta, c, out.strides[1],
-                out_sw);
+        gemm_parallel<T>(ctx, ocg, n, k, a, StridedMatrix<T>{xg, in_sc, in_sw}, T(1), beta, c,
+                         out.strides[1], out_sw);
       } else {
-        gemm<T>(ocg, n, k, a, Im2colSource<T>{xg, in_sc, in_sh, in_sw, &g}, T(1), beta, c,
-                out.strides[1], out_sw);
+        gemm_parallel<T>(ctx, ocg, n, k, a, Im2colSource<T>{xg, in_sc, in_sh, in_sw, &g}, T(1),
+                         beta, c, out.strides[1], out_sw);
       }
     }
   }
@@ -585,7 +606,7 @@ void convolution_out(KernelContext& ctx, EValue** args) {
   if (out->numel == 0) return;
   const bool ok = dispatch_dtype<kF32F64>(input->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run_conv<T>(*input, *weight, bias, groups, g, *out);
+    run_conv<T>(ctx, *input, *weight, bias, groups, g, *out);
   });
   if (!ok) fail_dtype(ctx, "input", input->dtype);
 }

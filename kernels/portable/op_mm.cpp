@@ -31,7 +31,7 @@ void mm_out(KernelContext& ctx, EValue** args) {
   if (!resize_out(ctx, *out, shape)) return;
   const bool ok = dispatch_dtype<kRealTypes>(self->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    matmul_strided<S>(shape[0], shape[1], self->sizes[1],
+    matmul_strided<S>(ctx, shape[0], shape[1], self->sizes[1],
                       MatView{self->data, 0, self->strides[0], self->strides[1]},
                       MatView{mat2->data, 0, mat2->strides[0], mat2->strides[1]},
                       MatView{out->data, 0, out->strides[0], out->strides[1]}, 1.0, 0.0);

@@ -11,6 +11,7 @@
 
 #include "python/bindings/tensor_convert.h"
 #include "runtime/kernel/kernel_registry.h"
+#include "runtime/kernel/thread_pool.h"
 
 namespace nb = nanobind;
 using namespace ember;
@@ -129,6 +130,7 @@ void call_kernel(const std::string& name, nb::list args, std::optional<std::vect
                               .c_str());
   }
   KernelContext ctx(kernel->name);
+  ctx.set_thread_pool(thread_pool());  // As a loaded method would: tests cover parallel paths.
   {
     nb::gil_scoped_release release;
     kernel->fn(ctx, ptrs.data());
@@ -141,7 +143,8 @@ void call_kernel(const std::string& name, nb::list args, std::optional<std::vect
 void bind_kernels(nb::module_& m) {
   m.def("call_kernel", &call_kernel, nb::arg("name"), nb::arg("args"),
         nb::arg("returns") = nb::none(),
-        "Calls one kernel; out arrays are written in place. For tests. `returns` lists the "
+        "Calls one kernel on the process-wide thread pool, as a method would; out arrays are "
+        "written in place. For tests. `returns` lists the "
         "indices of the outs forming a multi-out op's TensorList return slot.");
   m.def("registered_kernels", []() {
     std::vector<std::string> names;

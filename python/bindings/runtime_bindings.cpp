@@ -7,6 +7,7 @@
 
 #include "extension/module/module.h"
 #include "python/bindings/tensor_convert.h"
+#include "runtime/kernel/thread_pool.h"
 
 namespace nb = nanobind;
 using namespace ember;
@@ -167,6 +168,10 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("name", [](PyMethod& self) { return self.name; })
       .def("method_meta", [](PyMethod& self) { return meta_dict(self.method->method_meta()); });
 
+  m.def("set_threads", &ember::set_thread_count, nb::arg("threads"),
+        "Threads of the process-wide pool that portable kernels and XNNPACK delegates run on "
+        "(0 = one per core); False once the pool exists with another size.");
+  m.def("threads", &ember::thread_count, "Threads the process-wide pool runs.");
   m.def("load_program", &load_program, nb::arg("source"), nb::rv_policy::take_ownership,
         "Loads and verifies a program from a path or from bytes.");
 }

@@ -5,7 +5,6 @@
 #include <nanobind/stl/vector.h>
 
 #include "backends/xnnpack/graph_writer.h"
-#include "backends/xnnpack/thread_pool.h"
 
 namespace nb = nanobind;
 using namespace ember::backends::xnnpack;
@@ -76,8 +75,4 @@ void bind_xnnpack(nb::module_& m) {
   m.def("write_xnnpack_graph", &write_xnnpack_graph, nb::arg("values"), nb::arg("constants"),
         nb::arg("nodes"), nb::arg("inputs"), nb::arg("outputs"),
         "Serialises an XNNPACK delegate graph into Ember's EXN1 blob.");
-  m.def("set_xnnpack_threads", &set_thread_count, nb::arg("threads"),
-        "Threads of the XNNPACK delegate's pool (0 = one per core); False once the pool exists "
-        "with another size.");
-  m.def("xnnpack_threads", &thread_count, "Threads the XNNPACK delegate's pool runs.");
 }

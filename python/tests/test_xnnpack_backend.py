@@ -289,10 +289,10 @@ def test_corrupt_blob_is_refused_at_load_method():
 
 
 def test_thread_count_is_fixed_once_the_pool_exists():
-    threads = _C.xnnpack_threads()
+    threads = _C.threads()
     assert threads >= 1
-    assert _C.set_xnnpack_threads(threads)
-    assert not _C.set_xnnpack_threads(threads + 7)
+    assert _C.set_threads(threads)
+    assert not _C.set_threads(threads + 7)
 
 
 def test_excluded_ops_stay_portable():

@@ -138,6 +138,7 @@ Error Method::execute() {
   }
   KernelContext ctx;
   ctx.rng_state() = rng_state_;
+  ctx.set_thread_pool(thread_pool_);
   size_t pc = 0;
   while (pc < num_steps_) {
     const Step& step = steps_[pc];

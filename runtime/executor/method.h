@@ -4,6 +4,8 @@
 // runs the instructions in order; it takes no lock and allocates nothing.
 #pragma once
 
+#include <pthreadpool.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -92,6 +94,7 @@ class Method {
   DelegateInstance* delegates_ = nullptr;
   size_t num_delegates_ = 0;  // Initialised ones: destroyed with the method.
   uint64_t rng_state_ = 0x853c49e6748fea9bULL;
+  pthreadpool_t thread_pool_ = nullptr;  // Process-wide pool, looked up at load.
 };
 
 }  // namespace ember

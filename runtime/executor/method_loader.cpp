@@ -12,6 +12,7 @@
 #include "runtime/executor/program.h"
 #include "runtime/executor/program_verifier.h"
 #include "runtime/kernel/kernel_signature.h"
+#include "runtime/kernel/thread_pool.h"
 #include "schema/program_generated.h"
 
 namespace ember {
@@ -243,6 +244,7 @@ class MethodLoader {
     const size_t n = instrs != nullptr ? instrs->size() : 0;
     EMBER_TRY_ASSIGN(method_.steps_, alloc_array<Step>(n, "instructions"));
     method_.num_steps_ = n;
+    method_.thread_pool_ = thread_pool();
     const auto* ops = plan_->operators();
     for (uint32_t k = 0; k < n; ++k) {
       const auto* ins = instrs->Get(k);

@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include "kernels/portable/util/dtype.h"
+#include "runtime/kernel/kernel_context.h"
 
 namespace ember::kernels::portable {
 
@@ -247,6 +248,60 @@ void gemm(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b, T
     }
   }
   gemm_portable<T>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+}
+
+/// A gemm source seen from row `row0` (as A) or column `col0` (as B): one
+/// thread's share of a split product packs through it.
+template <typename Source>
+struct OffsetSource {
+  const Source* source;
+  int64_t row0 = 0;
+  int64_t col0 = 0;
+
+  template <int kMR, typename T>
+  void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) const {
+    source->template pack_a<kMR>(row0 + i0, mc, p0, kc, dst);
+  }
+  template <int kNR, typename T>
+  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
+    source->template pack_b<kNR>(p0, kc, col0 + j0, nc, dst);
+  }
+};
+
+/// Below this many multiply-adds a product runs on one thread: waking the
+/// pool costs about as much as ~1 M multiply-adds on one core.
+inline constexpr int64_t kGemmParallelMinMacs = int64_t{1} << 21;
+
+/// `gemm` spread over ctx's thread pool. The output is split along n (when
+/// n >= m) or m in whole kNC / kMC blocks, so every tile and every k-sum is
+/// the one the single-thread loop computes: results are bit-identical for
+/// any thread count.
+template <typename T, typename ASource, typename BSource>
+void gemm_parallel(KernelContext& ctx, int64_t m, int64_t n, int64_t k, const ASource& a,
+                   const BSource& b, T alpha, T beta, T* c, int64_t c_rs, int64_t c_cs) {
+  using B = GemmBlocking<T>;
+  const int64_t threads = static_cast<int64_t>(ctx.threads());
+  const bool by_cols = n >= m;
+  const int64_t block = by_cols ? B::kNC : B::kMC;
+  const int64_t extent = by_cols ? n : m;
+  const int64_t blocks = (extent + block - 1) / block;
+  const int64_t tasks = threads < blocks ? threads : blocks;
+  if (tasks <= 1 || m * n * k < kGemmParallelMinMacs) {
+    gemm<T>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+    return;
+  }
+  ctx.parallel_for(static_cast<size_t>(tasks), [&](size_t t) {
+    const int64_t first = blocks * static_cast<int64_t>(t) / tasks * block;
+    const int64_t last_block = blocks * (static_cast<int64_t>(t) + 1) / tasks * block;
+    const int64_t last = last_block < extent ? last_block : extent;
+    if (by_cols) {
+      gemm<T>(m, last - first, k, a, OffsetSource<BSource>{&b, 0, first}, alpha, beta,
+              c + first * c_cs, c_rs, c_cs);
+    } else {
+      gemm<T>(last - first, n, k, OffsetSource<ASource>{&a, first, 0}, b, alpha, beta,
+              c + first * c_rs, c_rs, c_cs);
+    }
+  });
 }
 
 /// Unblocked GEMM for the other dtypes (16-bit floats accumulate in float;

@@ -20,9 +20,10 @@ struct MatView {
   int64_t cs;
 };
 
-/// C = alpha · A·B + beta · C for storage type S (m×k times k×n).
+/// C = alpha · A·B + beta · C for storage type S (m×k times k×n). The
+/// blocked float/double GEMM runs on ctx's thread pool.
 template <typename S>
-void matmul_strided(int64_t m, int64_t n, int64_t k, MatView a, MatView b, MatView c,
+void matmul_strided(KernelContext& ctx, int64_t m, int64_t n, int64_t k, MatView a, MatView b, MatView c,
                     double alpha, double beta) {
   using CT = compute_t<S>;
   const S* pa = static_cast<const S*>(a.data) + a.offset;
@@ -40,8 +41,8 @@ void matmul_strided(int64_t m, int64_t n, int64_t k, MatView a, MatView b, MatVi
         gemm_small_m<S>(n, m, k, pb, b.cs, b.rs, pa, a.cs, a.rs, al, be, pc, c.cs, c.rs)) {
       return;
     }
-    gemm<S>(m, n, k, StridedMatrix<S>{pa, a.rs, a.cs}, StridedMatrix<S>{pb, b.rs, b.cs},
-            static_cast<S>(alpha), static_cast<S>(beta), pc, c.rs, c.cs);
+    gemm_parallel<S>(ctx, m, n, k, StridedMatrix<S>{pa, a.rs, a.cs},
+                     StridedMatrix<S>{pb, b.rs, b.cs}, al, be, pc, c.rs, c.cs);
   } else {
     const CT al = std::is_integral_v<CT> ? static_cast<CT>(static_cast<int64_t>(alpha))
                                          : static_cast<CT>(alpha);

@@ -1,9 +1,9 @@
-#include "backends/xnnpack/thread_pool.h"
+#include "runtime/kernel/thread_pool.h"
 
 #include <cstdlib>
 #include <mutex>
 
-namespace ember::backends::xnnpack {
+namespace ember {
 namespace {
 
 std::mutex g_mutex;  // Load-time only: execute never takes it.
@@ -15,7 +15,9 @@ size_t g_threads = 1;
 
 size_t requested_threads() {
   if (g_requested_set) return g_requested;
-  if (const char* env = std::getenv("EMBER_XNNPACK_THREADS"); env != nullptr && *env != '\0') {
+  for (const char* name : {"EMBER_NUM_THREADS", "EMBER_XNNPACK_THREADS"}) {
+    const char* env = std::getenv(name);
+    if (env == nullptr || *env == '\0') continue;
     char* end = nullptr;
     const unsigned long n = std::strtoul(env, &end, 10);
     if (end != env && *end == '\0' && n <= 1024) return n;
@@ -60,4 +62,4 @@ size_t thread_count() {
   return g_threads;
 }
 
-}  // namespace ember::backends::xnnpack
+}  // namespace ember

@@ -1,0 +1,155 @@
+// Kernels that split work over the method's thread pool give the same bits
+// with 1, 2 and 3 threads: the splits follow the GEMM's own blocks and the
+// channels of a depthwise convolution, so no sum is reassociated. Shapes are
+// large enough to pass the parallel threshold and cross block edges.
+#include <pthreadpool.h>
+
+#include <array>
+#include <cstring>
+#include <random>
+
+#include "kernels/portable/util/gemm.h"
+#include "kernels/test/tensor_factory.h"
+
+namespace ember::testing {
+namespace {
+
+std::vector<float> random_floats(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+// A pool per thread count, destroyed with the fixture.
+class ParallelKernels : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (pthreadpool_t p : pools_) pthreadpool_destroy(p);
+  }
+  KernelContext context(size_t threads) {
+    KernelContext ctx;
+    if (threads > 1) {
+      pthreadpool_t p = pthreadpool_create(threads);
+      pools_.push_back(p);
+      ctx.set_thread_pool(p);
+    }
+    return ctx;
+  }
+
+  // Runs `op` with args built by `make` on 1, 2 and 3 threads; the out tensor
+  // (the last arg) must hold the same bytes each time.
+  template <typename Make>
+  void expect_same_bits(const char* op, Make make) {
+    std::vector<uint8_t> first;
+    for (size_t threads : {1, 2, 3}) {
+      TensorFactory tf;
+      std::vector<EValue*> args = make(tf);
+      KernelContext ctx = context(threads);
+      EXPECT_EQ(ctx.threads(), threads);
+      const CallResult r = call_kernel(ctx, op, args);
+      ASSERT_TRUE(r.ok()) << r.message;
+      const Tensor& out = args.back()->to_tensor();
+      std::vector<uint8_t> bytes(static_cast<const uint8_t*>(out.data),
+                                 static_cast<const uint8_t*>(out.data) + out.nbytes());
+      if (first.empty()) {
+        first = bytes;
+      } else {
+        EXPECT_EQ(bytes, first) << op << " differs with " << threads << " threads";
+      }
+    }
+  }
+
+  std::vector<pthreadpool_t> pools_;
+};
+
+TEST_F(ParallelKernels, MmSplitsColumnsOrRowsIdentically) {
+  struct Shape {
+    int m, k, n;
+  };
+  // n >= m splits columns (kNC blocks), n < m splits rows (kMC blocks).
+  for (Shape s : {Shape{77, 150, 1001}, Shape{1001, 150, 77}, Shape{300, 256, 300}}) {
+    ASSERT_GE(int64_t{s.m} * s.n * s.k, kernels::portable::kGemmParallelMinMacs);
+    auto av = random_floats(size_t(s.m) * s.k, 1);
+    auto bv = random_floats(size_t(s.k) * s.n, 2);
+    expect_same_bits("aten::mm.out", [&](TensorFactory& tf) {
+      return std::vector<EValue*>{&tf.make<float>({s.m, s.k}, av).ev,
+                                  &tf.make<float>({s.k, s.n}, bv, {1, 0}).ev,
+                                  &tf.make<float>({s.m, s.n}).ev};
+    });
+  }
+}
+
+TEST_F(ParallelKernels, DoubleMmAndStridedOut) {
+  auto av = random_floats(200 * 130, 3);
+  auto bv = random_floats(130 * 190, 4);
+  std::vector<double> ad(av.begin(), av.end()), bd(bv.begin(), bv.end());
+  expect_same_bits("aten::mm.out", [&](TensorFactory& tf) {
+    return std::vector<EValue*>{&tf.make<double>({200, 130}, ad).ev,
+                                &tf.make<double>({130, 190}, bd).ev,
+                                &tf.make<double>({200, 190}, {}, {1, 0}).ev};
+  });
+}
+
+TEST_F(ParallelKernels, BmmOverHeadsAndWithinLargeProducts) {
+  // 12 small products (one per task) and 2 large ones (split inside).
+  for (auto [b, m, k, n] : {std::array<int, 4>{12, 128, 64, 128}, {2, 200, 300, 260}}) {
+    auto av = random_floats(size_t(b) * m * k, 5);
+    auto bv = random_floats(size_t(b) * k * n, 6);
+    expect_same_bits("aten::bmm.out", [&](TensorFactory& tf) {
+      return std::vector<EValue*>{&tf.make<float>({b, m, k}, av).ev,
+                                  &tf.make<float>({b, k, n}, bv).ev,
+                                  &tf.make<float>({b, m, n}).ev};
+    });
+  }
+}
+
+TEST_F(ParallelKernels, AddmmWithBias) {
+  auto bias = random_floats(333, 7);
+  auto av = random_floats(130 * 257, 8);
+  auto wv = random_floats(257 * 333, 9);
+  expect_same_bits("aten::addmm.out", [&](TensorFactory& tf) {
+    return std::vector<EValue*>{&tf.make<float>({333}, bias).ev,
+                                &tf.make<float>({130, 257}, av).ev,
+                                &tf.make<float>({257, 333}, wv, {1, 0}).ev,
+                                tf.d(1.0), tf.d(1.0),
+                                &tf.make<float>({130, 333}).ev};
+  });
+}
+
+TEST_F(ParallelKernels, ConvolutionGemmDepthwiseAndChannelsLast) {
+  struct Case {
+    int c, oc, groups, k;
+    std::vector<uint8_t> order;
+  };
+  const std::vector<uint8_t> nchw = {}, nhwc = {0, 2, 3, 1};
+  for (const Case& cs : {Case{16, 48, 1, 3, nchw}, Case{32, 32, 32, 3, nchw},
+                         Case{32, 64, 32, 3, nchw}, Case{32, 32, 32, 3, nhwc},
+                         Case{24, 24, 24, 5, nhwc}, Case{16, 32, 1, 1, nchw}}) {
+    const int n = 2, h = 64, w = 61;
+    // Above the threshold, so the pool is used.
+    ASSERT_GE(int64_t{n} * cs.oc * h * w * cs.k * cs.k * (cs.c / cs.groups),
+              kernels::portable::kGemmParallelMinMacs);
+    auto xv = random_floats(size_t(n) * cs.c * h * w, 10);
+    auto wv = random_floats(size_t(cs.oc) * (cs.c / cs.groups) * cs.k * cs.k, 11);
+    auto bv = random_floats(size_t(cs.oc), 12);
+    const int pad = cs.k / 2;
+    expect_same_bits("aten::convolution.out", [&](TensorFactory& tf) {
+      return std::vector<EValue*>{
+          &tf.make<float>({n, cs.c, h, w}, xv, cs.order).ev,
+          &tf.make<float>({cs.oc, cs.c / cs.groups, cs.k, cs.k}, wv).ev,
+          &tf.make<float>({cs.oc}, bv).ev,
+          tf.list({1, 1}),
+          tf.list({pad, pad}),
+          tf.list({1, 1}),
+          tf.b(false),
+          tf.list({0, 0}),
+          tf.i(cs.groups),
+          &tf.make<float>({n, cs.oc, h, w}, {}, cs.order).ev};
+    });
+  }
+}
+
+}  // namespace
+}  // namespace ember::testing
