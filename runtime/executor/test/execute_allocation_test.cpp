@@ -9,8 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <pthreadpool.h>
+
 #include "extension/module/module.h"
 #include "extension/tensor/owned_tensor.h"
+#include "runtime/kernel/kernel_registry.h"
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -108,6 +111,40 @@ TEST(ExecuteAllocationTest, TutorialProgramsRunWithoutHeapAllocation) {
     }
   }
   EXPECT_GE(checked, 5);
+}
+
+// The tutorial programs are too small to wake the thread pool; a product
+// above the parallel threshold on a 2-thread pool must not allocate either.
+TEST(ExecuteAllocationTest, KernelsOnTheThreadPoolRunWithoutHeapAllocation) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan owns malloc in this build";
+#endif
+  pthreadpool_t pool = pthreadpool_create(2);
+  ASSERT_NE(pool, nullptr);
+  const int32_t a_sizes[] = {256, 384}, b_sizes[] = {384, 320}, c_sizes[] = {256, 320};
+  extension::OwnedTensor a(ScalarType::Float, a_sizes), b(ScalarType::Float, b_sizes),
+      c(ScalarType::Float, c_sizes);
+  EValue args[4];
+  Tensor* tensors[] = {&a.tensor(), &b.tensor(), &c.tensor(), &c.tensor()};
+  EValue* ptrs[4];
+  for (int i = 0; i < 4; ++i) {
+    args[i].tag = Tag::Tensor;
+    args[i].as_tensor = tensors[i];
+    ptrs[i] = &args[i];
+  }
+  const Kernel* mm = find_kernel("aten::mm.out");
+  ASSERT_NE(mm, nullptr);
+  KernelContext ctx("aten::mm.out");
+  ctx.set_thread_pool(pool);
+  mm->fn(ctx, ptrs);  // Warm-up: the pool's threads have started.
+  ASSERT_EQ(ctx.failure(), Error::Ok);
+  g_allocations = 0;
+  g_counting = true;
+  for (int run = 0; run < 3; ++run) mm->fn(ctx, ptrs);
+  g_counting = false;
+  EXPECT_EQ(ctx.failure(), Error::Ok);
+  EXPECT_EQ(g_allocations.load(), 0);
+  pthreadpool_destroy(pool);
 }
 
 }  // namespace
