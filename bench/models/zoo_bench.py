@@ -188,7 +188,8 @@ def report(results: list[ModelResult], threads: list[int], ort_version: str | No
         "",
         "Median latency in ms (lower is better). `xnn ÷ best` = Ember + XNNPACK divided by the "
         "faster of eager and ONNX Runtime at the same thread count (< 1: Ember is faster). "
-        "Ember portable runs its kernels on one thread whatever the setting.",
+        "Ember portable splits GEMM, convolution and batched products over the same thread count "
+        "(`ember-run --threads`).",
         "",
         "| model | threads | eager | ONNX Runtime | Ember portable | Ember + XNNPACK | xnn ÷ best |",
         "|---|---|---|---|---|---|---|",
@@ -271,9 +272,6 @@ def main() -> None:
             me = [sys.executable, __file__, "--model", name, "--threads", str(t),
                   "--target-s", str(args.target_s)]
             for kind in ("eager", "ort", "portable", "xnnpack"):
-                if kind == "portable" and t != args.threads[0]:
-                    res.runs[(kind, t)] = res.runs[(kind, args.threads[0])]
-                    continue
                 print(f"[{name}] {kind}, {t} thread(s)", flush=True)
                 try:
                     if kind == "eager":
