@@ -61,32 +61,22 @@ void run_extremum(KernelContext& ctx, const Tensor& self, const ReduceDims& dims
 
 template <bool kMax>
 void amax_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  ReduceDims dims;
-  if (!reduce_dims_arg(ctx, args, 1, "dim", self->dim, &dims)) return;
-  bool keepdim = false;
-  if (!bool_arg(ctx, args, 2, "keepdim", &keepdim)) return;
-  Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (out == nullptr) return;
-  run_extremum<kMax>(ctx, *self, dims, keepdim, *out);
+  ReductionArgs r;
+  if (!reduction_args(ctx, args, DimArg::kList, 3, &r)) return;
+  run_extremum<kMax>(ctx, *r.self, r.dims, r.keepdim, *r.out);
 }
 
 template <bool kMax>
 void max_unary_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 1, "out");
-  if (out == nullptr) return;
-  if (self->numel == 0) {
+  ReductionArgs r;
+  if (!reduction_args(ctx, args, DimArg::kNone, 1, &r)) return;
+  if (r.self->numel == 0) {
     ctx.fail(Error::InvalidArgument,
              "self: expected a non-empty tensor (shape %s) for a reduction without dim",
-             ShapeStr(self->shape()).c_str());
+             ShapeStr(r.self->shape()).c_str());
     return;
   }
-  ReduceDims dims;
-  reduce_dims_all(self->dim, &dims);
-  run_extremum<kMax>(ctx, *self, dims, false, *out);
+  run_extremum<kMax>(ctx, *r.self, r.dims, false, *r.out);
 }
 
 void run_any(KernelContext& ctx, const Tensor& self, const ReduceDims& dims, bool keepdim,
@@ -108,39 +98,21 @@ void run_any(KernelContext& ctx, const Tensor& self, const ReduceDims& dims, boo
 }
 
 void any_dim_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  int64_t dim = 0;
-  if (!int_arg(ctx, args, 1, "dim", &dim)) return;
-  ReduceDims dims;
-  if (!reduce_dims_one(ctx, dim, self->dim, "dim", &dims)) return;
-  bool keepdim = false;
-  if (!bool_arg(ctx, args, 2, "keepdim", &keepdim)) return;
-  Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (out == nullptr) return;
-  run_any(ctx, *self, dims, keepdim, *out);
+  ReductionArgs r;
+  if (!reduction_args(ctx, args, DimArg::kInt, 3, &r)) return;
+  run_any(ctx, *r.self, r.dims, r.keepdim, *r.out);
 }
 
 void any_dims_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  ReduceDims dims;
-  if (!reduce_dims_arg(ctx, args, 1, "dim", self->dim, &dims)) return;
-  bool keepdim = false;
-  if (!bool_arg(ctx, args, 2, "keepdim", &keepdim)) return;
-  Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (out == nullptr) return;
-  run_any(ctx, *self, dims, keepdim, *out);
+  ReductionArgs r;
+  if (!reduction_args(ctx, args, DimArg::kList, 3, &r)) return;
+  run_any(ctx, *r.self, r.dims, r.keepdim, *r.out);
 }
 
 void any_all_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 1, "out");
-  if (out == nullptr) return;
-  ReduceDims dims;
-  reduce_dims_all(self->dim, &dims);
-  run_any(ctx, *self, dims, false, *out);
+  ReductionArgs r;
+  if (!reduction_args(ctx, args, DimArg::kNone, 1, &r)) return;
+  run_any(ctx, *r.self, r.dims, r.keepdim, *r.out);
 }
 
 }  // namespace

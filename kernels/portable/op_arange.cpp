@@ -82,22 +82,6 @@ void arange_start_out(KernelContext& ctx, EValue** args) {
   });
 }
 
-bool size_arg(KernelContext& ctx, std::span<const int64_t> size, int32_t* shape) {
-  if (size.size() > static_cast<size_t>(kTensorMaxDim)) {
-    ctx.fail(Error::InvalidArgument, "size: %zu dims exceed the maximum of %d", size.size(),
-             kTensorMaxDim);
-    return false;
-  }
-  for (size_t d = 0; d < size.size(); ++d) {
-    if (size[d] < 0 || size[d] > INT32_MAX) {
-      ctx.fail(Error::InvalidArgument, "size: invalid size %s", ShapeStr(size).c_str());
-      return false;
-    }
-    shape[d] = static_cast<int32_t>(size[d]);
-  }
-  return true;
-}
-
 void empty_out(KernelContext& ctx, EValue** args) {
   std::span<const int64_t> size;
   if (!int_list_arg(ctx, args, 0, "size", &size)) return;
@@ -106,7 +90,7 @@ void empty_out(KernelContext& ctx, EValue** args) {
                      args[1] ? tag_name(args[1]->tag) : "null");
   Tensor* out = tensor_arg(ctx, args, 2, "out");
   int32_t shape[kTensorMaxDim];
-  if (out == nullptr || !size_arg(ctx, size, shape)) return;
+  if (out == nullptr || !size_to_shape(ctx, size, shape)) return;
   (void)resize_out(ctx, *out, {shape, size.size()});
 }
 
@@ -122,7 +106,7 @@ void empty_strided_out(KernelContext& ctx, EValue** args) {
                      "stride: %s has %zu entries but size %s has %zu", ShapeStr(stride).c_str(),
                      stride.size(), ShapeStr(size).c_str(), size.size());
   int32_t shape[kTensorMaxDim];
-  if (!size_arg(ctx, size, shape)) return;
+  if (!size_to_shape(ctx, size, shape)) return;
   (void)resize_out(ctx, *out, {shape, size.size()});
 }
 

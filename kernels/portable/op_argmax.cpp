@@ -77,21 +77,11 @@ void arg_extremum(const Tensor& self, const ReducePlan& plan, Tensor* values, Te
 
 template <bool kMax>
 void argmax_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  ReduceDims dims;
+  ReductionArgs r;
+  if (!reduction_args(ctx, args, DimArg::kOptionalInt, 3, &r)) return;
+  Tensor* self = r.self;
+  Tensor* out = r.out;
   const bool flat = args[1] == nullptr || args[1]->is_none();
-  if (flat) {
-    reduce_dims_all(self->dim, &dims);
-  } else {
-    int64_t dim = 0;
-    if (!int_arg(ctx, args, 1, "dim", &dim)) return;
-    if (!reduce_dims_one(ctx, dim, self->dim, "dim", &dims)) return;
-  }
-  bool keepdim = false;
-  if (!bool_arg(ctx, args, 2, "keepdim", &keepdim)) return;
-  Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (out == nullptr) return;
   if (!check_supported(ctx, *self, "self") || !check_dtype(ctx, *out, "out", ScalarType::Long)) {
     return;
   }
@@ -104,11 +94,11 @@ void argmax_out(KernelContext& ctx, EValue** args) {
              ShapeStr(self->shape()).c_str());
     return;
   }
-  if (!check_nonempty_reduction(ctx, *self, dims, "self")) return;
-  if (!resize_reduced(ctx, *self, dims, keepdim, *out)) return;
+  if (!check_nonempty_reduction(ctx, *self, r.dims, "self")) return;
+  if (!resize_reduced(ctx, *self, r.dims, r.keepdim, *out)) return;
   if (out->numel == 0) return;
   ReducePlan plan;
-  plan.init(*self, dims, *out);
+  plan.init(*self, r.dims, *out);
   (void)dispatch_dtype<kRealTypes>(self->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     arg_extremum<kMax, S>(*self, plan, nullptr, *out, nullptr);
@@ -117,16 +107,10 @@ void argmax_out(KernelContext& ctx, EValue** args) {
 
 template <bool kMax>
 void max_dim_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  int64_t dim = 0;
-  if (!int_arg(ctx, args, 1, "dim", &dim)) return;
-  ReduceDims dims;
-  if (!reduce_dims_one(ctx, dim, self->dim, "dim", &dims)) return;
-  bool keepdim = false;
-  if (!bool_arg(ctx, args, 2, "keepdim", &keepdim)) return;
-  Tensor* values = tensor_arg(ctx, args, 3, kMax ? "max" : "min");
-  if (values == nullptr) return;
+  ReductionArgs r;
+  if (!reduction_args(ctx, args, DimArg::kInt, 3, &r, kMax ? "max" : "min")) return;
+  Tensor* self = r.self;
+  Tensor* values = r.out;
   Tensor* indices = tensor_arg(ctx, args, 4, kMax ? "max_values" : "min_indices");
   if (indices == nullptr) return;
   if (!check_supported(ctx, *self, "self") ||
@@ -134,16 +118,16 @@ void max_dim_out(KernelContext& ctx, EValue** args) {
       !check_dtype(ctx, *indices, kMax ? "max_values" : "min_indices", ScalarType::Long)) {
     return;
   }
-  if (!check_nonempty_reduction(ctx, *self, dims, "self")) return;
-  if (!resize_reduced(ctx, *self, dims, keepdim, *values) ||
-      !resize_reduced(ctx, *self, dims, keepdim, *indices)) {
+  if (!check_nonempty_reduction(ctx, *self, r.dims, "self")) return;
+  if (!resize_reduced(ctx, *self, r.dims, r.keepdim, *values) ||
+      !resize_reduced(ctx, *self, r.dims, r.keepdim, *indices)) {
     return;
   }
   if (values->numel == 0) return;
   ReducePlan plan;
-  plan.init(*self, dims, *indices);
+  plan.init(*self, r.dims, *indices);
   ReducePlan values_plan;
-  values_plan.init(*self, dims, *values);
+  values_plan.init(*self, r.dims, *values);
   (void)dispatch_dtype<kAllTypes>(self->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     arg_extremum<kMax, S>(*self, plan, values, *indices, &values_plan);

@@ -23,40 +23,13 @@
 namespace ember::kernels::portable {
 namespace {
 
-bool check_channel_tensor(KernelContext& ctx, const Tensor* t, const char* name, int64_t c) {
-  if (t == nullptr) return true;
-  if (t->dim != 1 || t->sizes[0] != c) {
-    ctx.fail(Error::InvalidArgument, "%s: expected shape [%lld], got %s", name,
-             static_cast<long long>(c), ShapeStr(t->shape()).c_str());
-    return false;
-  }
-  if (!is_floating_type(t->dtype)) {
-    fail_dtype(ctx, name, t->dtype);
-    return false;
-  }
-  return true;
-}
-
-double channel_value(const Tensor* t, int64_t c, double fallback) {
-  return t == nullptr ? fallback : load_as<double>(t->data, t->dtype, c * t->strides[0]);
-}
-
-// y = x * scale[c] + shift[c] over every plane of channel c.
+// y = x * scale + shift over every plane of channel c.
 template <typename S>
 void apply_affine(const Tensor& x, Tensor& y, const PlaneLoop& loop, int64_t c, double scale,
                   double shift) {
   using CT = compute_t<S>;
-  const CT sc = static_cast<CT>(scale);
-  const CT sh = static_cast<CT>(shift);
-  const S* xp = x.data_ptr<const S>();
-  S* yp = y.data_ptr<S>();
   for (int64_t n = 0; n < x.sizes[0]; ++n) {
-    loop.rows(PlaneLoop::out_base(y, n, c), PlaneLoop::in_base(x, n, c),
-              [&](int64_t oo, int64_t io, int64_t m, int64_t os, int64_t is) {
-                for (int64_t i = 0; i < m; ++i) {
-                  yp[oo + i * os] = convert<S>(convert<CT>(xp[io + i * is]) * sc + sh);
-                }
-              });
+    plane_affine<S>(x, y, loop, n, c, static_cast<CT>(scale), static_cast<CT>(shift));
   }
 }
 
@@ -74,14 +47,8 @@ bool check_input(KernelContext& ctx, const Tensor& input, Tensor& out) {
 }
 
 void batch_norm_no_training_out(KernelContext& ctx, EValue** args) {
-  Tensor* input = tensor_arg(ctx, args, 0, "input");
-  if (input == nullptr) return;
-  Tensor* weight = nullptr;
-  Tensor* bias = nullptr;
-  if (!optional_tensor_arg(ctx, args, 1, "weight", &weight) ||
-      !optional_tensor_arg(ctx, args, 2, "bias", &bias)) {
-    return;
-  }
+  Tensor *input = nullptr, *weight = nullptr, *bias = nullptr;
+  if (!norm_input_args(ctx, args, &input, &weight, &bias)) return;
   Tensor* rmean = tensor_arg(ctx, args, 3, "running_mean");
   if (rmean == nullptr) return;
   Tensor* rvar = tensor_arg(ctx, args, 4, "running_var");
@@ -117,14 +84,8 @@ void batch_norm_no_training_out(KernelContext& ctx, EValue** args) {
 }
 
 void batch_norm_no_stats_out(KernelContext& ctx, EValue** args) {
-  Tensor* input = tensor_arg(ctx, args, 0, "input");
-  if (input == nullptr) return;
-  Tensor* weight = nullptr;
-  Tensor* bias = nullptr;
-  if (!optional_tensor_arg(ctx, args, 1, "weight", &weight) ||
-      !optional_tensor_arg(ctx, args, 2, "bias", &bias)) {
-    return;
-  }
+  Tensor *input = nullptr, *weight = nullptr, *bias = nullptr;
+  if (!norm_input_args(ctx, args, &input, &weight, &bias)) return;
   bool training = false;
   if (!bool_arg(ctx, args, 3, "training", &training)) return;
   EMBER_KERNEL_CHECK(ctx, training,
@@ -153,28 +114,9 @@ void batch_norm_no_stats_out(KernelContext& ctx, EValue** args) {
   const double count = static_cast<double>(input->sizes[0]) * static_cast<double>(loop.hw);
   (void)dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const S* xp = input->data_ptr<const S>();
-    auto add = [](double p, double q) { return p + q; };
     for (int64_t ch = 0; ch < c; ++ch) {
-      double sum = 0;
-      for (int64_t n = 0; n < input->sizes[0]; ++n) {
-        loop.rows(0, PlaneLoop::in_base(*input, n, ch),
-                  [&](int64_t, int64_t io, int64_t m, int64_t, int64_t is) {
-                    sum += reduce_row<double>(xp + io, m, is, 0.0, add, add);
-                  });
-      }
-      const double mean = sum / count;
-      double sq = 0;
-      for (int64_t n = 0; n < input->sizes[0]; ++n) {
-        loop.rows(0, PlaneLoop::in_base(*input, n, ch),
-                  [&](int64_t, int64_t io, int64_t m, int64_t, int64_t is) {
-                    for (int64_t i = 0; i < m; ++i) {
-                      const double d = convert<double>(xp[io + i * is]) - mean;
-                      sq += d * d;
-                    }
-                  });
-      }
-      const double inv = 1.0 / std::sqrt(sq / count + eps);
+      double mean = 0, inv = 0;
+      block_moments<S>(*input, loop, {0, input->sizes[0], ch, ch + 1}, count, eps, &mean, &inv);
       store_as<double>(save_mean->data, save_mean->dtype, ch * save_mean->strides[0], mean);
       store_as<double>(save_invstd->data, save_invstd->dtype, ch * save_invstd->strides[0], inv);
       const double scale = channel_value(weight, ch, 1.0) * inv;

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/binary_driver.h"
 #include "kernels/portable/util/division.h"
 #include "runtime/kernel/kernel_registry.h"
 
@@ -68,47 +69,6 @@ struct Atan2 {
   T operator()(T a, T b) const { return std::atan2(a, b); }
 };
 
-/// The tensor-tensor driver: promotes, checks, broadcasts, dispatches over
-/// kSet and runs `Op` (which may flag an integer division by zero).
-template <uint32_t kSet, bool kToFloat, typename Op>
-void binary_tensor_out(KernelContext& ctx, EValue** args, Op op) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  Tensor* other = tensor_arg(ctx, args, 1, "other");
-  if (other == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
-  ScalarType common = result_type(*self, *other);
-  if (kToFloat && !is_floating_type(common)) common = ScalarType::Float;
-  if (!prepare_binary(ctx, *self, *other, *out, common)) return;
-  const bool ok = dispatch_dtype<kSet>(common, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    apply_binary<S>(*self, *other, *out, op);
-  });
-  if (!ok) fail_dtype(ctx, "self/other (promoted)", common);
-}
-
-/// The tensor-scalar driver, for fmod/remainder.
-template <typename Op>
-void binary_scalar_out(KernelContext& ctx, EValue** args, Op op) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  const EValue* other = scalar_arg(ctx, args, 1, "other");
-  if (other == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
-  if (!check_supported(ctx, *self, "self") || !check_supported(ctx, *out, "out")) return;
-  const ScalarType common = result_type(*self, *other);
-  if (!resize_out(ctx, *out, self->shape()) || !check_can_cast(ctx, common, *out)) return;
-  const bool ok = dispatch_dtype<kRealTypes>(common, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    using CT = compute_t<S>;
-    const CT b = convert<CT>(convert<S>(scalar_as<CT>(*other)));
-    apply_unary<S>(*self, *out, [b, &op](CT x) { return op(x, b); });
-  });
-  if (!ok) fail_dtype(ctx, "self/other (promoted)", common);
-}
-
 template <bool kFloor>
 struct Mod {
   bool* zero;
@@ -122,7 +82,7 @@ template <bool kFloor, bool kScalar>
 void mod_out(KernelContext& ctx, EValue** args) {
   bool zero = false;
   if constexpr (kScalar) {
-    binary_scalar_out(ctx, args, Mod<kFloor>{&zero});
+    binary_scalar_out<kRealTypes>(ctx, args, Mod<kFloor>{&zero});
   } else {
     binary_tensor_out<kRealTypes, false>(ctx, args, Mod<kFloor>{&zero});
   }
@@ -145,15 +105,11 @@ void pow_tensor_tensor_out(KernelContext& ctx, EValue** args) {
 }
 
 void pow_tensor_scalar_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  const EValue* exponent = scalar_arg(ctx, args, 1, "exponent");
-  if (exponent == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
-  if (!check_supported(ctx, *self, "self") || !check_supported(ctx, *out, "out")) return;
-  const ScalarType common = result_type(*self, *exponent);
-  if (!resize_out(ctx, *out, self->shape()) || !check_can_cast(ctx, common, *out)) return;
+  Tensor *self = nullptr, *out = nullptr;
+  const EValue* exponent = nullptr;
+  if (!tensor_scalar_args(ctx, args, "exponent", &self, &exponent, &out)) return;
+  const ScalarType common = prepare_tensor_scalar(ctx, *self, "self", *exponent, *out, false);
+  if (common == kUndefinedDtype) return;
   EMBER_KERNEL_CHECK(ctx, is_floating_type(common) || exponent->scalar_as_double() >= 0,
                      "exponent: integers to negative integer powers are not allowed (dtype %s)",
                      scalar_type_name(common));
@@ -187,16 +143,11 @@ void pow_scalar_out(KernelContext& ctx, EValue** args) {
   if (exponent == nullptr) return;
   Tensor* out = tensor_arg(ctx, args, 2, "out");
   if (out == nullptr) return;
-  if (!check_supported(ctx, *exponent, "exponent") || !check_supported(ctx, *out, "out")) return;
-  const ScalarType common = result_type(*exponent, *base);
-  if (!resize_out(ctx, *out, exponent->shape()) || !check_can_cast(ctx, common, *out)) return;
-  const bool ok = dispatch_dtype<kRealTypes>(common, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    using CT = compute_t<S>;
-    const CT b = convert<CT>(convert<S>(scalar_as<CT>(*base)));
-    apply_unary<S>(*exponent, *out, [b](CT e) { return Pow{}(b, e); });
-  });
-  if (!ok) fail_dtype(ctx, "self/exponent (promoted)", common);
+  const ScalarType common = prepare_tensor_scalar(ctx, *exponent, "exponent", *base, *out, false);
+  if (common == kUndefinedDtype) return;
+  if (!apply_with_scalar<kRealTypes, true>(*exponent, *base, *out, common, Pow{})) {
+    fail_dtype(ctx, "self/exponent (promoted)", common);
+  }
 }
 
 }  // namespace

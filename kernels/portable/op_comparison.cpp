@@ -22,12 +22,8 @@ struct Ge { template <typename T> bool operator()(T a, T b) const { return a >= 
 
 template <typename Cmp>
 void compare_tensor_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  Tensor* other = tensor_arg(ctx, args, 1, "other");
-  if (other == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
+  Tensor *self = nullptr, *other = nullptr, *out = nullptr;
+  if (!tensor_tensor_args(ctx, args, &self, &other, &out)) return;
   if (!prepare_binary(ctx, *self, *other, *out, ScalarType::Bool)) return;
   const ScalarType common = result_type(*self, *other);
   (void)dispatch_dtype<kAllTypes>(common, [&](auto tag) {
@@ -38,12 +34,9 @@ void compare_tensor_out(KernelContext& ctx, EValue** args) {
 
 template <typename Cmp>
 void compare_scalar_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  const EValue* other = scalar_arg(ctx, args, 1, "other");
-  if (other == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
+  Tensor *self = nullptr, *out = nullptr;
+  const EValue* other = nullptr;
+  if (!tensor_scalar_args(ctx, args, "other", &self, &other, &out)) return;
   if (!check_supported(ctx, *self, "self") || !check_supported(ctx, *out, "out")) return;
   if (!resize_out(ctx, *out, self->shape())) return;
   const ScalarType common = result_type(*self, *other);

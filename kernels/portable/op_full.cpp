@@ -14,14 +14,8 @@ namespace {
 void fill_out(KernelContext& ctx, std::span<const int64_t> size, const EValue& value,
               Tensor& out) {
   if (!check_supported(ctx, out, "out")) return;
-  EMBER_KERNEL_CHECK(ctx, size.size() <= static_cast<size_t>(kTensorMaxDim),
-                     "size: %zu dims exceed the maximum of %d", size.size(), kTensorMaxDim);
   int32_t shape[kTensorMaxDim];
-  for (size_t d = 0; d < size.size(); ++d) {
-    EMBER_KERNEL_CHECK(ctx, size[d] >= 0 && size[d] <= INT32_MAX, "size: invalid size %s",
-                       ShapeStr(size).c_str());
-    shape[d] = static_cast<int32_t>(size[d]);
-  }
+  if (!size_to_shape(ctx, size, shape)) return;
   if (!resize_out(ctx, out, {shape, size.size()})) return;
   (void)dispatch_dtype<kAllTypes>(out.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;

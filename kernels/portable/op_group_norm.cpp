@@ -17,14 +17,8 @@ namespace ember::kernels::portable {
 namespace {
 
 void native_group_norm_out(KernelContext& ctx, EValue** args) {
-  Tensor* input = tensor_arg(ctx, args, 0, "input");
-  if (input == nullptr) return;
-  Tensor* weight = nullptr;
-  Tensor* bias = nullptr;
-  if (!optional_tensor_arg(ctx, args, 1, "weight", &weight) ||
-      !optional_tensor_arg(ctx, args, 2, "bias", &bias)) {
-    return;
-  }
+  Tensor *input = nullptr, *weight = nullptr, *bias = nullptr;
+  if (!norm_input_args(ctx, args, &input, &weight, &bias)) return;
   int64_t n = 0, c = 0, hxw = 0, group = 0;
   if (!int_arg(ctx, args, 3, "N", &n) || !int_arg(ctx, args, 4, "C", &c) ||
       !int_arg(ctx, args, 5, "HxW", &hxw) || !int_arg(ctx, args, 6, "group", &group)) {
@@ -48,15 +42,9 @@ void native_group_norm_out(KernelContext& ctx, EValue** args) {
     fail_dtype(ctx, "input", input->dtype);
     return;
   }
-  for (Tensor* p : {weight, bias}) {
-    if (p == nullptr) continue;
-    const char* name = p == weight ? "weight" : "bias";
-    EMBER_KERNEL_CHECK(ctx, p->dim == 1 && p->sizes[0] == c, "%s: expected shape [%lld], got %s",
-                       name, static_cast<long long>(c), ShapeStr(p->shape()).c_str());
-    if (!is_floating_type(p->dtype)) {
-      fail_dtype(ctx, name, p->dtype);
-      return;
-    }
+  if (!check_channel_tensor(ctx, weight, "weight", c) ||
+      !check_channel_tensor(ctx, bias, "bias", c)) {
+    return;
   }
   if (!check_dtype(ctx, *out0, "out0", input->dtype)) return;
   EMBER_KERNEL_CHECK(ctx, is_floating_type(out1->dtype) && is_floating_type(out2->dtype),
@@ -76,48 +64,21 @@ void native_group_norm_out(KernelContext& ctx, EValue** args) {
   (void)dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     using CT = compute_t<S>;
-    const S* xp = input->data_ptr<const S>();
-    S* yp = out0->data_ptr<S>();
-    auto add = [](double p, double q) { return p + q; };
     for (int64_t b = 0; b < n; ++b) {
       for (int64_t g = 0; g < group; ++g) {
-        double sum = 0;
-        for (int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
-          loop.rows(0, PlaneLoop::in_base(*input, b, ch),
-                    [&](int64_t, int64_t io, int64_t m, int64_t, int64_t is) {
-                      sum += reduce_row<double>(xp + io, m, is, 0.0, add, add);
-                    });
-        }
-        const double mean = sum / count;
-        double sq = 0;
-        for (int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
-          loop.rows(0, PlaneLoop::in_base(*input, b, ch),
-                    [&](int64_t, int64_t io, int64_t m, int64_t, int64_t is) {
-                      for (int64_t i = 0; i < m; ++i) {
-                        const double d = convert<double>(xp[io + i * is]) - mean;
-                        sq += d * d;
-                      }
-                    });
-        }
-        const double rstd = 1.0 / std::sqrt(sq / count + eps);
+        double mean = 0, rstd = 0;
+        block_moments<S>(*input, loop, {b, b + 1, g * cg, (g + 1) * cg}, count, eps, &mean,
+                         &rstd);
         store_as<double>(out1->data, out1->dtype, b * out1->strides[0] + g * out1->strides[1],
                          mean);
         store_as<double>(out2->data, out2->dtype, b * out2->strides[0] + g * out2->strides[1],
                          rstd);
         for (int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
-          const double w = weight ? load_as<double>(weight->data, weight->dtype,
-                                                    ch * weight->strides[0])
-                                  : 1.0;
-          const double bb =
-              bias ? load_as<double>(bias->data, bias->dtype, ch * bias->strides[0]) : 0.0;
+          const double w = channel_value(weight, ch, 1.0);
+          const double bb = channel_value(bias, ch, 0.0);
           const CT scale = static_cast<CT>(rstd * w);
           const CT shift = static_cast<CT>(bb - mean * rstd * w);
-          loop.rows(PlaneLoop::out_base(*out0, b, ch), PlaneLoop::in_base(*input, b, ch),
-                    [&](int64_t oo, int64_t io, int64_t m, int64_t os, int64_t is) {
-                      for (int64_t i = 0; i < m; ++i) {
-                        yp[oo + i * os] = convert<S>(convert<CT>(xp[io + i * is]) * scale + shift);
-                      }
-                    });
+          plane_affine<S>(*input, *out0, loop, b, ch, scale, shift);
         }
       }
     }

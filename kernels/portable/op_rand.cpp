@@ -37,23 +37,15 @@ constexpr int kPrecisionBits = std::is_same_v<S, double> ? 53
                                                           : 8;
 
 void rand_out(KernelContext& ctx, EValue** args) {
-  std::span<const int64_t> size;
-  if (!int_list_arg(ctx, args, 0, "size", &size)) return;
-  Tensor* out = tensor_arg(ctx, args, 1, "out");
-  if (out == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, size.size() <= static_cast<size_t>(kTensorMaxDim),
-                     "size: %zu dims exceed the maximum of %d", size.size(), kTensorMaxDim);
+  Tensor* out = nullptr;
   int32_t shape[kTensorMaxDim];
-  for (size_t d = 0; d < size.size(); ++d) {
-    EMBER_KERNEL_CHECK(ctx, size[d] >= 0 && size[d] <= INT32_MAX, "size: invalid size %s",
-                       ShapeStr(size).c_str());
-    shape[d] = static_cast<int32_t>(size[d]);
-  }
+  size_t rank = 0;
+  if (!size_out_args(ctx, args, &out, shape, &rank)) return;
   if (!is_floating_type(out->dtype)) {
     fail_dtype(ctx, "out", out->dtype);
     return;
   }
-  if (!resize_out(ctx, *out, {shape, size.size()})) return;
+  if (!resize_out(ctx, *out, {shape, rank})) return;
   uint64_t& state = ctx.rng_state();
   const bool ok = dispatch_dtype<kFloating>(out->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;

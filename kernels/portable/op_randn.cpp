@@ -15,33 +15,18 @@
 
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/random.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
 namespace {
 
-uint64_t splitmix64_next(uint64_t& state) {
-  state += 0x9E3779B97F4A7C15ULL;
-  uint64_t z = state;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 void randn_out(KernelContext& ctx, EValue** args) {
-  std::span<const int64_t> size;
-  if (!int_list_arg(ctx, args, 0, "size", &size)) return;
-  Tensor* out = tensor_arg(ctx, args, 1, "out");
-  if (out == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, size.size() <= static_cast<size_t>(kTensorMaxDim),
-                     "size: %zu dims exceed the maximum of %d", size.size(), kTensorMaxDim);
+  Tensor* out = nullptr;
   int32_t shape[kTensorMaxDim];
-  for (size_t d = 0; d < size.size(); ++d) {
-    EMBER_KERNEL_CHECK(ctx, size[d] >= 0 && size[d] <= INT32_MAX, "size: invalid size %s",
-                       ShapeStr(size).c_str());
-    shape[d] = static_cast<int32_t>(size[d]);
-  }
-  if (!resize_out(ctx, *out, {shape, size.size()})) return;
+  size_t rank = 0;
+  if (!size_out_args(ctx, args, &out, shape, &rank)) return;
+  if (!resize_out(ctx, *out, {shape, rank})) return;
   uint64_t& state = ctx.rng_state();
   const bool ok = dispatch_dtype<kFloating>(out->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
@@ -58,9 +43,8 @@ void randn_out(KernelContext& ctx, EValue** args) {
           z = spare;
           have_spare = false;
         } else {
-          const double u1 =
-              static_cast<double>((splitmix64_next(state) >> 11) + 1) * 0x1.0p-53;
-          const double u2 = static_cast<double>(splitmix64_next(state) >> 11) * 0x1.0p-53;
+          const double u1 = static_cast<double>((rng_next(state) >> 11) + 1) * 0x1.0p-53;
+          const double u2 = static_cast<double>(rng_next(state) >> 11) * 0x1.0p-53;
           const double r = std::sqrt(-2.0 * std::log(u1));
           const double theta = 6.283185307179586476925 * u2;
           z = r * std::cos(theta);

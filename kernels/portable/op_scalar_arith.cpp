@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/binary_driver.h"
 #include "kernels/portable/util/division.h"
 #include "runtime/kernel/kernel_registry.h"
 
@@ -50,21 +51,6 @@ bool rounding_arg(KernelContext& ctx, EValue** args, int i, Rounding* mode) {
   return true;
 }
 
-/// Checks self/out, resizes out to self's shape and returns the promoted
-/// dtype of self and the scalar (kUndefinedDtype after failing).
-ScalarType prepare_scalar(KernelContext& ctx, const Tensor& self, const EValue& other,
-                          Tensor& out, bool to_float) {
-  if (!check_supported(ctx, self, "self") || !check_supported(ctx, out, "out")) {
-    return kUndefinedDtype;
-  }
-  ScalarType common = result_type(self, other);
-  if (to_float && !is_floating_type(common)) common = ScalarType::Float;
-  if (!resize_out(ctx, out, self.shape()) || !check_can_cast(ctx, common, out)) {
-    return kUndefinedDtype;
-  }
-  return common;
-}
-
 template <bool kSub>
 void add_sub_scalar_out(KernelContext& ctx, EValue** args) {
   Tensor* self = tensor_arg(ctx, args, 0, "self");
@@ -75,7 +61,7 @@ void add_sub_scalar_out(KernelContext& ctx, EValue** args) {
   if (alpha == nullptr) return;
   Tensor* out = tensor_arg(ctx, args, 3, "out");
   if (out == nullptr) return;
-  const ScalarType common = prepare_scalar(ctx, *self, *other, *out, false);
+  const ScalarType common = prepare_tensor_scalar(ctx, *self, "self", *other, *out, false);
   if (common == kUndefinedDtype) return;
   EMBER_KERNEL_CHECK(ctx, !(kSub && (common == ScalarType::Bool || other->is_bool())),
                      "self: subtraction with bool operands is not supported (use logical_xor)");
@@ -95,20 +81,7 @@ void add_sub_scalar_out(KernelContext& ctx, EValue** args) {
 }
 
 void mul_scalar_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  const EValue* other = scalar_arg(ctx, args, 1, "other");
-  if (other == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
-  const ScalarType common = prepare_scalar(ctx, *self, *other, *out, false);
-  if (common == kUndefinedDtype) return;
-  (void)dispatch_dtype<kAllTypes>(common, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    using CT = compute_t<S>;
-    const CT b = convert<CT>(convert<S>(scalar_as<CT>(*other)));
-    apply_unary<S>(*self, *out, [b](CT x) { return wrap_mul(x, b); });
-  });
+  binary_scalar_out<kAllTypes>(ctx, args, [](auto x, auto y) { return wrap_mul(x, y); });
 }
 
 /// Shared by the scalar and tensor forms: divides with `mode` in dtype
@@ -144,7 +117,8 @@ void divide(KernelContext& ctx, ScalarType common, Rounding mode, Run run) {
 
 void div_scalar_impl(KernelContext& ctx, Tensor& self, const EValue& other, Rounding mode,
                      Tensor& out) {
-  const ScalarType common = prepare_scalar(ctx, self, other, out, mode == Rounding::kNone);
+  const ScalarType common =
+      prepare_tensor_scalar(ctx, self, "self", other, out, mode == Rounding::kNone);
   if (common == kUndefinedDtype) return;
   divide(ctx, common, mode, [&](auto tag, auto op) {
     using S = typename decltype(tag)::type;
@@ -155,12 +129,9 @@ void div_scalar_impl(KernelContext& ctx, Tensor& self, const EValue& other, Roun
 }
 
 void div_scalar_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  const EValue* other = scalar_arg(ctx, args, 1, "other");
-  if (other == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
+  Tensor *self = nullptr, *out = nullptr;
+  const EValue* other = nullptr;
+  if (!tensor_scalar_args(ctx, args, "other", &self, &other, &out)) return;
   div_scalar_impl(ctx, *self, *other, Rounding::kNone, *out);
 }
 

@@ -112,41 +112,23 @@ void run_fold(KernelContext& ctx, const Tensor& self, const ReduceDims& dims, bo
 // Reads (self, dim list at 1, keepdim at 2, ...).
 template <Fold kFold>
 void fold_dims_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  ReduceDims dims;
-  if (!reduce_dims_arg(ctx, args, 1, "dim", self->dim, &dims)) return;
-  bool keepdim = false;
-  if (!bool_arg(ctx, args, 2, "keepdim", &keepdim)) return;
-  Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (out == nullptr) return;
-  run_fold<kFold>(ctx, *self, dims, keepdim, 3, args, *out);
+  ReductionArgs r;
+  if (!reduction_args(ctx, args, DimArg::kList, 4, &r)) return;
+  run_fold<kFold>(ctx, *r.self, r.dims, r.keepdim, 3, args, *r.out);
 }
 
 // Reads (self, dtype at 1, out at 2): a full reduction to a 0-dim tensor.
 template <Fold kFold>
 void fold_all_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
-  ReduceDims dims;
-  reduce_dims_all(self->dim, &dims);
-  run_fold<kFold>(ctx, *self, dims, false, 1, args, *out);
+  ReductionArgs r;
+  if (!reduction_args(ctx, args, DimArg::kNone, 2, &r)) return;
+  run_fold<kFold>(ctx, *r.self, r.dims, false, 1, args, *r.out);
 }
 
 void prod_int_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  int64_t dim = 0;
-  if (!int_arg(ctx, args, 1, "dim", &dim)) return;
-  ReduceDims dims;
-  if (!reduce_dims_one(ctx, dim, self->dim, "dim", &dims)) return;
-  bool keepdim = false;
-  if (!bool_arg(ctx, args, 2, "keepdim", &keepdim)) return;
-  Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (out == nullptr) return;
-  run_fold<Fold::Prod>(ctx, *self, dims, keepdim, 3, args, *out);
+  ReductionArgs r;
+  if (!reduction_args(ctx, args, DimArg::kInt, 4, &r)) return;
+  run_fold<Fold::Prod>(ctx, *r.self, r.dims, r.keepdim, 3, args, *r.out);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 // input has dtype `dtype` (uint8, int8, int16, int32); out float32 or float64.
 #include "kernels/portable/util/args.h"
 #include "kernels/quantized/util/dispatch.h"
+#include "kernels/quantized/util/qop_args.h"
 #include "kernels/quantized/util/qparams.h"
 #include "runtime/kernel/kernel_registry.h"
 
@@ -20,22 +21,13 @@ namespace {
 
 using portable::fail_dtype;
 using portable::resize_out;
-using portable::tensor_arg;
 
 constexpr QParamArgs kPerTensor{1, 2, 3, 4, 5};
 constexpr QParamArgs kPerChannel{1, 2, 4, 5, 6, /*zero_point_optional=*/true};
 
 bool prepare(KernelContext& ctx, EValue** args, const QParamArgs& layout, int out_dtype_index,
              Tensor** input, Tensor** out) {
-  char msg[256];
-  if (!check_qparams(args, layout, nullptr, msg, sizeof(msg))) {
-    ctx.fail(Error::InvalidArgument, "%s", msg);
-    return false;
-  }
-  *input = tensor_arg(ctx, args, 0, "input");
-  if (*input == nullptr) return false;
-  *out = tensor_arg(ctx, args, out_dtype_index + 1, "out");
-  if (*out == nullptr) return false;
+  if (!read_qop_tensors(ctx, args, layout, out_dtype_index + 1, input, out)) return false;
   const auto dtype = static_cast<ScalarType>(args[layout.dtype]->as_int);
   if ((*input)->dtype != dtype) {
     ctx.fail(Error::InvalidArgument, "input: dtype %s differs from dtype %s",
@@ -77,42 +69,22 @@ void dequantize_per_tensor_out(KernelContext& ctx, EValue** args) {
 void dequantize_per_channel_out(KernelContext& ctx, EValue** args) {
   Tensor *input = nullptr, *out = nullptr;
   if (!prepare(ctx, args, kPerChannel, 7, &input, &out)) return;
-  Tensor* scales = tensor_arg(ctx, args, 1, "scales");
-  if (scales == nullptr) return;
-  Tensor* zps = nullptr;
-  if (!portable::optional_tensor_arg(ctx, args, 2, "zero_points", &zps)) return;
-  int32_t axis = 0;
-  if (!portable::normalize_dim(ctx, args[3]->as_int, input->dim, "axis", &axis)) return;
-  const int64_t channels = input->size(axis);
-  // One value is broadcast to every channel, as in PyTorch.
-  EMBER_KERNEL_CHECK(ctx, (scales->numel == channels || scales->numel == 1) &&
-                              (zps == nullptr || zps->numel == channels || zps->numel == 1),
-                     "scales (%lld) and zero_points (%lld) need one value per channel of axis "
-                     "%d (%lld), or one for all",
-                     static_cast<long long>(scales->numel),
-                     static_cast<long long>(zps != nullptr ? zps->numel : channels), axis,
-                     static_cast<long long>(channels));
-  const auto run = [&](auto ct_tag) {
+  ChannelQParams p;
+  if (!read_channel_qparams(ctx, args, kPerChannel, *input, &p)) return;
+  dispatch_scale_dtype(p.scales->dtype, [&](auto ct_tag) {
     using CT = typename decltype(ct_tag)::type;
-    const CT* s = scales->data_ptr<const CT>();
-    const int64_t s_step = scales->numel == 1 ? 0 : 1;
-    const int64_t z_step = zps != nullptr && zps->numel == 1 ? 0 : 1;
+    const CT* s = p.scales->data_ptr<const CT>();
     (void)dispatch_dequantize_output(out->dtype, [&](auto out_tag) {
       using F = typename decltype(out_tag)::type;
       (void)dispatch_quant_dtype(input->dtype, [&](auto in_tag) {
         using Q = typename decltype(in_tag)::type;
-        map_with_channel<Q, F>(*input, *out, axis, [&](Q q, int64_t c) {
-          const int64_t z = zps != nullptr ? load_zero_point(*zps, c * z_step) : 0;
-          return static_cast<F>(static_cast<CT>(static_cast<int64_t>(q) - z) * s[c * s_step]);
+        map_with_channel<Q, F>(*input, *out, p.axis, [&](Q q, int64_t c) {
+          const int64_t z = p.zero_point(c);
+          return static_cast<F>(static_cast<CT>(static_cast<int64_t>(q) - z) * s[c * p.scale_step]);
         });
       });
     });
-  };
-  if (scales->dtype == ScalarType::Double) {
-    run(TypeTag<double>{});
-  } else {
-    run(TypeTag<float>{});
-  }
+  });
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 // scales (then in float64). Input float32 (16-bit floats are widened).
 #include "kernels/portable/util/args.h"
 #include "kernels/quantized/util/dispatch.h"
+#include "kernels/quantized/util/qop_args.h"
 #include "kernels/quantized/util/qparams.h"
 #include "runtime/kernel/kernel_registry.h"
 
@@ -20,7 +21,6 @@ namespace {
 using portable::convert;
 using portable::fail_dtype;
 using portable::resize_out;
-using portable::tensor_arg;
 
 constexpr QParamArgs kPerTensor{1, 2, 3, 4, 5};
 constexpr QParamArgs kPerChannel{1, 2, 4, 5, 6};
@@ -29,15 +29,7 @@ constexpr QParamArgs kPerChannel{1, 2, 4, 5, 6};
 // `out` has the input's shape.
 bool prepare(KernelContext& ctx, EValue** args, const QParamArgs& layout, int out_index,
              Tensor** input, Tensor** out) {
-  char msg[256];
-  if (!check_qparams(args, layout, nullptr, msg, sizeof(msg))) {
-    ctx.fail(Error::InvalidArgument, "%s", msg);
-    return false;
-  }
-  *input = tensor_arg(ctx, args, 0, "input");
-  if (*input == nullptr) return false;
-  *out = tensor_arg(ctx, args, out_index, "out");
-  if (*out == nullptr) return false;
+  if (!read_qop_tensors(ctx, args, layout, out_index, input, out)) return false;
   const auto dtype = static_cast<ScalarType>(args[layout.dtype]->as_int);
   if ((*out)->dtype != dtype) {
     ctx.fail(Error::InvalidArgument, "out: dtype %s differs from dtype %s",
@@ -77,21 +69,9 @@ void quantize_per_tensor_out(KernelContext& ctx, EValue** args) {
 void quantize_per_channel_out(KernelContext& ctx, EValue** args) {
   Tensor *input = nullptr, *out = nullptr;
   if (!prepare(ctx, args, kPerChannel, 7, &input, &out)) return;
-  Tensor* scales = tensor_arg(ctx, args, 1, "scales");
-  if (scales == nullptr) return;
-  Tensor* zps = tensor_arg(ctx, args, 2, "zero_points");
-  if (zps == nullptr) return;
-  int32_t axis = 0;
-  if (!portable::normalize_dim(ctx, args[3]->as_int, input->dim, "axis", &axis)) return;
-  const int64_t channels = input->size(axis);
-  // One value is broadcast to every channel, as in PyTorch.
-  EMBER_KERNEL_CHECK(ctx, (scales->numel == channels || scales->numel == 1) &&
-                              (zps->numel == channels || zps->numel == 1),
-                     "scales (%lld) and zero_points (%lld) need one value per channel of axis "
-                     "%d (%lld), or one for all",
-                     static_cast<long long>(scales->numel), static_cast<long long>(zps->numel),
-                     axis, static_cast<long long>(channels));
-  const auto run = [&](auto ct_tag) {
+  ChannelQParams p;
+  if (!read_channel_qparams(ctx, args, kPerChannel, *input, &p)) return;
+  dispatch_scale_dtype(p.scales->dtype, [&](auto ct_tag) {
     using CT = typename decltype(ct_tag)::type;
     const auto qmin = static_cast<CT>(args[4]->as_int);
     const auto qmax = static_cast<CT>(args[5]->as_int);
@@ -99,23 +79,16 @@ void quantize_per_channel_out(KernelContext& ctx, EValue** args) {
       using In = typename decltype(in_tag)::type;
       (void)dispatch_quant_dtype(out->dtype, [&](auto out_tag) {
         using Q = typename decltype(out_tag)::type;
-        const CT* s = scales->data_ptr<const CT>();
-        const int64_t s_step = scales->numel == 1 ? 0 : 1;
-        const int64_t z_step = zps->numel == 1 ? 0 : 1;
-        map_with_channel<In, Q>(*input, *out, axis, [&](In x, int64_t c) {
+        const CT* s = p.scales->data_ptr<const CT>();
+        map_with_channel<In, Q>(*input, *out, p.axis, [&](In x, int64_t c) {
           // 1 / scales is a tensor op in the scales' dtype; so is the product.
-          const CT inv = CT(1) / s[c * s_step];
-          const auto z = static_cast<CT>(load_zero_point(*zps, c * z_step));
+          const CT inv = CT(1) / s[c * p.scale_step];
+          const auto z = static_cast<CT>(p.zero_point(c));
           return static_cast<Q>(quantize_value(convert<CT>(convert<float>(x)), inv, z, qmin, qmax));
         });
       });
     });
-  };
-  if (scales->dtype == ScalarType::Double) {
-    run(TypeTag<double>{});
-  } else {
-    run(TypeTag<float>{});
-  }
+  });
 }
 
 }  // namespace

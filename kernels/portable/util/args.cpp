@@ -141,6 +141,32 @@ bool normalize_dim(KernelContext& ctx, int64_t dim, int32_t rank, const char* na
   return true;
 }
 
+bool size_to_shape(KernelContext& ctx, std::span<const int64_t> size, int32_t* shape) {
+  if (size.size() > static_cast<size_t>(kTensorMaxDim)) {
+    ctx.fail(Error::InvalidArgument, "size: %zu dims exceed the maximum of %d", size.size(),
+             kTensorMaxDim);
+    return false;
+  }
+  for (size_t d = 0; d < size.size(); ++d) {
+    if (size[d] < 0 || size[d] > INT32_MAX) {
+      ctx.fail(Error::InvalidArgument, "size: invalid size %s", ShapeStr(size).c_str());
+      return false;
+    }
+    shape[d] = static_cast<int32_t>(size[d]);
+  }
+  return true;
+}
+
+bool size_out_args(KernelContext& ctx, EValue** args, Tensor** out, int32_t* shape,
+                   size_t* rank) {
+  std::span<const int64_t> size;
+  if (!int_list_arg(ctx, args, 0, "size", &size)) return false;
+  *out = tensor_arg(ctx, args, 1, "out");
+  if (*out == nullptr || !size_to_shape(ctx, size, shape)) return false;
+  *rank = size.size();
+  return true;
+}
+
 bool infer_view_sizes(KernelContext& ctx, std::span<const int64_t> size, int64_t numel,
                       const char* name, int32_t* out) {
   if (size.size() > static_cast<size_t>(kTensorMaxDim)) {

@@ -48,6 +48,15 @@ bool int_arg(KernelContext& ctx, EValue** args, int i, const char* name, int64_t
 /// A bool (or Int 0/1) argument. False after failing.
 bool bool_arg(KernelContext& ctx, EValue** args, int i, const char* name, bool* out);
 
+/// Checks a `SymInt[] size` argument (at most kTensorMaxDim sizes, each in
+/// [0, 2^31)) and copies it into `shape`. False after failing.
+bool size_to_shape(KernelContext& ctx, std::span<const int64_t> size, int32_t* shape);
+
+/// Reads `(SymInt[] size, *, Tensor(a!) out)`: out, and size checked as by
+/// size_to_shape into `shape` of rank `*rank`. False after failing.
+bool size_out_args(KernelContext& ctx, EValue** args, Tensor** out, int32_t* shape,
+                   size_t* rank);
+
 /// Resizes `out` to `sizes` (rank must match); false after failing with a
 /// message giving both shapes.
 bool resize_out(KernelContext& ctx, Tensor& out, std::span<const int32_t> sizes);

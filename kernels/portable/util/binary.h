@@ -1,4 +1,5 @@
-// Shared checks for broadcasting binary ops, and wrapping integer arithmetic.
+// Shared argument reading and checks for binary ops (broadcasting
+// tensor-tensor and tensor-scalar forms), and wrapping integer arithmetic.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,23 @@ bool check_supported(KernelContext& ctx, const Tensor& t, const char* name);
 
 /// Fails unless `common` (the computed result dtype) casts to out's dtype.
 bool check_can_cast(KernelContext& ctx, ScalarType common, const Tensor& out);
+
+/// Reads the tensors self (args[0]), other (args[1], named `other_name`) and
+/// out (args[2]). False after failing.
+bool tensor_tensor_args(KernelContext& ctx, EValue** args, Tensor** self, Tensor** other,
+                        Tensor** out, const char* other_name = "other");
+
+/// Reads the tensor self (args[0]), the Scalar at args[1] (named
+/// `scalar_name`) and the tensor out (args[2]). False after failing.
+bool tensor_scalar_args(KernelContext& ctx, EValue** args, const char* scalar_name, Tensor** self,
+                        const EValue** scalar, Tensor** out);
+
+/// For a tensor (named `name`) combined with a Scalar: checks the dtypes,
+/// resizes out to the tensor's shape and checks the promoted dtype (float32
+/// for integral/bool results when `to_float`) casts to out's. Returns it, or
+/// kUndefinedDtype after failing.
+ScalarType prepare_tensor_scalar(KernelContext& ctx, const Tensor& t, const char* name,
+                                 const EValue& scalar, Tensor& out, bool to_float);
 
 // Integer +, -, * that wrap modulo 2^bits like PyTorch (no signed-overflow UB).
 template <typename T>

@@ -81,6 +81,26 @@ bool check_nonempty_reduction(KernelContext& ctx, const Tensor& in, const Reduce
   return true;
 }
 
+bool reduction_args(KernelContext& ctx, EValue** args, DimArg dim_arg, int out_index,
+                    ReductionArgs* r, const char* out_name) {
+  r->self = tensor_arg(ctx, args, 0, "self");
+  if (r->self == nullptr) return false;
+  const bool none = args[1] == nullptr || args[1]->is_none();
+  const bool no_dim = dim_arg == DimArg::kNone || (dim_arg == DimArg::kOptionalInt && none);
+  if (no_dim) {
+    reduce_dims_all(r->self->dim, &r->dims);
+  } else if (dim_arg == DimArg::kList) {
+    if (!reduce_dims_arg(ctx, args, 1, "dim", r->self->dim, &r->dims)) return false;
+  } else {
+    int64_t dim = 0;
+    if (!int_arg(ctx, args, 1, "dim", &dim)) return false;
+    if (!reduce_dims_one(ctx, dim, r->self->dim, "dim", &r->dims)) return false;
+  }
+  if (dim_arg != DimArg::kNone && !bool_arg(ctx, args, 2, "keepdim", &r->keepdim)) return false;
+  r->out = tensor_arg(ctx, args, out_index, out_name);
+  return r->out != nullptr;
+}
+
 bool optional_dtype_arg(KernelContext& ctx, EValue** args, int i, const char* name,
                         ScalarType* dtype, bool* has) {
   *has = false;

@@ -54,6 +54,28 @@ bool resize_reduced(KernelContext& ctx, const Tensor& in, const ReduceDims& dims
 bool check_nonempty_reduction(KernelContext& ctx, const Tensor& in, const ReduceDims& dims,
                               const char* what);
 
+/// How a reduction gives its dims at args[1].
+enum class DimArg {
+  kList,         // int[1]? dim: None or [] reduces every dim.
+  kInt,          // int dim.
+  kOptionalInt,  // int? dim: None reduces every dim.
+  kNone,         // No dim (nor keepdim) argument: every dim is reduced.
+};
+
+/// The arguments reductions start with: self (args[0]), the dims (args[1])
+/// and keepdim (args[2]) unless DimArg::kNone, and an out tensor.
+struct ReductionArgs {
+  Tensor* self = nullptr;
+  ReduceDims dims;
+  bool keepdim = false;
+  Tensor* out = nullptr;
+};
+
+/// Reads self, dims, keepdim and the out tensor at args[out_index] (named
+/// `out_name`), in that order. False after failing.
+bool reduction_args(KernelContext& ctx, EValue** args, DimArg dim_arg, int out_index,
+                    ReductionArgs* r, const char* out_name = "out");
+
 /// Reads an optional `ScalarType? dtype` argument; `*has` false for None.
 bool optional_dtype_arg(KernelContext& ctx, EValue** args, int i, const char* name,
                         ScalarType* dtype, bool* has);

@@ -47,6 +47,17 @@ template <typename F>
   }
 }
 
+/// Calls f(TypeTag<double>{}) for float64 per-channel scales, else
+/// f(TypeTag<float>{}): PyTorch computes per channel in the scales' dtype.
+template <typename F>
+void dispatch_scale_dtype(ScalarType t, F&& f) {
+  if (t == ScalarType::Double) {
+    f(TypeTag<double>{});
+  } else {
+    f(TypeTag<float>{});
+  }
+}
+
 /// out[i] = f(in[i], channel(i)) over `out`'s shape (any dim orders), where
 /// channel(i) is the index along `axis` (always 0 when axis < 0).
 template <typename In, typename Out, typename F>

@@ -1,0 +1,60 @@
+#include "kernels/portable/util/matmul_out.h"
+
+#include "kernels/portable/util/args.h"
+#include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/matmul.h"
+
+namespace ember::kernels::portable {
+
+void matmul_out(KernelContext& ctx, EValue** args, int32_t rank) {
+  Tensor *self = nullptr, *mat2 = nullptr, *out = nullptr;
+  if (!tensor_tensor_args(ctx, args, &self, &mat2, &out, "mat2")) return;
+  EMBER_KERNEL_CHECK(ctx, self->dim == rank, "self: expected a %d-D tensor, got shape %s", rank,
+                     ShapeStr(self->shape()).c_str());
+  EMBER_KERNEL_CHECK(ctx, mat2->dim == rank, "mat2: expected a %d-D tensor, got shape %s", rank,
+                     ShapeStr(mat2->shape()).c_str());
+  const bool batched = rank == 3;
+  const int32_t r = rank - 2;  // The row dim; dim 0 is the batch when batched.
+  EMBER_KERNEL_CHECK(ctx,
+                     (!batched || self->sizes[0] == mat2->sizes[0]) &&
+                         self->sizes[r + 1] == mat2->sizes[r],
+                     "self of shape %s and mat2 of shape %s cannot be %s",
+                     ShapeStr(self->shape()).c_str(), ShapeStr(mat2->shape()).c_str(),
+                     batched ? "batch-multiplied" : "multiplied");
+  if (!check_dtype(ctx, *mat2, "mat2", self->dtype) || !check_dtype(ctx, *out, "out", self->dtype)) {
+    return;
+  }
+  const int32_t m = self->sizes[r];
+  const int32_t k = self->sizes[r + 1];
+  const int32_t n = mat2->sizes[r + 1];
+  const int32_t batched_shape[3] = {self->sizes[0], m, n};
+  const int32_t shape[2] = {m, n};
+  if (!resize_out(ctx, *out, batched ? std::span<const int32_t>(batched_shape)
+                                     : std::span<const int32_t>(shape))) {
+    return;
+  }
+  const int64_t batches = batched ? self->sizes[0] : 1;
+  auto view = [&](const Tensor& t, int64_t i) {
+    return MatView{t.data, batched ? i * t.strides[0] : 0, t.strides[r], t.strides[r + 1]};
+  };
+  const bool ok = dispatch_dtype<kRealTypes>(self->dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    auto product = [&](KernelContext& c, int64_t i) {
+      matmul_strided<S>(c, m, n, k, view(*self, i), view(*mat2, i), view(*out, i), 1.0, 0.0);
+    };
+    const int64_t macs = int64_t{m} * n * k;
+    if (batches > 1 && macs < kGemmParallelMinMacs && batches * macs >= kGemmParallelMinMacs) {
+      // Many small products (attention heads): one product per task, each
+      // on its task's thread alone.
+      ctx.parallel_for(static_cast<size_t>(batches), [&](size_t i) {
+        KernelContext single_thread(ctx.op_name());
+        product(single_thread, static_cast<int64_t>(i));
+      });
+    } else {
+      for (int64_t i = 0; i < batches; ++i) product(ctx, i);
+    }
+  });
+  if (!ok) fail_dtype(ctx, "self", self->dtype);
+}
+
+}  // namespace ember::kernels::portable
