@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,15 @@
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember::testing {
+
+/// n floats uniform in [-1, 1) from a fixed seed (the kernel tests' inputs).
+inline std::vector<float> random_floats(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
 
 using kernels::portable::BFloat16;
 using kernels::portable::Half;

@@ -37,13 +37,7 @@ std::vector<double> conv_ref(const std::vector<float>& x, const std::vector<floa
   return out;
 }
 
-std::vector<float> randv(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(gen);
-  return v;
-}
+std::vector<float> randv(size_t n, unsigned seed) { return random_floats(n, seed); }
 
 TEST(OpConvolutionTest, Small2dHandComputed) {
   TensorFactory tf;

@@ -7,14 +7,6 @@
 namespace ember::testing {
 namespace {
 
-std::vector<float> random_floats(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
-
 TEST(OpMmTest, Small) {
   TensorFactory tf;
   auto& a = tf.make<float>({2, 3}, {1, 2, 3, 4, 5, 6});

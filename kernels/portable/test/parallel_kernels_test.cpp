@@ -14,14 +14,6 @@
 namespace ember::testing {
 namespace {
 
-std::vector<float> random_floats(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
-
 // A pool per thread count, destroyed with the fixture.
 class ParallelKernels : public ::testing::Test {
  protected:
