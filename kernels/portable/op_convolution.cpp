@@ -395,12 +395,8 @@ void run_depthwise(KernelContext& ctx, const Tensor& input, const Tensor& weight
   // channels (multiples of mult), so each output is computed as on one thread.
   const int64_t work = batch * oc_total * g.out_h * g.out_w * g.kh * g.kw;
   const int64_t groups = oc_total / mult;
-  int64_t tasks = static_cast<int64_t>(ctx.threads());
-  if (tasks > groups) tasks = groups;
-  if (work < kGemmParallelMinMacs) tasks = 1;
-  ctx.parallel_for(static_cast<size_t>(tasks), [&](size_t t) {
-    const int64_t g0 = groups * static_cast<int64_t>(t) / tasks;
-    const int64_t g1 = groups * (static_cast<int64_t>(t) + 1) / tasks;
+  const int64_t min_groups = work < kGemmParallelMinMacs ? groups : 1;
+  parallel_range(ctx, groups, min_groups, 1, [&](int64_t g0, int64_t g1) {
     const int64_t oc0 = g0 * mult;
     const int64_t count = (g1 - g0) * mult;
     const T* bias_part = bv != nullptr ? bv + oc0 * st.bias : nullptr;

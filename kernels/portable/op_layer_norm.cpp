@@ -16,6 +16,7 @@
 
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/layer_norm_f32.h"
+#include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/reduce.h"
 #include "runtime/kernel/kernel_registry.h"
 
@@ -23,8 +24,8 @@ namespace ember::kernels::portable {
 namespace {
 
 template <typename S>
-void layer_norm(const Tensor& x, const Tensor* w, const Tensor* b, double eps, int32_t axis,
-                Tensor& y, Tensor& mean, Tensor& rstd) {
+void layer_norm(KernelContext& ctx, const Tensor& x, const Tensor* w, const Tensor* b,
+                double eps, int32_t axis, Tensor& y, Tensor& mean, Tensor& rstd) {
   using CT = compute_t<S>;
   const int64_t zeros[kTensorMaxDim] = {};
   const int64_t* lead_strides[4] = {y.strides, x.strides, mean.strides, rstd.strides};
@@ -47,6 +48,23 @@ void layer_norm(const Tensor& x, const Tensor* w, const Tensor* b, double eps, i
   const bool unit_rows = norm.dim == 0 || (norm.strides[0][0] == 1 && norm.strides[1][0] == 1 &&
                                            (w == nullptr || norm.strides[2][0] == 1) &&
                                            (b == nullptr || norm.strides[3][0] == 1));
+  if constexpr (std::is_same_v<S, float>) {
+    if (unit_rows && lead.dim <= 1) {
+      // Rows at one stride (e.g. [tokens, hidden]): split them over the pool.
+      const int64_t rows = lead.dim == 0 ? 1 : lead.sizes[0];
+      auto lead_stride = [&](int op) { return lead.dim == 0 ? int64_t{0} : lead.strides[op][0]; };
+      parallel_range(ctx, rows, kParallelMinElements / n + 1, 1, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          float mu = 0, rs = 0;
+          layer_norm_row_f32(xp + r * lead_stride(1), n, eps, wp, bp, yp + r * lead_stride(0),
+                             &mu, &rs);
+          store_as<double>(mean.data, mean.dtype, r * lead_stride(2), mu);
+          store_as<double>(rstd.data, rstd.dtype, r * lead_stride(3), rs);
+        }
+      });
+      return;
+    }
+  }
   lead.run([&](const int64_t* off, int64_t rows, const int64_t* st) {
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t yo = off[0] + r * st[0];
@@ -156,7 +174,7 @@ void native_layer_norm_out(KernelContext& ctx, EValue** args) {
   const double eps = eps_v->scalar_as_double();
   (void)dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    layer_norm<S>(*input, weight, bias, eps, axis, *out0, *out1, *out2);
+    layer_norm<S>(ctx, *input, weight, bias, eps, axis, *out0, *out1, *out2);
   });
 }
 

@@ -13,6 +13,7 @@
 
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/fast_math.h"
+#include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/reduce.h"
 #include "kernels/portable/util/softmax_f32.h"
 #include "kernels/portable/util/unary.h"  // unary_detail::same_layout
@@ -109,8 +110,14 @@ void softmax_out(KernelContext& ctx, EValue** args) {
     // elements, so the data is [outer, len, inner] blocks.
     const int64_t n = self->sizes[dim];
     const int64_t inner = self->strides[dim];
-    softmax_f32(kLog, self->data_ptr<const float>(), out->data_ptr<float>(),
-                self->numel / (n * inner), n, inner);
+    const float* x = self->data_ptr<const float>();
+    float* y = out->data_ptr<float>();
+    // Independent [n, inner] blocks: split the outer dim over the pool.
+    parallel_range(ctx, self->numel / (n * inner), kParallelMinElements / (n * inner) + 1, 1,
+                   [&](int64_t begin, int64_t end) {
+                     softmax_f32(kLog, x + begin * n * inner, y + begin * n * inner, end - begin,
+                                 n, inner);
+                   });
     return;
   }
   ReduceDims dims;

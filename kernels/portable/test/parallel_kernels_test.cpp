@@ -7,7 +7,9 @@
 #include <array>
 #include <cstring>
 #include <random>
+#include <string>
 
+#include "kernels/portable/test/return_list.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/test/tensor_factory.h"
 
@@ -139,6 +141,51 @@ TEST_F(ParallelKernels, ConvolutionGemmDepthwiseAndChannelsLast) {
           tf.list({0, 0}),
           tf.i(cs.groups),
           &tf.make<float>({n, cs.oc, h, w}, {}, cs.order).ev};
+    });
+  }
+}
+
+TEST_F(ParallelKernels, RowAndElementwiseKernels) {
+  auto x = random_floats(64 * 1000, 13);
+  for (const char* op : {"aten::_softmax.out", "aten::_log_softmax.out"}) {
+    expect_same_bits(op, [&](TensorFactory& tf) {
+      return std::vector<EValue*>{&tf.make<float>({64, 1000}, x).ev, tf.i(-1), tf.b(false),
+                                  &tf.make<float>({64, 1000}).ev};
+    });
+  }
+  auto h = random_floats(197 * 768, 14);
+  auto w = random_floats(768, 15);
+  auto b = random_floats(768, 16);
+  std::vector<uint8_t> y_bytes;
+  for (size_t threads : {1, 2, 3}) {
+    TensorFactory tf;
+    auto& y = tf.make<float>({197, 768});
+    auto& mean = tf.make<float>({197, 1});
+    auto& rstd = tf.make<float>({197, 1});
+    ReturnList ret({&y, &mean, &rstd});
+    KernelContext ctx = context(threads);
+    const CallResult r = call_kernel(
+        ctx, "aten::native_layer_norm.out",
+        {&tf.make<float>({197, 768}, h).ev, tf.list({768}), &tf.make<float>({768}, w).ev,
+         &tf.make<float>({768}, b).ev, tf.d(1e-5), &y.ev, &mean.ev, &rstd.ev, &ret.ev},
+        false);
+    ASSERT_TRUE(r.ok()) << r.message;
+    std::vector<uint8_t> bytes(static_cast<const uint8_t*>(y.t.data),
+                               static_cast<const uint8_t*>(y.t.data) + y.t.nbytes());
+    if (y_bytes.empty()) y_bytes = bytes;
+    EXPECT_EQ(bytes, y_bytes) << "native_layer_norm differs with " << threads << " threads";
+  }
+  auto e = random_floats(100003, 17);
+  EValue approximate;
+  approximate.tag = Tag::String;
+  approximate.as_string = "none";
+  for (const char* op : {"aten::exp.out", "aten::gelu.out"}) {
+    const bool gelu = std::string(op) == "aten::gelu.out";
+    expect_same_bits(op, [&](TensorFactory& tf) {
+      std::vector<EValue*> args = {&tf.make<float>({100003}, e).ev};
+      if (gelu) args.push_back(&approximate);
+      args.push_back(&tf.make<float>({100003}).ev);
+      return args;
     });
   }
 }

@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include "kernels/portable/util/dtype.h"
+#include "kernels/portable/util/parallel.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace ember::kernels::portable {
@@ -280,28 +281,21 @@ template <typename T, typename ASource, typename BSource>
 void gemm_parallel(KernelContext& ctx, int64_t m, int64_t n, int64_t k, const ASource& a,
                    const BSource& b, T alpha, T beta, T* c, int64_t c_rs, int64_t c_cs) {
   using B = GemmBlocking<T>;
-  const int64_t threads = static_cast<int64_t>(ctx.threads());
-  const bool by_cols = n >= m;
-  const int64_t block = by_cols ? B::kNC : B::kMC;
-  const int64_t extent = by_cols ? n : m;
-  const int64_t blocks = (extent + block - 1) / block;
-  const int64_t tasks = threads < blocks ? threads : blocks;
-  if (tasks <= 1 || m * n * k < kGemmParallelMinMacs) {
+  if (m * n * k < kGemmParallelMinMacs) {
     gemm<T>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
     return;
   }
-  ctx.parallel_for(static_cast<size_t>(tasks), [&](size_t t) {
-    const int64_t first = blocks * static_cast<int64_t>(t) / tasks * block;
-    const int64_t last_block = blocks * (static_cast<int64_t>(t) + 1) / tasks * block;
-    const int64_t last = last_block < extent ? last_block : extent;
-    if (by_cols) {
+  if (n >= m) {
+    parallel_range(ctx, n, B::kNC, B::kNC, [&](int64_t first, int64_t last) {
       gemm<T>(m, last - first, k, a, OffsetSource<BSource>{&b, 0, first}, alpha, beta,
               c + first * c_cs, c_rs, c_cs);
-    } else {
+    });
+  } else {
+    parallel_range(ctx, m, B::kMC, B::kMC, [&](int64_t first, int64_t last) {
       gemm<T>(last - first, n, k, OffsetSource<ASource>{&a, first, 0}, b, alpha, beta,
               c + first * c_rs, c_rs, c_cs);
-    }
-  });
+    });
+  }
 }
 
 /// Unblocked GEMM for the other dtypes (16-bit floats accumulate in float;

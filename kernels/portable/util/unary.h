@@ -6,6 +6,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/elementwise.h"
+#include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/unary_f32.h"
 
 namespace ember::kernels::portable {
@@ -67,7 +68,13 @@ void run_unary_op(KernelContext& ctx, EValue** args, UnaryF32 fast, Op op) {
   if (!unary_detail::prepare(ctx, args, kToFloat, &self, &out, &common)) return;
   if (self->dtype == ScalarType::Float && out->dtype == ScalarType::Float &&
       unary_detail::same_layout(*self, *out)) {
-    unary_f32(fast, self->data_ptr<const float>(), out->data_ptr<float>(), out->numel);
+    const float* x = self->data_ptr<const float>();
+    float* y = out->data_ptr<float>();
+    // Slices in whole 64-element runs: each element goes through the same
+    // vector or tail code as on one thread.
+    parallel_range(ctx, out->numel, kParallelMinElements, 64, [&](int64_t begin, int64_t end) {
+      unary_f32(fast, x + begin, y + begin, end - begin);
+    });
     return;
   }
   const bool ok = dispatch_dtype<kSet>(common, [&](auto tag) {
