@@ -205,6 +205,7 @@ int main(int argc, char** argv) {
               opt.verification == Program::Verification::Full ? "full" : "minimal", opt.iters, median,
               sorted.front(), sorted.back());
   std::printf("planned memory %s\n", tools::human_bytes(double(module->planned_bytes(opt.method))).c_str());
+  std::printf("threads %zu\n", ember::thread_count());
   if (const long kib = peak_rss_kib(); kib > 0) {
     std::printf("peak RSS %s\n", tools::human_bytes(double(kib) * 1024.0).c_str());
   }

@@ -503,6 +503,10 @@ def main() -> None:
         help="only the kernel cases matching REGEX, printed (BENCHMARKS.md untouched)",
     )
     args = ap.parse_args()
+    # The tables here compare one Ember thread with eager/ORT at 1 (and eager
+    # at 2) threads; ember-run and program_bench would otherwise use the
+    # shared pool's default of one thread per core. zoo_bench covers 2 threads.
+    os.environ["EMBER_NUM_THREADS"] = "1"
 
     build = Path(args.build_dir)
     if args.kernels_only:
