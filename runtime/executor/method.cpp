@@ -22,7 +22,8 @@ Method::Method(Method&& other)
       num_steps_(other.num_steps_),
       delegates_(other.delegates_),
       num_delegates_(other.num_delegates_),
-      rng_state_(other.rng_state_) {
+      rng_state_(other.rng_state_),
+      thread_pool_(other.thread_pool_) {
   other.num_delegates_ = 0;  // The handles now belong to this method.
 }
 

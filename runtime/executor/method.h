@@ -54,6 +54,12 @@ class Method {
   size_t inputs_size() const { return num_inputs_; }
   size_t outputs_size() const { return num_outputs_; }
 
+  /// Threads its kernels may split work over (the process-wide pool's size,
+  /// fixed when the method loaded; 1 without a pool).
+  size_t threads() const {
+    return thread_pool_ != nullptr ? pthreadpool_get_threads_count(thread_pool_) : 1;
+  }
+
   /// Copies a tensor into input `index` (or points the input at the caller's
   /// data when the input has no planned memory; the data must then outlive
   /// execute()). Checks dtype, rank and sizes; a dynamic input accepts sizes

@@ -7,6 +7,7 @@
 #include "extension/module/module.h"
 #include "runtime/executor/program.h"
 #include "runtime/executor/test/test_programs.h"
+#include "runtime/kernel/thread_pool.h"
 
 namespace ember {
 namespace {
@@ -63,6 +64,19 @@ TEST(MethodTest, RunsAndReturnsOutputs) {
   ASSERT_EQ(method->set_input(0, x.t), Error::Ok);
   ASSERT_EQ(method->execute(), Error::Ok);
   EXPECT_FLOAT_EQ(out->to_tensor().data_ptr<float>()[0], 120);
+}
+
+// The loaded method (moved out of the loader, then out of the Result) keeps
+// the process-wide pool its kernels split work over.
+TEST(MethodTest, KeepsTheProcessThreadPool) {
+  Fixture f(testing::write(testing::make_axpy_program()));
+  Result<Program> program = Program::load(&f.loader);
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_TRUE(method.ok()) << last_error_message();
+  EXPECT_EQ(method->threads(), thread_count());
+  Method moved(std::move(*method));
+  EXPECT_EQ(moved.threads(), thread_count());
 }
 
 TEST(MethodTest, ExecuteBeforeInputsIsAnError) {
