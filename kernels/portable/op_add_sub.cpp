@@ -41,7 +41,7 @@ void add_sub_out(KernelContext& ctx, EValue** args) {
       } else {
         return wrap_sub(x, wrap_mul(a, y));
       }
-    });
+    }, &ctx);
   };
   bool ok;
   if constexpr (kSign == Sign::Plus) {

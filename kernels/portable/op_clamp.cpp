@@ -40,7 +40,7 @@ void clamp_out(KernelContext& ctx, EValue** args) {
       if (has_lo) x = x < l ? l : x;
       if (has_hi) x = x > h ? h : x;
       return x;
-    });
+    }, &ctx);
   });
   if (!ok) fail_dtype(ctx, "self", self->dtype);
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/portable/test/return_list.h"
+#include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/test/tensor_factory.h"
 
@@ -187,6 +188,56 @@ TEST_F(ParallelKernels, RowAndElementwiseKernels) {
       args.push_back(&tf.make<float>({100003}).ev);
       return args;
     });
+  }
+}
+
+TEST_F(ParallelKernels, ElementwiseWithBroadcastAndLayouts) {
+  // 2 x 64 x 40 x 41 = 209,920 elements: above the elementwise threshold.
+  const std::vector<int32_t> shape = {2, 64, 40, 41};
+  const size_t numel = 2 * 64 * 40 * 41;
+  auto a = random_floats(numel, 18);
+  auto bias = random_floats(64, 19);
+  const std::vector<uint8_t> nchw = {}, nhwc = {0, 2, 3, 1};
+  for (const auto& order : {nchw, nhwc}) {
+    expect_same_bits("aten::add.out", [&](TensorFactory& tf) {
+      return std::vector<EValue*>{&tf.make<float>(shape, a, order).ev,
+                                  &tf.make<float>({64, 1, 1}, bias).ev, tf.d(0.5),
+                                  &tf.make<float>(shape).ev};
+    });
+    expect_same_bits("aten::mul.out", [&](TensorFactory& tf) {
+      return std::vector<EValue*>{&tf.make<float>(shape, a, order).ev,
+                                  &tf.make<float>(shape, a).ev, &tf.make<float>(shape, {}, order).ev};
+    });
+    expect_same_bits("aten::clamp.out", [&](TensorFactory& tf) {
+      return std::vector<EValue*>{&tf.make<float>(shape, a, order).ev, tf.d(-0.25), tf.d(0.5),
+                                  &tf.make<float>(shape).ev};
+    });
+  }
+}
+
+// run_slice visits every element of a loop exactly once however [0, numel)
+// is cut, with partial first and last rows.
+TEST(StridedLoopSlices, CoverEveryElementOnce) {
+  const int32_t sizes[] = {3, 5, 7};
+  const int64_t out_strides[] = {35, 7, 1};
+  const int64_t in_strides[] = {1, 21, 3};  // A permuted layout: nothing coalesces.
+  const int64_t* strides[2] = {out_strides, in_strides};
+  kernels::portable::StridedLoop<2> loop;
+  loop.init(sizes, strides);
+  std::vector<int64_t> whole;
+  loop.run([&](const int64_t* off, int64_t n, const int64_t* st) {
+    for (int64_t i = 0; i < n; ++i) whole.push_back(off[0] + i * st[0] + 1000 * (off[1] + i * st[1]));
+  });
+  ASSERT_EQ(whole.size(), 105u);
+  for (std::vector<int64_t> cuts : {std::vector<int64_t>{0, 105}, {0, 1, 105}, {0, 6, 7, 8, 50, 105},
+                                    {0, 13, 29, 64, 104, 105}}) {
+    std::vector<int64_t> got;
+    for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+      loop.run_slice(cuts[c], cuts[c + 1], [&](const int64_t* off, int64_t n, const int64_t* st) {
+        for (int64_t i = 0; i < n; ++i) got.push_back(off[0] + i * st[0] + 1000 * (off[1] + i * st[1]));
+      });
+    }
+    EXPECT_EQ(got, whole);
   }
 }
 

@@ -20,7 +20,7 @@ void binary_tensor_out(KernelContext& ctx, EValue** args, Op op) {
   if (!prepare_binary(ctx, *self, *other, *out, common)) return;
   const bool ok = dispatch_dtype<kSet>(common, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    apply_binary<S>(*self, *other, *out, op);
+    apply_binary<S>(*self, *other, *out, op, &ctx);
   });
   if (!ok) fail_dtype(ctx, "self/other (promoted)", common);
 }

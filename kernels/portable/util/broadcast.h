@@ -89,6 +89,47 @@ struct StridedLoop {
       if (d < 0) return;
     }
   }
+
+  /// As run, but only over elements [begin, end) of the loop's logical
+  /// (row-major) order: the first and last rows may be partial. For
+  /// splitting one loop over threads.
+  template <typename F>
+  void run_slice(int64_t begin, int64_t end, F&& f) const {
+    int64_t offsets[N] = {};
+    int64_t inner[N] = {};
+    if (begin >= end) return;
+    if (dim == 0) {
+      f(offsets, int64_t{1}, inner);
+      return;
+    }
+    for (int k = 0; k < N; ++k) inner[k] = strides[k][dim - 1];
+    const int64_t n = sizes[dim - 1];
+    int64_t counter[kTensorMaxDim] = {};
+    int64_t row = begin / n;
+    int64_t col = begin % n;
+    for (int32_t d = dim - 2; d >= 0; --d) {
+      counter[d] = row % sizes[d];
+      row /= sizes[d];
+      for (int k = 0; k < N; ++k) offsets[k] += counter[d] * strides[k][d];
+    }
+    int64_t remaining = end - begin;
+    while (true) {
+      const int64_t take = n - col < remaining ? n - col : remaining;
+      int64_t at[N];
+      for (int k = 0; k < N; ++k) at[k] = offsets[k] + col * inner[k];
+      f(at, take, inner);
+      remaining -= take;
+      if (remaining == 0) return;
+      col = 0;
+      for (int32_t d = dim - 2; d >= 0; --d) {
+        ++counter[d];
+        for (int k = 0; k < N; ++k) offsets[k] += strides[k][d];
+        if (counter[d] < sizes[d]) break;
+        for (int k = 0; k < N; ++k) offsets[k] -= strides[k][d] * sizes[d];
+        counter[d] = 0;
+      }
+    }
+  }
 };
 
 }  // namespace ember::kernels::portable

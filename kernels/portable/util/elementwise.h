@@ -10,9 +10,28 @@
 
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/dtype.h"
+#include "kernels/portable/util/parallel.h"
 #include "runtime/core/tensor.h"
 
 namespace ember::kernels::portable {
+
+/// Elements of memory-bound elementwise work below which one thread is
+/// faster than waking the pool.
+inline constexpr int64_t kParallelMinCopyElements = int64_t{1} << 16;
+
+/// Runs `body` (a StridedLoop::run callback) over all of `loop`, split over
+/// ctx's pool in 64-element-aligned slices when ctx is given and the loop is
+/// large. Elementwise only: each element is computed as on one thread.
+template <int N, typename Body>
+void run_elementwise(KernelContext* ctx, const StridedLoop<N>& loop, int64_t numel,
+                     const Body& body) {
+  if (ctx == nullptr || numel < 2 * kParallelMinCopyElements) {
+    loop.run(body);
+    return;
+  }
+  parallel_range(*ctx, numel, kParallelMinCopyElements, 64,
+                 [&](int64_t begin, int64_t end) { loop.run_slice(begin, end, body); });
+}
 
 template <typename S>
 constexpr ScalarType dtype_of() {
@@ -33,9 +52,10 @@ constexpr ScalarType dtype_of() {
 }
 
 /// out = op(in) elementwise; `in` and `out` have the same sizes (any dim
-/// orders). op: compute_t<S> -> compute_t<S>.
+/// orders). op: compute_t<S> -> compute_t<S>. With ctx, large tensors split
+/// over its thread pool (op must then be safe to call concurrently).
 template <typename S, typename Op>
-void apply_unary(const Tensor& in, Tensor& out, Op op) {
+void apply_unary(const Tensor& in, Tensor& out, Op op, KernelContext* ctx = nullptr) {
   using CT = compute_t<S>;
   constexpr ScalarType kS = dtype_of<S>();
   const int64_t* strides[2] = {out.strides, in.strides};
@@ -44,7 +64,7 @@ void apply_unary(const Tensor& in, Tensor& out, Op op) {
   if (in.dtype == kS && out.dtype == kS) {
     S* const o = out.data_ptr<S>();
     const S* const a = in.data_ptr<const S>();
-    loop.run([&](const int64_t* off, int64_t n, const int64_t* st) {
+    run_elementwise(ctx, loop, out.numel, [&](const int64_t* off, int64_t n, const int64_t* st) {
       S* po = o + off[0];
       const S* pa = a + off[1];
       if (st[0] == 1 && st[1] == 1) {
@@ -66,9 +86,11 @@ void apply_unary(const Tensor& in, Tensor& out, Op op) {
 }
 
 /// out = op(a, b) with a and b broadcast to out's sizes (checked by the
-/// caller). op: (compute_t<S>, compute_t<S>) -> compute_t<S>.
+/// caller). op: (compute_t<S>, compute_t<S>) -> compute_t<S>. With ctx,
+/// large outputs split over its thread pool.
 template <typename S, typename Op>
-void apply_binary(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
+void apply_binary(const Tensor& a, const Tensor& b, Tensor& out, Op op,
+                  KernelContext* ctx = nullptr) {
   using CT = compute_t<S>;
   constexpr ScalarType kS = dtype_of<S>();
   int64_t sa[kTensorMaxDim];
@@ -82,7 +104,7 @@ void apply_binary(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
     S* const o = out.data_ptr<S>();
     const S* const pa0 = a.data_ptr<const S>();
     const S* const pb0 = b.data_ptr<const S>();
-    loop.run([&](const int64_t* off, int64_t n, const int64_t* st) {
+    run_elementwise(ctx, loop, out.numel, [&](const int64_t* off, int64_t n, const int64_t* st) {
       S* po = o + off[0];
       const S* pa = pa0 + off[1];
       const S* pb = pb0 + off[2];

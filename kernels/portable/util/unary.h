@@ -51,7 +51,8 @@ void run_unary_op(KernelContext& ctx, EValue** args, Op op) {
   if (!unary_detail::prepare(ctx, args, kToFloat, &self, &out, &common)) return;
   const bool ok = dispatch_dtype<kSet>(common, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    apply_unary<S>(*self, *out, [&](compute_t<S> x) { return static_cast<compute_t<S>>(op(x)); });
+    apply_unary<S>(*self, *out, [&](compute_t<S> x) { return static_cast<compute_t<S>>(op(x)); },
+                   &ctx);
   });
   if (!ok) fail_dtype(ctx, "self", self->dtype);
 }
@@ -79,7 +80,8 @@ void run_unary_op(KernelContext& ctx, EValue** args, UnaryF32 fast, Op op) {
   }
   const bool ok = dispatch_dtype<kSet>(common, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    apply_unary<S>(*self, *out, [&](compute_t<S> x) { return static_cast<compute_t<S>>(op(x)); });
+    apply_unary<S>(*self, *out, [&](compute_t<S> x) { return static_cast<compute_t<S>>(op(x)); },
+                   &ctx);
   });
   if (!ok) fail_dtype(ctx, "self", self->dtype);
 }
