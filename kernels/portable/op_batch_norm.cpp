@@ -17,6 +17,8 @@
 
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/channel_norm.h"
+#include "kernels/portable/util/elementwise.h"  // kParallelMinCopyElements
+#include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/reduce.h"
 #include "runtime/kernel/kernel_registry.h"
 
@@ -74,12 +76,17 @@ void batch_norm_no_training_out(KernelContext& ctx, EValue** args) {
   loop.init(*input, *out0);
   (void)dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const double inv = 1.0 / std::sqrt(channel_value(rvar, ch, 1.0) + eps);
-      const double scale = channel_value(weight, ch, 1.0) * inv;
-      const double shift = channel_value(bias, ch, 0.0) - channel_value(rmean, ch, 0.0) * scale;
-      apply_affine<S>(*input, *out0, loop, ch, scale, shift);
-    }
+    // Channels are independent: split them over the pool for large inputs.
+    const int64_t per_channel = c > 0 ? input->numel / c : 0;
+    const int64_t min_channels = kParallelMinCopyElements / (per_channel + 1) + 1;
+    parallel_range(ctx, c, min_channels, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t ch = c0; ch < c1; ++ch) {
+        const double inv = 1.0 / std::sqrt(channel_value(rvar, ch, 1.0) + eps);
+        const double scale = channel_value(weight, ch, 1.0) * inv;
+        const double shift = channel_value(bias, ch, 0.0) - channel_value(rmean, ch, 0.0) * scale;
+        apply_affine<S>(*input, *out0, loop, ch, scale, shift);
+      }
+    });
   });
 }
 

@@ -215,6 +215,34 @@ TEST_F(ParallelKernels, ElementwiseWithBroadcastAndLayouts) {
   }
 }
 
+TEST_F(ParallelKernels, BatchNormInference) {
+  const std::vector<int32_t> shape = {1, 96, 56, 56};
+  auto x = random_floats(96 * 56 * 56, 20);
+  auto w = random_floats(96, 21), b = random_floats(96, 22), m = random_floats(96, 23);
+  auto v = random_floats(96, 24);
+  for (float& e : v) e = e * e + 0.5f;
+  std::vector<uint8_t> first;
+  for (size_t threads : {1, 2, 3}) {
+    TensorFactory tf;
+    auto& y = tf.make<float>(shape);
+    auto& e1 = tf.make<float>({0});
+    auto& e2 = tf.make<float>({0});
+    ReturnList ret({&y, &e1, &e2});
+    KernelContext ctx = context(threads);
+    const CallResult r = call_kernel(
+        ctx, "aten::_native_batch_norm_legit_no_training.out",
+        {&tf.make<float>(shape, x).ev, &tf.make<float>({96}, w).ev, &tf.make<float>({96}, b).ev,
+         &tf.make<float>({96}, m).ev, &tf.make<float>({96}, v).ev, tf.d(0.1), tf.d(1e-5), &y.ev,
+         &e1.ev, &e2.ev, &ret.ev},
+        false);
+    ASSERT_TRUE(r.ok()) << r.message;
+    std::vector<uint8_t> bytes(static_cast<const uint8_t*>(y.t.data),
+                               static_cast<const uint8_t*>(y.t.data) + y.t.nbytes());
+    if (first.empty()) first = bytes;
+    EXPECT_EQ(bytes, first) << "batch norm differs with " << threads << " threads";
+  }
+}
+
 // run_slice visits every element of a loop exactly once however [0, numel)
 // is cut, with partial first and last rows.
 TEST(StridedLoopSlices, CoverEveryElementOnce) {
