@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstring>
+#include <deque>
 #include <random>
 #include <string>
 
@@ -33,19 +34,27 @@ class ParallelKernels : public ::testing::Test {
     return ctx;
   }
 
+  // The TensorList return slot of a multi-out op, kept alive for the call.
+  EValue* return_list(std::initializer_list<TestTensor*> outs) {
+    return &returns_.emplace_back(outs).ev;
+  }
+
   // Runs `op` with args built by `make` on 1, 2 and 3 threads; the out tensor
-  // (the last arg) must hold the same bytes each time.
+  // must hold the same bytes each time. The out is the last arg (and the
+  // return slot is added), or args[out_index] of a multi-out op whose args
+  // already end with its return_list().
   template <typename Make>
-  void expect_same_bits(const char* op, Make make) {
+  void expect_same_bits(const char* op, Make make, int out_index = -1) {
     std::vector<uint8_t> first;
     for (size_t threads : {1, 2, 3}) {
       TensorFactory tf;
       std::vector<EValue*> args = make(tf);
       KernelContext ctx = context(threads);
       EXPECT_EQ(ctx.threads(), threads);
-      const CallResult r = call_kernel(ctx, op, args);
+      const CallResult r = call_kernel(ctx, op, args, out_index < 0);
       ASSERT_TRUE(r.ok()) << r.message;
-      const Tensor& out = args.back()->to_tensor();
+      const Tensor& out =
+          (out_index < 0 ? args.back() : args[static_cast<size_t>(out_index)])->to_tensor();
       std::vector<uint8_t> bytes(static_cast<const uint8_t*>(out.data),
                                  static_cast<const uint8_t*>(out.data) + out.nbytes());
       if (first.empty()) {
@@ -57,6 +66,7 @@ class ParallelKernels : public ::testing::Test {
   }
 
   std::vector<pthreadpool_t> pools_;
+  std::deque<ReturnList> returns_;
 };
 
 TEST_F(ParallelKernels, MmSplitsColumnsOrRowsIdentically) {
@@ -157,25 +167,18 @@ TEST_F(ParallelKernels, RowAndElementwiseKernels) {
   auto h = random_floats(197 * 768, 14);
   auto w = random_floats(768, 15);
   auto b = random_floats(768, 16);
-  std::vector<uint8_t> y_bytes;
-  for (size_t threads : {1, 2, 3}) {
-    TensorFactory tf;
-    auto& y = tf.make<float>({197, 768});
-    auto& mean = tf.make<float>({197, 1});
-    auto& rstd = tf.make<float>({197, 1});
-    ReturnList ret({&y, &mean, &rstd});
-    KernelContext ctx = context(threads);
-    const CallResult r = call_kernel(
-        ctx, "aten::native_layer_norm.out",
-        {&tf.make<float>({197, 768}, h).ev, tf.list({768}), &tf.make<float>({768}, w).ev,
-         &tf.make<float>({768}, b).ev, tf.d(1e-5), &y.ev, &mean.ev, &rstd.ev, &ret.ev},
-        false);
-    ASSERT_TRUE(r.ok()) << r.message;
-    std::vector<uint8_t> bytes(static_cast<const uint8_t*>(y.t.data),
-                               static_cast<const uint8_t*>(y.t.data) + y.t.nbytes());
-    if (y_bytes.empty()) y_bytes = bytes;
-    EXPECT_EQ(bytes, y_bytes) << "native_layer_norm differs with " << threads << " threads";
-  }
+  expect_same_bits(
+      "aten::native_layer_norm.out",
+      [&](TensorFactory& tf) {
+        auto& y = tf.make<float>({197, 768});
+        auto& mean = tf.make<float>({197, 1});
+        auto& rstd = tf.make<float>({197, 1});
+        return std::vector<EValue*>{&tf.make<float>({197, 768}, h).ev, tf.list({768}),
+                                    &tf.make<float>({768}, w).ev, &tf.make<float>({768}, b).ev,
+                                    tf.d(1e-5), &y.ev, &mean.ev, &rstd.ev,
+                                    return_list({&y, &mean, &rstd})};
+      },
+      5);
   auto e = random_floats(100003, 17);
   EValue approximate;
   approximate.tag = Tag::String;
@@ -221,26 +224,18 @@ TEST_F(ParallelKernels, BatchNormInference) {
   auto w = random_floats(96, 21), b = random_floats(96, 22), m = random_floats(96, 23);
   auto v = random_floats(96, 24);
   for (float& e : v) e = e * e + 0.5f;
-  std::vector<uint8_t> first;
-  for (size_t threads : {1, 2, 3}) {
-    TensorFactory tf;
-    auto& y = tf.make<float>(shape);
-    auto& e1 = tf.make<float>({0});
-    auto& e2 = tf.make<float>({0});
-    ReturnList ret({&y, &e1, &e2});
-    KernelContext ctx = context(threads);
-    const CallResult r = call_kernel(
-        ctx, "aten::_native_batch_norm_legit_no_training.out",
-        {&tf.make<float>(shape, x).ev, &tf.make<float>({96}, w).ev, &tf.make<float>({96}, b).ev,
-         &tf.make<float>({96}, m).ev, &tf.make<float>({96}, v).ev, tf.d(0.1), tf.d(1e-5), &y.ev,
-         &e1.ev, &e2.ev, &ret.ev},
-        false);
-    ASSERT_TRUE(r.ok()) << r.message;
-    std::vector<uint8_t> bytes(static_cast<const uint8_t*>(y.t.data),
-                               static_cast<const uint8_t*>(y.t.data) + y.t.nbytes());
-    if (first.empty()) first = bytes;
-    EXPECT_EQ(bytes, first) << "batch norm differs with " << threads << " threads";
-  }
+  expect_same_bits(
+      "aten::_native_batch_norm_legit_no_training.out",
+      [&](TensorFactory& tf) {
+        auto& y = tf.make<float>(shape);
+        auto& e1 = tf.make<float>({0});
+        auto& e2 = tf.make<float>({0});
+        return std::vector<EValue*>{
+            &tf.make<float>(shape, x).ev, &tf.make<float>({96}, w).ev, &tf.make<float>({96}, b).ev,
+            &tf.make<float>({96}, m).ev, &tf.make<float>({96}, v).ev, tf.d(0.1), tf.d(1e-5), &y.ev,
+            &e1.ev, &e2.ev, return_list({&y, &e1, &e2})};
+      },
+      7);
 }
 
 // run_slice visits every element of a loop exactly once however [0, numel)
