@@ -17,7 +17,6 @@
 
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/channel_norm.h"
-#include "kernels/portable/util/elementwise.h"  // kParallelMinCopyElements
 #include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/reduce.h"
 #include "runtime/kernel/kernel_registry.h"

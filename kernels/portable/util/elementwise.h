@@ -15,10 +15,6 @@
 
 namespace ember::kernels::portable {
 
-/// Elements of memory-bound elementwise work below which one thread is
-/// faster than waking the pool.
-inline constexpr int64_t kParallelMinCopyElements = int64_t{1} << 16;
-
 /// Runs `body` (a StridedLoop::run callback) over all of `loop`, split over
 /// ctx's pool in 64-element-aligned slices when ctx is given and the loop is
 /// large. Elementwise only: each element is computed as on one thread.

@@ -32,8 +32,11 @@ void parallel_range(KernelContext& ctx, int64_t n, int64_t min_per_task, int64_t
   });
 }
 
-/// Elements of cheap elementwise work below which one thread is faster
-/// than waking the pool (~10 µs of exp/erf-class work on one core).
+/// Elements of exp/erf-class work below which one thread is faster than
+/// waking the pool (~10 µs on one core).
 inline constexpr int64_t kParallelMinElements = int64_t{1} << 14;
+
+/// The same for memory-bound work (adds, clamps, affine maps): per task.
+inline constexpr int64_t kParallelMinCopyElements = int64_t{1} << 16;
 
 }  // namespace ember::kernels::portable
