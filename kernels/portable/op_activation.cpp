@@ -15,6 +15,7 @@
 // runs through unary_f32 (AVX2 where the CPU has it).
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/portable/util/fast_math.h"
@@ -65,6 +66,7 @@ void gelu_out(KernelContext& ctx, EValue** args) {
         constexpr T kBeta = T(0.7978845608028654);  // sqrt(2 / pi)
         constexpr T kKappa = T(0.044715);
         const T inner = kBeta * (x + kKappa * x * x * x);
+        if (x == -std::numeric_limits<T>::infinity()) return T(-0.0);  // the limit, not NaN
         return T(0.5) * x * (T(1) + std::tanh(inner));
       }
     });
@@ -75,6 +77,7 @@ void gelu_out(KernelContext& ctx, EValue** args) {
         return fast_gelu_erff(x);
       } else {
         constexpr T kRsqrt2 = T(0.7071067811865476);
+        if (x == -std::numeric_limits<T>::infinity()) return T(-0.0);  // the limit, not NaN
         return T(0.5) * x * (T(1) + std::erf(x * kRsqrt2));
       }
     });

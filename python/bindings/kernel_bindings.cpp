@@ -9,6 +9,7 @@
 #include <deque>
 #include <optional>
 
+#include "kernels/portable/util/cpu_isa.h"
 #include "python/bindings/tensor_convert.h"
 #include "runtime/kernel/kernel_registry.h"
 #include "runtime/kernel/thread_pool.h"
@@ -151,4 +152,8 @@ void bind_kernels(nb::module_& m) {
     for (size_t i = 0; i < registered_kernel_count(); ++i) names.emplace_back(registered_kernel(i).name);
     return names;
   });
+  m.def("cpu_isa", []() { return kernels::portable::isa_name(kernels::portable::cpu_isa()); },
+        "The ISA level the kernels dispatch on: the host's, capped by EMBER_ISA.");
+  m.def("host_isa", []() { return kernels::portable::isa_name(kernels::portable::host_isa()); },
+        "The ISA level the host CPU supports.");
 }

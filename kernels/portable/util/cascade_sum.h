@@ -1,4 +1,6 @@
-// Float32/float64 sums of a unit-stride row in the order PyTorch's CPU
+// Float32/float64 sums of a unit-stride row in Ember's fixed order, the same
+// on every host, ISA level and thread count (docs/determinism.md). It was
+// chosen to coincide with the order PyTorch's CPU
 // kernels use with 256-bit vectors (AVX2, the capability torch picks on
 // x86-64 machines without AVX-512).
 //
@@ -13,7 +15,8 @@
 //
 // The order, established black-box against torch 2.13 (the summation tree
 // was read off with +-2^40 probes, then confirmed bit-exact on random rows
-// of 1..2^21 elements; tests/test_reduction_order.py keeps it pinned):
+// of 1..2^21 elements; python/tests/summation_model.py models it and
+// test_reduction_order.py checks the kernel against that model on every host):
 //   W = 32 / sizeof(T) lanes per vector (8 float, 4 double).
 //   * n < W: a plain left-to-right sum, except that float rows of 4..7
 //     elements add elements 4.. onto element 0 before adding 1, 2, 3.

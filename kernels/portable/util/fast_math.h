@@ -10,8 +10,10 @@
 // through both builds of unary_f32.h against these bounds. The AVX2 build
 // fuses multiply-adds, so its results can differ from the baseline build's
 // (and from a strided loop's) by an ulp, within the same bounds.
-// Special values follow libm: NaN → NaN, exp(+inf) = inf, exp(-inf) = 0,
-// tanh(±inf) = ±1, sigmoid(±inf) = 1/0, erf(±inf) = ±1.
+// Special values follow libm and IEEE 754 (docs/special-values.md lists them
+// per op): NaN → NaN, exp(+inf) = inf, exp(-inf) = 0, tanh(±inf) = ±1,
+// sigmoid(±inf) = 1/0, erf(±inf) = ±1; expm1, tanh, erf and gelu keep the
+// sign of ±0; gelu(+inf) = inf and gelu(-inf) = -0 (the limit).
 // Always inlined: a call left in a loop (GCC stops inlining in large kernel
 // files) would stop vectorisation.
 #pragma once
@@ -106,7 +108,10 @@ inline constexpr float kInvLn2 = 1.44269504088896341f;
   const float s = pow2i(n > 25 ? 25 : n);
   const float small = s * p + (s - 1.0f);
   const float y = select_f(n > 24, big, small);
-  return select_f(x > 88.72284f, INFINITY, select_f(x < -30.0f, -1.0f, y));
+  // Below 2^-25 in magnitude e^x - 1 rounds to x itself; taking x keeps the
+  // sign of -0 (IEEE: expm1(-0) = -0) and the subnormals exact.
+  const float r0 = select_f(std::fabs(x) < 0x1p-25f, x, y);
+  return select_f(x > 88.72284f, INFINITY, select_f(x < -30.0f, -1.0f, r0));
 }
 
 /// 1 / (1 + e^-x) in float32, as e^x / (1 + e^x) for x < 0 so tiny results
@@ -165,8 +170,10 @@ inline constexpr float kInvLn2 = 1.44269504088896341f;
 }
 
 /// gelu(x) = x/2 · (1 + erf(x/√2)), PyTorch's approximate="none".
+/// gelu(-inf) is the limit, -0 (x · Φ(x) would be -inf · 0 = NaN).
 [[gnu::always_inline]] inline float fast_gelu_erff(float x) {
-  return 0.5f * x * (1.0f + fast_erff(x * 0.70710678118654752f));
+  const float y = 0.5f * x * (1.0f + fast_erff(x * 0.70710678118654752f));
+  return fast_math_detail::select_f(x == -INFINITY, -0.0f, y);
 }
 
 /// gelu(x) with approximate="tanh": x/2 · (1 + tanh(z)), z = √(2/π)(x + 0.044715x³),
@@ -175,7 +182,7 @@ inline constexpr float kInvLn2 = 1.44269504088896341f;
 [[gnu::always_inline]] inline float fast_gelu_tanhf(float x) {
   constexpr float kTwoBeta = 2.0f * 0.7978845608028654f;
   const float z2 = kTwoBeta * (x + 0.044715f * x * x * x);
-  return x * fast_sigmoidf(z2);
+  return fast_math_detail::select_f(x == -INFINITY, -0.0f, x * fast_sigmoidf(z2));
 }
 
 }  // namespace ember::kernels::portable

@@ -114,7 +114,8 @@ struct StridedMatrix {
 void f32_gemm_6x16_avx2_fma(int64_t kc, const float* a, const float* b, float* c, int64_t c_rs,
                             float alpha, float beta);
 
-/// True when the CPU runs AVX2 and FMA code (checked once; false off x86).
+/// True when kernels dispatch to AVX2+FMA builds: cpu_isa() >= Isa::kAvx2
+/// (the host has them and EMBER_ISA does not cap them; false off x86).
 bool cpu_has_avx2_fma();
 
 namespace gemm_detail {

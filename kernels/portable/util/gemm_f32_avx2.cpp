@@ -3,6 +3,7 @@
 // for AVX2+FMA through a target attribute and only called after
 // cpu_has_avx2_fma() says the CPU runs it (gemm.h). Twelve ymm accumulators
 // hold the 6×16 tile; two hold the B row and one the broadcast A value.
+#include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemv.h"
 
@@ -17,10 +18,7 @@ namespace ember::kernels::portable {
 
 #if EMBER_GEMM_X86
 
-bool cpu_has_avx2_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
+bool cpu_has_avx2_fma() { return cpu_isa() >= Isa::kAvx2; }
 
 __attribute__((target("avx2,fma"))) void f32_gemm_6x16_avx2_fma(int64_t kc, const float* a,
                                                                 const float* b, float* c,
