@@ -1,6 +1,7 @@
 """The order of the AOT passes, top to bottom, in one place.
 
-to_edge:        core-ATen decompositions -> drop assertion ops -> scalars to
+to_edge:        core-ATen decompositions -> PyTorch's decompositions of the
+                non-core ops left -> drop assertion ops -> scalars to
                 tensors -> view ops to *_copy -> edge op namespace -> verify
 transform:      user passes -> verify
 to_executorch:  user passes -> bounds check (dynamic shapes) -> constant
@@ -22,6 +23,7 @@ from torch.utils import _pytree as pytree
 from ember.exir.config import EdgeCompileConfig, ExecutorchBackendConfig
 from ember.exir.exported import copy_graph_module, rebuild
 from ember.exir.passes.constant_fold import ConstantFoldPass
+from ember.exir.passes.decompose_non_core import decompose_non_core
 from ember.exir.passes.edge_ops_pass import EdgeOpsPass
 from ember.exir.passes.input_guards import add_input_guards
 from ember.exir.passes.memory_planning import MemoryPlan
@@ -49,7 +51,7 @@ def run_graph_passes(gm: torch.fx.GraphModule, passes: Iterable[GraphPass]) -> t
 
 
 def to_edge_program(ep: ExportedProgram, config: EdgeCompileConfig) -> ExportedProgram:
-    ep = ep.run_decompositions()
+    ep = decompose_non_core(ep.run_decompositions())
     remove_asserts(ep.graph_module)
     ep = scalars_to_tensors(ep)
     gm = run_graph_passes(ep.graph_module, [ViewCopyPass(), EdgeOpsPass()])

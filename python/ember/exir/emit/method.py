@@ -225,12 +225,30 @@ class _MethodEmitter:
         return outs if isinstance(storage, list) else outs[0]
 
 
+def _serializable(spec: pytree.TreeSpec) -> pytree.TreeSpec:
+    """``spec`` with named tuples pytree cannot serialize (PyTorch's returns (``torch.return_types.sort``,
+    ``topk``, ``max`` with a dim, ... are structseqs) as plain tuples of the
+    same children; the runtime returns outputs flat."""
+    if spec.is_leaf():
+        return spec
+    children = [_serializable(c) for c in spec.children()]
+    if pytree.is_structseq_class(spec.type) or pytree.is_namedtuple_class(spec.type):
+        return pytree.TreeSpec(tuple, None, children)
+    return pytree.TreeSpec(spec.type, spec.context, children)
+
+
+def _dumps(spec: pytree.TreeSpec | None) -> str:
+    if spec is None:
+        return ""
+    try:
+        return pytree.treespec_dumps(spec)
+    except (NotImplementedError, TypeError):  # no serialization name registered
+        return pytree.treespec_dumps(_serializable(spec))
+
+
 def _container_meta(ep: ExportedProgram) -> dict[str, str]:
     spec = ep.call_spec
-    return {
-        "encoded_inp_str": pytree.treespec_dumps(spec.in_spec) if spec.in_spec else "",
-        "encoded_out_str": pytree.treespec_dumps(spec.out_spec) if spec.out_spec else "",
-    }
+    return {"encoded_inp_str": _dumps(spec.in_spec), "encoded_out_str": _dumps(spec.out_spec)}
 
 
 def emit_method(

@@ -1,7 +1,8 @@
 """The edge-dialect verifier: edge ops only, and only core ATen among them.
 
 Core means ``torch.Tag.core`` in the op's tags, plus the ``*_copy`` view
-variants (``torch.Tag.view_copy``). Ops of other namespaces (custom ops,
+variants (``torch.Tag.view_copy``) and the few non-core ops Ember has its own
+kernel for (``ember.exir.operator.kernel_ops``). Ops of other namespaces (custom ops,
 ``quantized_decomposed``) are allowed: they have their own kernels. Raw
 ``torch.ops.aten`` targets are rejected: edge graphs use ``ops.edge``.
 
@@ -20,12 +21,13 @@ from torch._export.verifier import SpecViolationError, Verifier
 from torch._ops import HigherOrderOperator, OpOverload
 
 from ember.exir.dialects.edge._ops import EdgeOpOverload
+from ember.exir.operator.kernel_ops import EMBER_KERNEL_OPS
 
 _ALLOWED_HIGHER_ORDER = frozenset({"executorch_call_delegate"})
 
 
 def is_core_aten(op: OpOverload, exceptions: Collection[OpOverload] = ()) -> bool:
-    if op.namespace != "aten" or op in exceptions:
+    if op.namespace != "aten" or op in exceptions or op in EMBER_KERNEL_OPS:
         return True
     return torch.Tag.core in op.tags or torch.Tag.view_copy in op.tags
 

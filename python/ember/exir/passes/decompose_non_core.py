@@ -1,0 +1,54 @@
+"""Decompose the non-core ATen ops that ``run_decompositions`` leaves.
+
+``ExportedProgram.run_decompositions()`` applies PyTorch's core-ATen table,
+which leaves some ops mainstream models produce (``linalg_vector_norm`` in
+speech encoders and ConvNeXt-V2, for one) although PyTorch's full
+decomposition table (``torch._decomp.decomposition_table``) has a
+decomposition for them. This pass applies those, repeatedly, until only core
+ops, ops Ember has its own kernel for (``EMBER_KERNEL_OPS``) and ops without a
+decomposition remain; the edge verifier then names any of the last kind.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch._decomp import core_aten_decompositions, decomposition_table
+from torch._ops import OpOverload
+from torch.export import ExportedProgram
+
+from ember.exir.operator.kernel_ops import EMBER_KERNEL_OPS
+
+_MAX_ROUNDS = 4  # a decomposition can produce ops that decompose again
+
+
+def _core(op: OpOverload) -> bool:
+    return torch.Tag.core in op.tags or torch.Tag.view_copy in op.tags
+
+
+def _left_to_decompose(ep: ExportedProgram) -> set[OpOverload]:
+    ops = set()
+    for node in ep.graph_module.graph.nodes:
+        op = node.target
+        if (
+            node.op == "call_function"
+            and isinstance(op, OpOverload)
+            and op.namespace == "aten"
+            and not _core(op)
+            and op not in EMBER_KERNEL_OPS
+            and op in decomposition_table
+        ):
+            ops.add(op)
+    return ops
+
+
+def decompose_non_core(ep: ExportedProgram) -> ExportedProgram:
+    """``ep`` with every non-core ATen op PyTorch can decompose decomposed."""
+    for _ in range(_MAX_ROUNDS):
+        ops = _left_to_decompose(ep)
+        if not ops:
+            break
+        table = core_aten_decompositions()
+        for op in ops:
+            table[op] = decomposition_table[op]
+        ep = ep.run_decompositions(table)
+    return ep
