@@ -83,7 +83,7 @@ PyProgram* load_program(nb::object source) {
   return program;
 }
 
-nb::list execute(PyMethod& self, nb::list inputs) {
+nb::list execute(PyMethod& self, nb::list inputs, bool torch_outputs) {
   Method& method = *self.method;
   if (inputs.size() != method.inputs_size()) {
     throw nb::value_error(("method '" + self.name + "' takes " + std::to_string(method.inputs_size()) +
@@ -130,7 +130,9 @@ nb::list execute(PyMethod& self, nb::list inputs) {
   for (size_t i = 0; i < method.outputs_size(); ++i) {
     const EValue* v = method.get_output(i).get();
     switch (v->tag) {
-      case Tag::Tensor: outputs.append(python::array_from_tensor(v->to_tensor())); break;
+      case Tag::Tensor:
+        outputs.append(python::array_from_tensor(v->to_tensor(), torch_outputs));
+        break;
       case Tag::Int: outputs.append(nb::int_(v->as_int)); break;
       case Tag::Double: outputs.append(nb::float_(v->as_double)); break;
       case Tag::Bool: outputs.append(nb::bool_(v->as_bool)); break;
@@ -163,8 +165,10 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("file_size", [](PyProgram& p) { return p.module->program().file_size(); });
 
   nb::class_<PyMethod>(m, "Method")
-      .def("execute", &execute, nb::arg("inputs"),
-           "Runs the method on a list of arrays/scalars; returns a list of outputs (copies).")
+      .def("execute", &execute, nb::arg("inputs"), nb::arg("torch_outputs") = false,
+           "Runs the method on a list of arrays (NumPy, or torch tensors of any dtype through "
+           "DLPack) and scalars; returns a list of outputs (copies): NumPy arrays, or torch "
+           "tensors with torch_outputs=True.")
       .def_prop_ro("name", [](PyMethod& self) { return self.name; })
       .def("method_meta", [](PyMethod& self) { return meta_dict(self.method->method_meta()); });
 

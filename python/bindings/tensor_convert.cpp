@@ -72,7 +72,7 @@ void tensor_from_array(nb::ndarray<nb::ro> array, ArrayTensor* out) {
   t.capacity_bytes = t.nbytes();
 }
 
-nb::object array_from_tensor(const Tensor& t) {
+nb::object array_from_tensor(const Tensor& t, bool as_torch) {
   const size_t nbytes = t.nbytes();
   auto* copy = new uint8_t[nbytes > 0 ? nbytes : 1];
   if (nbytes > 0) std::memcpy(copy, t.data, nbytes);
@@ -98,6 +98,11 @@ nb::object array_from_tensor(const Tensor& t) {
     case ScalarType::UInt32:
     case ScalarType::UInt64: dt.code = static_cast<uint8_t>(Code::UInt); break;
     default: dt.code = static_cast<uint8_t>(Code::Int); break;
+  }
+  if (as_torch) {
+    // Through DLPack: every dtype torch has, bfloat16 included.
+    nb::ndarray<nb::pytorch> tensor(copy, shape.size(), shape.data(), owner, strides.data(), dt);
+    return tensor.cast();
   }
   nb::ndarray<nb::numpy> arr(copy, shape.size(), shape.data(), owner, strides.data(), dt);
   return arr.cast();

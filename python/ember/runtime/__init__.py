@@ -27,21 +27,18 @@ __all__ = ["EmberError", "Method", "Program", "Runtime"]
 
 def _to_runtime(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
+        # Passed as it is (DLPack, no copy): every dtype, bfloat16 included.
         t = value.detach()
-        if t.dtype == torch.bfloat16:
-            raise TypeError("bfloat16 inputs are not supported through NumPy yet")
+        if t.device.type != "cpu":
+            t = t.cpu()
+        if t.is_conj() or t.is_neg():
+            t = t.resolve_conj().resolve_neg()
         if not (t.is_contiguous() or t.is_contiguous(memory_format=torch.channels_last)):
             t = t.contiguous()
-        return t.cpu().numpy()
+        return t
     if isinstance(value, np.ndarray | bool | int | float):
         return value
     raise TypeError(f"unsupported input of type {type(value).__name__}")
-
-
-def _from_runtime(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return torch.from_numpy(value)
-    return value
 
 
 class Method:
@@ -57,7 +54,7 @@ class Method:
     def execute(self, inputs: Sequence[Any]) -> list[Any]:
         """Runs the method on tensors (or scalars); returns a list of tensors."""
         converted = [_to_runtime(x) for x in inputs]
-        return [_from_runtime(y) for y in self._method.execute(converted)]
+        return self._method.execute(converted, torch_outputs=True)
 
     def __call__(self, *inputs: Any) -> list[Any]:
         return self.execute(list(inputs))
