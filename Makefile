@@ -76,8 +76,19 @@ fuzz:
 	  -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/crash-
 
+# The tests of the kernels that have ISA-specific builds (GEMM, convolution,
+# float32 unary spans, softmax, layer norm, sums) and the models on the
+# portable kernels run a second time on the baseline builds (EMBER_ISA caps the
+# dispatch; docs/determinism.md), so every ISA path the host has is checked
+# against eager and the models' bounds. XNNPACK picks its own microkernels.
+ISA_BASELINE_TESTS := test_kernels_vs_eager.py test_kernels_conv_vs_eager.py \
+  test_kernels_elementwise_vs_eager.py test_kernels_reduce_vs_eager.py test_reduction_order.py \
+  test_xnnpack_models.py -k "not xnnpack]"
 test-python:
+	@$(PY) -c "import ember._C as c; print('kernels dispatch on', c.cpu_isa(), '(host:', c.host_isa() + ')')"
 	cd python/tests && $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider .
+	@echo "Again with EMBER_ISA=baseline:"
+	cd python/tests && EMBER_ISA=baseline $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider $(ISA_BASELINE_TESTS)
 
 # Benchmarks (never part of `make test`): the Google Benchmark binaries in
 # their own build dir, then the model/kernel comparison, which rewrites

@@ -6,6 +6,14 @@ of the published sizes with random weights (nothing is downloaded).
 is the published architecture at its usual input (224x224 images, BERT
 sequence 128), ``size="small"`` a narrow, shallow variant of the same class
 for tests. The module returns one tensor (logits or last hidden state).
+
+Outputs have ordinary magnitudes, as a trained model's do: with transformers'
+random initialisation and batch norm's default running statistics (mean 0,
+variance 1), MobileNetV2's activations shrink layer by layer to ~1e-21 at
+the logits, and a comparison with an absolute tolerance would then check
+nothing. So the batch-norm layers' running statistics are calibrated on a few
+random batches of the example's shape (cumulative averages, as after
+training), and ``check_output_scale`` asserts the result.
 """
 
 from __future__ import annotations
@@ -67,4 +75,37 @@ def build(name: str, size: str = "full", seed: int = 0) -> tuple[torch.nn.Module
         inputs = (torch.randint(0, cfg.vocab_size, (1, 128 if full else 16)),)
     else:
         raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
-    return _FirstOutput(model).eval(), inputs
+    module = _FirstOutput(model).eval()
+    _calibrate_batch_norm(module, inputs, seed)
+    return module, inputs
+
+
+# The range of output standard deviations a model of the zoo must have.
+OUTPUT_STD_RANGE = (1e-2, 1e2)
+
+
+def check_output_scale(name: str, output: torch.Tensor) -> None:
+    """Raises when a model's output has collapsed (or exploded)."""
+    std = output.double().std().item()
+    lo, hi = OUTPUT_STD_RANGE
+    if not lo <= std <= hi:
+        raise AssertionError(f"{name}: output std {std:.3g} is outside [{lo}, {hi}]")
+
+
+def _calibrate_batch_norm(module: torch.nn.Module, inputs: tuple, seed: int,
+                          batches: int = 4) -> None:
+    norms = [m for m in module.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    gen = torch.Generator().manual_seed(seed + 1)
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # cumulative average over the calibration batches
+        m.train()
+    with torch.no_grad():
+        for _ in range(batches):
+            batch = tuple(torch.randn(x.shape, generator=gen).repeat(8, *[1] * (x.dim() - 1))
+                          if x.is_floating_point() else x for x in inputs)
+            module(*batch)
+    for m in norms:
+        m.eval()
