@@ -9,7 +9,8 @@
 // scale_factors is given; with scale factors the output is floor(in · scale)
 // and source coordinates use 1/scale, as eager does. Index and weight
 // arithmetic follows eager's CPU kernels (float for nearest, the op math type
-// for bilinear). Nearest: real dtypes; bilinear: floating dtypes.
+// for bilinear). Nearest: real dtypes; bilinear: floating dtypes and uint8
+// (eager's fixed-point algorithm, below).
 #include <cmath>
 
 #include "kernels/portable/util/binary.h"
@@ -168,6 +169,81 @@ void upsample_bilinear(const Tensor& x, Tensor& y, const Resize& r, bool align_c
   }
 }
 
+// uint8 bilinear, as eager computes it (established black-box): separable,
+// the W pass first, each pass with fixed-point weights round(w · 2^P), where
+// P is the largest precision keeping that pass's largest weight below 2^15
+// (int16 weights), a rounding bias of 2^(P-1), and the W pass's result
+// clamped to uint8 before the H pass; weights and source positions in double.
+// Unlike the float path, a position whose second source clamps to the edge
+// weighs its one source fully, and a pass whose output size equals its input
+// size copies (even when a scale factor other than 1 gave that size).
+struct FixedTaps {
+  int64_t i0 = 0, i1 = 0;  // source indices
+  int64_t q0 = 0, q1 = 0;  // fixed-point weights
+};
+
+int fixed_point_precision(int64_t in, int64_t out, bool align_corners, double scale) {
+  double max_weight = in == out ? 1.0 : 0.0;  // a copy: one weight of 1
+  for (int64_t o = 0; o < out && in != out; ++o) {
+    int64_t i0, step;
+    double l0, l1;
+    linear_source<double>(o, in, out, align_corners, scale, &i0, &step, &l0, &l1);
+    const double w = step == 0 ? 1.0 : (l0 > l1 ? l0 : l1);
+    if (w > max_weight) max_weight = w;
+  }
+  int precision = 0;
+  while (precision < 30 && max_weight * double(int64_t{1} << (precision + 1)) <
+                               32768.0) {
+    ++precision;
+  }
+  return precision;
+}
+
+FixedTaps fixed_taps(int64_t o, int64_t in, int64_t out, bool align_corners, double scale,
+                     int precision) {
+  int64_t i0 = o, step = 0;
+  double l0 = 1, l1 = 0;
+  if (in != out) linear_source<double>(o, in, out, align_corners, scale, &i0, &step, &l0, &l1);
+  if (step == 0) {
+    l0 = 1;
+    l1 = 0;
+  }
+  const double one = static_cast<double>(int64_t{1} << precision);
+  return {i0, i0 + step, std::llround(l0 * one), std::llround(l1 * one)};
+}
+
+uint8_t fixed_blend(const FixedTaps& t, int64_t a, int64_t b, int precision) {
+  const int64_t acc = (int64_t{1} << (precision - 1)) + t.q0 * a + t.q1 * b;
+  const int64_t v = acc >> precision;
+  return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+void upsample_bilinear_u8(const Tensor& x, Tensor& y, const Resize& r, bool align_corners) {
+  const uint8_t* xp = x.data_ptr<const uint8_t>();
+  uint8_t* yp = y.data_ptr<uint8_t>();
+  const int ph = fixed_point_precision(r.in[0], r.out[0], align_corners, r.scale[0]);
+  const int pw = fixed_point_precision(r.in[1], r.out[1], align_corners, r.scale[1]);
+  for (int64_t n = 0; n < x.sizes[0]; ++n) {
+    for (int64_t c = 0; c < x.sizes[1]; ++c) {
+      const uint8_t* plane = xp + n * x.strides[0] + c * x.strides[1];
+      uint8_t* oplane = yp + n * y.strides[0] + c * y.strides[1];
+      for (int64_t oh = 0; oh < r.out[0]; ++oh) {
+        const FixedTaps th = fixed_taps(oh, r.in[0], r.out[0], align_corners, r.scale[0], ph);
+        const uint8_t* row0 = plane + th.i0 * x.strides[2];
+        const uint8_t* row1 = plane + th.i1 * x.strides[2];
+        for (int64_t ow = 0; ow < r.out[1]; ++ow) {
+          const FixedTaps tw = fixed_taps(ow, r.in[1], r.out[1], align_corners, r.scale[1], pw);
+          const int64_t a = tw.i0 * x.strides[3], b = tw.i1 * x.strides[3];
+          // The W pass at both source rows, then the H pass.
+          const uint8_t top = fixed_blend(tw, row0[a], row0[b], pw);
+          const uint8_t bottom = fixed_blend(tw, row1[a], row1[b], pw);
+          oplane[oh * y.strides[2] + ow * y.strides[3]] = fixed_blend(th, top, bottom, ph);
+        }
+      }
+    }
+  }
+}
+
 void upsample_nearest2d_vec_out(KernelContext& ctx, EValue** args) {
   Tensor* input = tensor_arg(ctx, args, 0, "input");
   if (input == nullptr) return;
@@ -197,6 +273,10 @@ void upsample_bilinear2d_vec_out(KernelContext& ctx, EValue** args) {
     return;
   }
   if (out->numel == 0) return;
+  if (input->dtype == ScalarType::Byte) {
+    upsample_bilinear_u8(*input, *out, r, align_corners);
+    return;
+  }
   const bool ok = dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     upsample_bilinear<S>(*input, *out, r, align_corners);

@@ -618,6 +618,28 @@ def test_upsample_bilinear2d(size, scales, align_corners, dtype):
     check(out, want)
 
 
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_upsample_bilinear2d_uint8_exact(align_corners):
+    # uint8 is computed in fixed point, as eager does: exact, including the
+    # W-pass rounding, over random shapes, down- and upscaling and scales.
+    rng = np.random.default_rng(5)
+    for i in range(120):
+        h, w = (int(v) for v in rng.integers(1, 30, 2))
+        if i % 3 == 2:
+            size, scales = None, [float(v) for v in rng.uniform(0.3, 3.5, 2)]
+            if min(int(h * scales[0]), int(w * scales[1])) < 1:
+                continue
+        else:
+            size, scales = [int(v) for v in rng.integers(1, 50, 2)], None
+        x = rng.integers(0, 256, (2, 3, h, w)).astype(np.uint8)
+        if i % 2:
+            x = channels_last(x)
+        want = aten.upsample_bilinear2d.vec(t(x), size, align_corners, scales)
+        out = empty_for(want)
+        _C.call_kernel("aten::upsample_bilinear2d.vec_out", [x, size, align_corners, scales, out])
+        np.testing.assert_array_equal(out, want.numpy(), err_msg=f"{x.shape} {size} {scales}")
+
+
 # --- sort / topk -----------------------------------------------------------------
 
 
