@@ -1,58 +1,59 @@
-"""Writes kernels/portable/kernel_signatures_generated.cpp from PyTorch's schemas.
+"""Writes the kernel signature table load_method checks, from kernels/ops.yaml.
 
-    .venv/bin/python tools/gen_kernel_signatures.py [--check]
+    python3 tools/gen_kernel_signatures.py kernels/ops.yaml OUT.cpp
 
-For every kernel registered in the installed `ember._C` whose operator PyTorch
-knows (the aten:: ones), records the kind of value each argument must be
-(see runtime/kernel/kernel_signature.h), so load_method can refuse a
-program that passes the wrong kind of value. `--check` exits 1 when the file
-on disk differs from what the current kernels and schemas give.
+Run by the build (CMake) with nothing but the standard library: it imports
+neither torch nor the extension it is part of. For every entry with a schema (aten
+and quantized_decomposed ops), one letter per argument says the kind of value the kernel reads (see
+runtime/kernel/kernel_signature.h), so load_method refuses a program that
+passes, say, an Int where the kernel reads a Tensor. The file is rewritten
+only when its text changes, so an unchanged op list rebuilds nothing.
 """
 
 from __future__ import annotations
 
-import argparse
+import re
 import sys
 from pathlib import Path
 
-import torch
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kernel_schema import Argument, Schema, parse_schema, read_op_list  # noqa: E402
 
-from ember import _C
-
-OUT = Path(__file__).resolve().parents[1] / "kernels/portable/kernel_signatures_generated.cpp"
-
+# Base type (alias annotation and fixed list length removed) -> kind letter;
+# the optional form (`T?`) takes the lower-case letter.
 _KINDS = {
-    "Tensor": "T", "Optional[Tensor]": "t",
-    "Scalar": "S", "Optional[Scalar]": "s", "number": "S", "Optional[number]": "s",
-    "int": "I", "SymInt": "I", "Optional[int]": "i", "Optional[SymInt]": "i",
-    "float": "D", "Optional[float]": "d",
-    "bool": "B", "Optional[bool]": "b",
-    "List[int]": "L", "List[SymInt]": "L",
-    "Optional[List[int]]": "l", "Optional[List[SymInt]]": "l",
-    "List[float]": "F", "List[bool]": "Q",
-    "List[Tensor]": "X", "List[Optional[Tensor]]": "O",
-    "str": "Y",
+    "Tensor": "T", "Scalar": "S", "int": "I", "SymInt": "I", "ScalarType": "I",
+    "MemoryFormat": "I", "Layout": "I", "float": "D", "bool": "B",
+    "int[]": "L", "SymInt[]": "L", "float[]": "F", "bool[]": "Q",
+    "Tensor[]": "X", "Tensor?[]": "O", "str": "Y",
 }
+_OPTIONAL = {"T": "t", "S": "s", "I": "i", "D": "d", "B": "b", "L": "l"}
 
 
-def signature(name: str) -> tuple[str, str] | None:
-    namespace, _, rest = name.partition("::")
-    if namespace != "aten":
-        return None
-    op_name, _, overload = rest.partition(".")
-    packet = getattr(torch.ops.aten, op_name, None)
-    if packet is None:
-        return None
-    op = getattr(packet, overload or "default", None)
-    if op is None:
-        return None
-    schema = op._schema
-    kinds = "".join(_KINDS.get(str(a.type), "*") for a in schema.arguments)
+def _base(type_: str) -> tuple[str, bool]:
+    """("int[]", optional) for "int[2]?"; alias annotations dropped."""
+    t = re.sub(r"\([a-z]+!?\)", "", type_)
+    optional = t.endswith("?")
+    t = t.removesuffix("?")
+    t = re.sub(r"\[\d+\]$", "[]", t)
+    return t, optional
+
+
+def kind(type_: str) -> str:
+    base, optional = _base(type_)
+    letter = _KINDS.get(base, "*")
+    if optional:
+        return _OPTIONAL.get(letter, "*")
+    return letter
+
+
+def signature(schema: Schema) -> tuple[str, str]:
+    kinds = "".join(kind(a.type) for a in schema.arguments)
     names = [a.name for a in schema.arguments]
     returns = schema.returns
     if len(returns) == 1:
         # A scalar result (sym_size, _local_scalar_dense) is written into its value.
-        kinds += "T" if str(returns[0].type) == "Tensor" else "*"
+        kinds += "T" if _base(returns[0])[0] == "Tensor" else "*"
         names.append("return")
     elif len(returns) > 1:
         kinds += "X"
@@ -60,22 +61,26 @@ def signature(name: str) -> tuple[str, str] | None:
     else:
         # An out variant returning () (split_with_sizes_copy.out, ...): the
         # emitter still passes its out as the return slot, as for every kernel call.
-        outs = [a for a in schema.arguments if a.is_out]
+        outs: list[Argument] = [a for a in schema.arguments if a.is_out]
         if outs:
-            kinds += _KINDS.get(str(outs[0].type), "*") if len(outs) == 1 else "X"
+            kinds += kind(outs[0].type) if len(outs) == 1 else "X"
             names.append("return")
     return kinds, ",".join(names)
 
 
-def render() -> str:
+def render(entries: list[dict[str, str]]) -> str:
     rows = []
-    for name in sorted(_C.registered_kernels()):
-        sig = signature(name)
-        if sig is not None:
-            rows.append(f'    {{"{name}", "{sig[0]}", "{sig[1]}"}},')
+    for entry in sorted(entries, key=lambda e: e["op"]):
+        if "schema" not in entry:  # Ember's prim ops: checked by their own kernels
+            continue
+        schema = parse_schema(entry["schema"])
+        if schema.full_name != entry["op"] and f"{schema.full_name}.default" != entry["op"]:
+            raise SystemExit(f"ops.yaml: {entry['op']} has the schema of {schema.full_name}")
+        kinds, names = signature(schema)
+        rows.append(f'    {{"{entry["op"]}", "{kinds}", "{names}"}},')
     return (
-        "// Generated by tools/gen_kernel_signatures.py from PyTorch's operator schemas.\n"
-        "// Do not edit; rerun the script after adding kernels.\n"
+        "// Generated by tools/gen_kernel_signatures.py from kernels/ops.yaml.\n"
+        "// Do not edit: edit the op list.\n"
         '#include "runtime/kernel/kernel_signature.h"\n\n'
         "namespace ember::kernels::portable {\nnamespace {\n\n"
         "const KernelSignature kSignatures[] = {\n" + "\n".join(rows) + "\n};\n\n"
@@ -84,20 +89,17 @@ def render() -> str:
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args()
-    text = render()
-    if args.check:
-        if not OUT.exists() or OUT.read_text() != text:
-            print(f"{OUT} is stale: run tools/gen_kernel_signatures.py", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text)
-    print(f"wrote {OUT} ({text.count(chr(10))} lines)")
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    op_list, out = Path(argv[0]), Path(argv[1])
+    text = render(read_op_list(op_list))
+    if not out.exists() or out.read_text() != text:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
