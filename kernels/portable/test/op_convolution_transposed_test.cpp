@@ -343,6 +343,30 @@ TEST(OpConvolutionTransposedTest, LoadCheckRefusesBadConfigurations) {
   std::tie(e, msg) = check({1, 1}, {0, 0}, 1, true, {4, 0});
   EXPECT_EQ(e, Error::InvalidProgram);
   EXPECT_NE(msg.find("gives output size -1"), std::string::npos) << msg;
+  // A dynamic input's sizes are bounds at load: only execute checks them.
+  {
+    TensorFactory tf;
+    auto& x = tf.make<float>({1, 2, 5, 5}, {}, {}, TensorShapeDynamism::DynamicBound);
+    auto& w = tf.make<float>({4, 3, 3, 3});
+    auto& out = tf.make<float>({1, 3, 7, 7});
+    EValue* args[] = {&x.ev, &w.ev, tf.none(), tf.list({1, 1}), tf.list({0, 0}),
+                      tf.list({1, 1}), tf.b(true), tf.list({0, 0}), tf.i(1), &out.ev, &out.ev};
+    bool constant[11] = {};
+    EXPECT_EQ(k->check(args, constant, 11), Error::Ok);
+    auto& xs = tf.make<float>({1, 2, 5, 5});
+    args[0] = &xs.ev;
+    EXPECT_EQ(k->check(args, constant, 11), Error::InvalidProgram);
+    EXPECT_NE(std::string(last_error_message()).find("expects 4 input channels, the input has 2"),
+              std::string::npos)
+        << last_error_message();
+    auto& empty = tf.make<float>({1, 4, 0, 5});
+    args[0] = &empty.ev;
+    EXPECT_EQ(k->check(args, constant, 11), Error::InvalidProgram);
+    EXPECT_NE(std::string(last_error_message())
+                  .find("spatial dim 0 has size 0; only the batch and channel dims may be empty"),
+              std::string::npos)
+        << last_error_message();
+  }
   // Without transposed, output_padding is ignored (as eager does); the weight
   // [4, 3, 3, 3] then wants 3 input channels per group.
   std::tie(e, msg) = check({1, 1}, {5, 5}, 1, false);

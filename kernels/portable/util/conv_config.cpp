@@ -160,13 +160,18 @@ bool conv_output_size(const ConvConfig& config, int32_t d, int64_t in, int64_t k
     *out = size;
     return true;
   }
-  if (config.transposed) {
+  if (in < 1) {
+    std::snprintf(msg, msg_size,
+                  "input: spatial dim %d has size %" PRId64
+                  "; only the batch and channel dims may be empty",
+                  d, in);
+  } else if (config.transposed) {
     std::snprintf(msg, msg_size,
                   "input: spatial dim %d of size %" PRId64 " gives output size %" PRId64
                   " = (%" PRId64 " - 1) * stride %" PRId64 " - 2 * padding %" PRId64
                   " + dilation %" PRId64 " * (kernel %" PRId64 " - 1) + output_padding %" PRId64
                   " + 1, outside [1, %d]",
-                  d, in, in < 1 ? 0 : size, in, s, p, dil, k, config.output_padding[d],
+                  d, in, size, in, s, p, dil, k, config.output_padding[d],
                   INT32_MAX);
   } else {
     std::snprintf(msg, msg_size,
@@ -197,8 +202,11 @@ Error conv_load_check(EValue* const* args, const bool* constant, size_t num_args
   if (!weight_fixed) return Error::Ok;
   const EValue* x = args[kConvInput];
   const Tensor* input = x != nullptr && x->is_tensor() ? &x->to_tensor() : nullptr;
-  const bool input_static = input != nullptr && input->dynamism == TensorShapeDynamism::Static &&
-                            input->dim == weight.dim;
+  const bool input_static = input != nullptr && input->dynamism == TensorShapeDynamism::Static;
+  if (input_static && input->dim != weight.dim) {
+    return set_error(Error::InvalidProgram, "weight: shape %s does not match input of shape %s",
+                     ShapeStr(weight.shape()).c_str(), ShapeStr(input->shape()).c_str());
+  }
   if (!conv_check_weight(config, weight.shape(), input_static ? input->sizes[1] : -1, msg,
                          sizeof(msg))) {
     return set_error(Error::InvalidProgram, "%s", msg);
