@@ -152,7 +152,11 @@ bool conv_output_size(const ConvConfig& config, int32_t d, int64_t in, int64_t k
   const int64_t span = dil * (k - 1) + 1;
   int64_t size;
   if (config.transposed) {
-    size = in < 1 ? 0 : (in - 1) * s - 2 * p + span + config.output_padding[d];
+    // Each term is below 2^62 (int32 sizes, values up to INT32_MAX); only the
+    // sum can overflow.
+    size = 0;
+    if (in >= 1 && __builtin_add_overflow((in - 1) * s, span, &size)) size = INT64_MAX;
+    if (in >= 1 && size != INT64_MAX) size = size - 2 * p + config.output_padding[d];
   } else {
     size = in + 2 * p < span ? 0 : (in + 2 * p - span) / s + 1;
   }
