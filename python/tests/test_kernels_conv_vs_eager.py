@@ -3,7 +3,8 @@
 Same contract as test_kernels_vs_eager.py: NumPy inputs, the kernel through
 ``ember._C.call_kernel``, compared with eager. The 1-D/2-D float32/float64 GEMM
 path is covered there; bfloat16 runs through the same code as float16 (in the
-conformance sweep, which can feed it).
+conformance sweep, which can feed it). Transposed convolution (every path and
+dtype, bfloat16 included through torch tensors) has its own section below.
 """
 
 from __future__ import annotations
