@@ -7,7 +7,9 @@
 // 1-D ([N, C, L]), 2-D ([N, C, H, W]) and 3-D ([N, C, D, H, W]) convolution
 // with groups, in float32/float64/float16/bfloat16 and the integer dtypes
 // (all tensors one dtype), any dim orders (e.g. channels-last). Transposed
-// convolution fails with NotSupported. For 1-D and 2-D float32/float64 each
+// convolution (transposed = true) is util/conv_transposed.h; the
+// configuration is checked by util/conv_config.h, at load_method too
+// (conv_load_check). For 1-D and 2-D float32/float64 each
 // (batch, group) is one GEMM: out[OCg × OH·OW] = weight[OCg × Cg·KH·KW] ·
 // columns, where the im2col columns are packed straight into the GEMM's panels
 // (no column buffer). Depthwise convolutions (one input channel per group, at
@@ -15,7 +17,9 @@
 // (run_depthwise). 3-D and the other dtypes take util/conv_direct.h.
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/conv_config.h"
 #include "kernels/portable/util/conv_direct.h"
+#include "kernels/portable/util/conv_transposed.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemv.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -149,28 +153,6 @@ struct Im2colSource {
     }
   }
 };
-
-// Reads a stride/padding/dilation list: one value per spatial dim, or one
-// value for all. False after failing.
-bool spatial_list(KernelContext& ctx, EValue** args, int index, const char* name,
-                  int32_t spatial, int64_t min_value, int64_t* out) {
-  std::span<const int64_t> list;
-  if (!int_list_arg(ctx, args, index, name, &list)) return false;
-  if (list.size() != 1 && list.size() != static_cast<size_t>(spatial)) {
-    ctx.fail(Error::InvalidArgument, "%s: expected %d values, got %s", name, spatial,
-             ShapeStr(list).c_str());
-    return false;
-  }
-  for (int32_t i = 0; i < spatial; ++i) {
-    out[i] = list[list.size() == 1 ? 0 : i];
-    if (out[i] < min_value || out[i] > INT32_MAX) {
-      ctx.fail(Error::InvalidArgument, "%s: %s has a value below %lld", name,
-               ShapeStr(list).c_str(), static_cast<long long>(min_value));
-      return false;
-    }
-  }
-  return true;
-}
 
 // Depthwise convolution (one input channel per group, output channel oc
 // reads input channel oc / multiplier): a GEMM per channel would have m ≤ 4
@@ -496,21 +478,13 @@ void run_direct(KernelContext& ctx, const Tensor& input, const Tensor& weight, c
 }
 
 void convolution_out(KernelContext& ctx, EValue** args) {
-  Tensor* input = tensor_arg(ctx, args, 0, "input");
+  Tensor* input = tensor_arg(ctx, args, kConvInput, "input");
   if (input == nullptr) return;
-  Tensor* weight = tensor_arg(ctx, args, 1, "weight");
+  Tensor* weight = tensor_arg(ctx, args, kConvWeight, "weight");
   if (weight == nullptr) return;
   Tensor* bias = nullptr;
-  if (!optional_tensor_arg(ctx, args, 2, "bias", &bias)) return;
-  bool transposed = false;
-  if (!bool_arg(ctx, args, 6, "transposed", &transposed)) return;
-  if (transposed) {
-    ctx.fail(Error::NotSupported, "transposed: transposed convolution is not supported");
-    return;
-  }
-  int64_t groups = 1;
-  if (!int_arg(ctx, args, 8, "groups", &groups)) return;
-  Tensor* out = tensor_arg(ctx, args, 9, "out");
+  if (!optional_tensor_arg(ctx, args, kConvBias, "bias", &bias)) return;
+  Tensor* out = tensor_arg(ctx, args, kConvOut, "out");
   if (out == nullptr) return;
 
   EMBER_KERNEL_CHECK(ctx, input->dim >= 3 && input->dim <= 5,
@@ -520,16 +494,27 @@ void convolution_out(KernelContext& ctx, EValue** args) {
                      "weight: shape %s does not match input of shape %s",
                      ShapeStr(weight->shape()).c_str(), ShapeStr(input->shape()).c_str());
   const int32_t spatial = input->dim - 2;
-  int64_t stride[3];
-  int64_t padding[3];
-  int64_t dilation[3];
-  if (!spatial_list(ctx, args, 3, "stride", spatial, 1, stride) ||
-      !spatial_list(ctx, args, 4, "padding", spatial, 0, padding) ||
-      !spatial_list(ctx, args, 5, "dilation", spatial, 1, dilation)) {
+  ConvConfig config;
+  {
+    char msg[400];
+    if (!conv_read_config(args, spatial, &config, msg, sizeof(msg))) {
+      ctx.fail(Error::InvalidArgument, "%s", msg);
+      return;
+    }
+  }
+  if (bias != nullptr && !check_dtype(ctx, *bias, "bias", input->dtype)) return;
+  if (!check_dtype(ctx, *weight, "weight", input->dtype) ||
+      !check_dtype(ctx, *out, "out", input->dtype)) {
     return;
   }
-  std::span<const int64_t> output_padding;
-  if (!int_list_arg(ctx, args, 7, "output_padding", &output_padding)) return;
+  if (config.transposed) {
+    conv_transposed_out(ctx, *input, *weight, bias, config, *out);
+    return;
+  }
+  const int64_t groups = config.groups;
+  const int64_t* stride = config.stride;
+  const int64_t* padding = config.padding;
+  const int64_t* dilation = config.dilation;
 
   const int64_t c_in = input->sizes[1];
   const int64_t oc = weight->sizes[0];
@@ -547,11 +532,6 @@ void convolution_out(KernelContext& ctx, EValue** args) {
     EMBER_KERNEL_CHECK(ctx, bias->dim == 1 && bias->sizes[0] == oc,
                        "bias: expected shape [%lld], got %s", static_cast<long long>(oc),
                        ShapeStr(bias->shape()).c_str());
-    if (!check_dtype(ctx, *bias, "bias", input->dtype)) return;
-  }
-  if (!check_dtype(ctx, *weight, "weight", input->dtype) ||
-      !check_dtype(ctx, *out, "out", input->dtype)) {
-    return;
   }
 
   if (spatial == 3 || (input->dtype != ScalarType::Float && input->dtype != ScalarType::Double)) {
@@ -609,6 +589,6 @@ void convolution_out(KernelContext& ctx, EValue** args) {
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::convolution.out", convolution_out, 11);
+EMBER_REGISTER_KERNEL_WITH_CHECK("aten::convolution.out", convolution_out, 11, conv_load_check);
 
 }  // namespace ember::kernels::portable

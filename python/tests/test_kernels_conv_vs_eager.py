@@ -3,7 +3,8 @@
 Same contract as test_kernels_vs_eager.py: NumPy inputs, the kernel through
 ``ember._C.call_kernel``, compared with eager. The 1-D/2-D float32/float64 GEMM
 path is covered there; bfloat16 runs through the same code as float16 (in the
-conformance sweep, which can feed it).
+conformance sweep, which can feed it). Transposed convolution (every path and
+dtype, bfloat16 included through torch tensors) has its own section below.
 """
 
 from __future__ import annotations
@@ -180,3 +181,121 @@ def test_grid_sampler_float16_matches_eager_bit_for_bit(mode, align_corners):
     out = np.empty(tuple(want.shape), np.float16)
     _C.call_kernel("aten::grid_sampler_2d.out", [x, grid, mode, 0, align_corners, out])
     np.testing.assert_array_equal(out, want.numpy())
+
+
+# --- transposed convolution (transposed=True) ------------------------------------------
+# Tensors cross as torch tensors (DLPack), so bfloat16 runs too. Inputs are
+# standard normal; |got - want| <= tol * max|want| per dtype: float32 and
+# float64 sum in another order than eager (GEMM + scatter), float16 and
+# bfloat16 round Ember's float sum once while eager rounds more often, so a
+# few units in the last place of the largest outputs.
+TRANSPOSED_TOL = {torch.float32: 1e-5, torch.float64: 1e-12, torch.float16: 4e-3,
+                  torch.bfloat16: 2e-2}
+TRANSPOSED_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def _channels_last(t: torch.Tensor) -> torch.Tensor:
+    perm = (0, *range(2, t.dim()), 1)
+    return t.permute(perm).contiguous().permute(tuple(np.argsort(perm)))
+
+
+def conv_transposed(x, weight, bias, stride, padding, dilation, output_padding, groups,
+                    layout="contiguous"):
+    """Runs Ember's kernel and eager on the same tensors; returns (got, want)."""
+    want = torch.ops.aten.convolution.default(x, weight, bias, stride, padding, dilation, True,
+                                              output_padding, groups)
+    out = torch.full(tuple(want.shape), 77, dtype=x.dtype)
+    if layout == "channels_last":
+        x, weight, out = _channels_last(x), _channels_last(weight), _channels_last(out)
+    _C.call_kernel("aten::convolution.out",
+                   [x, weight, bias, stride, padding, dilation, True, output_padding, groups,
+                    out])
+    return out, want
+
+
+def assert_close_to_magnitude(got: torch.Tensor, want: torch.Tensor, tol: float) -> float:
+    """|got - want| <= tol * max(1, max|want|); returns the error relative to that scale."""
+    assert got.shape == want.shape
+    if want.numel() == 0:
+        return 0.0
+    scale = max(1.0, want.double().abs().max().item())
+    err = (got.double() - want.double()).abs().max().item() / scale
+    assert err <= tol, f"max error {err:.3g} of max |out| {scale:.3g} exceeds {tol:g}"
+    return err
+
+
+TRANSPOSED_CASES = [
+    # (N, C_in, spatial, C_out, kernel, stride, padding, dilation, output_padding, groups, bias)
+    # 1-D
+    (1, 3, (9,), 4, (3,), [1], [0], [1], [0], 1, True),
+    (2, 4, (7,), 6, (4,), [3], [1], [1], [2], 2, False),
+    (1, 6, (8,), 6, (3,), [2], [1], [2], [1], 6, True),  # depthwise-like, groups = C_in
+    # 2-D
+    (1, 3, (5, 6), 4, (3, 3), [1, 1], [0, 0], [1, 1], [0, 0], 1, True),
+    (2, 4, (4, 5), 6, (3, 2), [2, 3], [1, 0], [1, 2], [1, 2], 2, False),
+    (1, 8, (6, 6), 8, (3, 3), [2, 2], [1, 1], [1, 1], [1, 1], 8, True),  # groups = C_in
+    (1, 4, (5, 5), 8, (4, 4), [2, 2], [1, 1], [1, 1], [0, 0], 4, True),  # 2 out per group
+    (1, 5, (7, 4), 3, (2, 3), [1, 2], [0, 2], [3, 1], [2, 1], 1, True),  # op < dilation
+    (3, 16, (8, 9), 12, (3, 3), [2, 2], [1, 1], [1, 1], [1, 0], 1, True),
+    (1, 2, (3, 3), 3, (7, 11), [1, 1], [2, 3], [1, 1], [0, 0], 1, False),  # big kernel
+    (0, 3, (4, 4), 2, (3, 3), [2, 2], [0, 0], [1, 1], [1, 1], 1, True),  # empty batch
+    # 3-D
+    (1, 2, (3, 4, 3), 4, (2, 3, 2), [2, 1, 2], [0, 1, 1], [1, 1, 2], [1, 0, 1], 2, True),
+    (2, 3, (2, 3, 3), 3, (3, 1, 2), [1, 2, 2], [1, 0, 0], [1, 1, 1], [0, 1, 1], 3, False),
+]
+
+
+@pytest.mark.parametrize("dtype", TRANSPOSED_DTYPES, ids=str)
+@pytest.mark.parametrize("case", TRANSPOSED_CASES)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_conv_transposed_matches_eager(case, dtype, layout):
+    n, c, spatial, oc, k, stride, padding, dilation, out_pad, groups, has_bias = case
+    gen = torch.Generator().manual_seed(11)
+    x = torch.randn((n, c, *spatial), generator=gen).to(dtype)
+    weight = torch.randn((c, oc // groups, *k), generator=gen).to(dtype)
+    bias = torch.randn((oc,), generator=gen).to(dtype) if has_bias else None
+    got, want = conv_transposed(x, weight, bias, stride, padding, dilation, out_pad, groups,
+                                layout)
+    assert_close_to_magnitude(got, want, TRANSPOSED_TOL[dtype])
+
+
+def test_conv_transposed_one_value_lists_and_int64():
+    # One value for every spatial dim, as eager expands it; int64 is exact.
+    x = torch.randint(-5, 6, (2, 4, 3, 5))
+    weight = torch.randint(-5, 6, (4, 3, 2, 3))
+    bias = torch.randint(-5, 6, (6,))
+    got, want = conv_transposed(x, weight, bias, [2], [1], [1], [1], 2)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_conv_transposed_large_float32_crosses_gemm_blocks():
+    # Several GEMM row/column blocks and the thread pool.
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn((2, 64, 20, 20), generator=gen)
+    weight = torch.randn((64, 32, 4, 4), generator=gen) * 0.1
+    bias = torch.randn((32,), generator=gen)
+    for layout in ("contiguous", "channels_last"):
+        got, want = conv_transposed(x, weight, bias, [2, 2], [1, 1], [1, 1], [0, 0], 1, layout)
+        assert_close_to_magnitude(got, want, TRANSPOSED_TOL[torch.float32])
+
+
+@pytest.mark.parametrize(
+    ("stride", "padding", "dilation", "output_padding", "groups", "match"),
+    [
+        ([2, 2], [0, 0], [1, 1], [2, 1], 1,
+         r"output_padding: must be smaller than either stride or dilation, but spatial dim 0 "
+         r"has output_padding 2, stride 2 and dilation 1"),
+        ([1, 1], [0, 0], [1, 1], [-1, 0], 1, r"output_padding: \[-1, 0\] has a value below 0"),
+        ([0, 1], [0, 0], [1, 1], [0, 0], 1, r"stride: \[0, 1\] has a value below 1"),
+        ([1, 1], [0, 0], [1, 1], [0, 0], 3, r"groups: 3 does not divide the input channels"),
+        ([1, 1], [4, 0], [1, 1], [0, 0], 1, r"spatial dim 0 of size 5 gives output size -1"),
+    ],
+)
+def test_conv_transposed_bad_configuration_names_argument(stride, padding, dilation,
+                                                          output_padding, groups, match):
+    x, weight = torch.randn(1, 4, 5, 5), torch.randn(4, 3, 3, 3)
+    out = torch.empty(1, 3, 7, 7)
+    with pytest.raises(RuntimeError, match=match):
+        _C.call_kernel("aten::convolution.out",
+                       [x, weight, None, stride, padding, dilation, True, output_padding, groups,
+                        out])

@@ -147,5 +147,63 @@ TEST(ExecuteAllocationTest, KernelsOnTheThreadPoolRunWithoutHeapAllocation) {
   pthreadpool_destroy(pool);
 }
 
+// Transposed convolution: the float32 GEMM path (stack column blocks) on a
+// 2-thread pool and the direct path (float16) must not allocate.
+TEST(ExecuteAllocationTest, TransposedConvolutionRunsWithoutHeapAllocation) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan owns malloc in this build";
+#endif
+  pthreadpool_t pool = pthreadpool_create(2);
+  ASSERT_NE(pool, nullptr);
+  const Kernel* conv = find_kernel("aten::convolution.out");
+  ASSERT_NE(conv, nullptr);
+  for (ScalarType dtype : {ScalarType::Float, ScalarType::Half}) {
+    const int32_t x_sizes[] = {2, 64, 16, 16}, w_sizes[] = {64, 32, 4, 4},
+                  b_sizes[] = {32}, o_sizes[] = {2, 32, 32, 32};
+    extension::OwnedTensor x(dtype, x_sizes), w(dtype, w_sizes), b(dtype, b_sizes),
+        o(dtype, o_sizes);
+    // stride [2, 2], padding [1, 1], dilation [1, 1], output_padding [0, 0].
+    EValue ints[4][2];
+    int64_t unboxed[4][2];
+    EValue* items[4][2];
+    const int64_t values[4] = {2, 1, 1, 0};
+    EValue args[11];
+    for (int l = 0; l < 4; ++l) {
+      for (int j = 0; j < 2; ++j) {
+        ints[l][j].tag = Tag::Int;
+        ints[l][j].as_int = values[l];
+        items[l][j] = &ints[l][j];
+      }
+      args[l == 3 ? 7 : 3 + l].tag = Tag::IntList;
+      args[l == 3 ? 7 : 3 + l].as_int_list = BoxedIntList{items[l], unboxed[l], 2};
+    }
+    Tensor* tensors[] = {&x.tensor(), &w.tensor(), &b.tensor()};
+    for (int i = 0; i < 3; ++i) {
+      args[i].tag = Tag::Tensor;
+      args[i].as_tensor = tensors[i];
+    }
+    args[6].tag = Tag::Bool;
+    args[6].as_bool = true;
+    args[8].tag = Tag::Int;
+    args[8].as_int = 1;
+    args[9].tag = Tag::Tensor;
+    args[9].as_tensor = &o.tensor();
+    args[10] = args[9];
+    EValue* ptrs[11];
+    for (int i = 0; i < 11; ++i) ptrs[i] = &args[i];
+    KernelContext ctx("aten::convolution.out");
+    ctx.set_thread_pool(pool);
+    conv->fn(ctx, ptrs);  // Warm-up: the pool's threads have started.
+    ASSERT_EQ(ctx.failure(), Error::Ok) << last_error_message();
+    g_allocations = 0;
+    g_counting = true;
+    for (int run = 0; run < 3; ++run) conv->fn(ctx, ptrs);
+    g_counting = false;
+    EXPECT_EQ(ctx.failure(), Error::Ok);
+    EXPECT_EQ(g_allocations.load(), 0) << scalar_type_name(dtype);
+  }
+  pthreadpool_destroy(pool);
+}
+
 }  // namespace
 }  // namespace ember
