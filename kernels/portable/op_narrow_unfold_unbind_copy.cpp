@@ -21,11 +21,6 @@
 namespace ember::kernels::portable {
 namespace {
 
-bool prepare(KernelContext& ctx, const Tensor* self, Tensor* out) {
-  return self != nullptr && out != nullptr && check_supported(ctx, *self, "self") &&
-         check_dtype(ctx, *out, "out", self->dtype);
-}
-
 void narrow_copy_out(KernelContext& ctx, EValue** args) {
   Tensor* self = tensor_arg(ctx, args, 0, "self");
   int64_t dim = 0, start = 0, length = 0;
@@ -34,7 +29,7 @@ void narrow_copy_out(KernelContext& ctx, EValue** args) {
     return;
   }
   Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (!prepare(ctx, self, out)) return;
+  if (!check_view_copy_args(ctx, self, out)) return;
   EMBER_KERNEL_CHECK(ctx, self->dim > 0, "self: cannot narrow a 0-dim tensor");
   int32_t d = 0;
   if (!normalize_dim(ctx, dim, self->dim, "dim", &d)) return;
@@ -65,7 +60,7 @@ void unfold_copy_out(KernelContext& ctx, EValue** args) {
     return;
   }
   Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (!prepare(ctx, self, out)) return;
+  if (!check_view_copy_args(ctx, self, out)) return;
   EMBER_KERNEL_CHECK(ctx, self->dim < kTensorMaxDim,
                      "self: unfolding shape %s needs %d dims, more than the maximum of %d",
                      ShapeStr(self->shape()).c_str(), self->dim + 1, kTensorMaxDim);

@@ -32,11 +32,6 @@
 namespace ember::kernels::portable {
 namespace {
 
-bool prepare(KernelContext& ctx, const Tensor* self, Tensor* out) {
-  return self != nullptr && out != nullptr && check_supported(ctx, *self, "self") &&
-         check_dtype(ctx, *out, "out", self->dtype);
-}
-
 void as_strided_copy_out(KernelContext& ctx, EValue** args) {
   Tensor* self = tensor_arg(ctx, args, 0, "self");
   std::span<const int64_t> size, stride;
@@ -50,7 +45,7 @@ void as_strided_copy_out(KernelContext& ctx, EValue** args) {
     return;
   }
   Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (!prepare(ctx, self, out)) return;
+  if (!check_view_copy_args(ctx, self, out)) return;
   EMBER_KERNEL_CHECK(ctx, size.size() == stride.size(),
                      "stride: %s has %zu entries but size %s has %zu",
                      ShapeStr(stride).c_str(), stride.size(), ShapeStr(size).c_str(),
@@ -91,7 +86,7 @@ void diagonal_copy_out(KernelContext& ctx, EValue** args) {
     return;
   }
   Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (!prepare(ctx, self, out)) return;
+  if (!check_view_copy_args(ctx, self, out)) return;
   EMBER_KERNEL_CHECK(ctx, self->dim >= 2, "self: needs at least 2 dims, got shape %s",
                      ShapeStr(self->shape()).c_str());
   int32_t d1 = 0, d2 = 0;
@@ -125,7 +120,7 @@ void flip_out(KernelContext& ctx, EValue** args) {
   std::span<const int64_t> dims;
   if (self == nullptr || !int_list_arg(ctx, args, 1, "dims", &dims)) return;
   Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (!prepare(ctx, self, out)) return;
+  if (!check_view_copy_args(ctx, self, out)) return;
   bool flip[kTensorMaxDim] = {};
   for (int64_t dim : dims) {
     int32_t d = 0;
@@ -152,7 +147,7 @@ void repeat_out(KernelContext& ctx, EValue** args) {
   std::span<const int64_t> repeats;
   if (self == nullptr || !int_list_arg(ctx, args, 1, "repeats", &repeats)) return;
   Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (!prepare(ctx, self, out)) return;
+  if (!check_view_copy_args(ctx, self, out)) return;
   const int32_t n = static_cast<int32_t>(repeats.size());
   EMBER_KERNEL_CHECK(ctx, n >= self->dim && n <= kTensorMaxDim,
                      "repeats: %s has fewer entries than self has dims (shape %s) or more than %d",
@@ -201,7 +196,7 @@ void copy_out(KernelContext& ctx, EValue** args) {
   bool non_blocking = false;
   if (src == nullptr || !bool_arg(ctx, args, 2, "non_blocking", &non_blocking)) return;
   Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (!prepare(ctx, self, out) || !check_supported(ctx, *src, "src")) return;
+  if (!check_view_copy_args(ctx, self, out) || !check_supported(ctx, *src, "src")) return;
   EMBER_KERNEL_CHECK(ctx, broadcastable_to(*src, self->shape()),
                      "src of shape %s does not broadcast to self of shape %s",
                      ShapeStr(src->shape()).c_str(), ShapeStr(self->shape()).c_str());

@@ -1,6 +1,13 @@
 #include "kernels/portable/util/view.h"
 
+#include "kernels/portable/util/binary.h"
+
 namespace ember::kernels::portable {
+
+bool check_view_copy_args(KernelContext& ctx, const Tensor* self, Tensor* out) {
+  return self != nullptr && out != nullptr && check_supported(ctx, *self, "self") &&
+         check_dtype(ctx, *out, "out", self->dtype);
+}
 
 bool check_index_dtype(KernelContext& ctx, const Tensor& index, const char* name) {
   if (index.dtype != ScalarType::Long && index.dtype != ScalarType::Int) {

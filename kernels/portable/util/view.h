@@ -13,6 +13,10 @@
 
 namespace ember::kernels::portable {
 
+/// The arguments every copy of a view checks: self and out present, self's
+/// dtype one the kernels know, out of self's dtype. False after failing.
+bool check_view_copy_args(KernelContext& ctx, const Tensor* self, Tensor* out);
+
 /// A tensor header over another tensor's memory. Fill `sizes`/`strides` for
 /// `dim` dims, then call `finish`; `t` is then usable as a Tensor (its dim
 /// order is the identity and only describes strides loosely: use it with
