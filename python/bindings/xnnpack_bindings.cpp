@@ -5,7 +5,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
-#include <memory>
 #include <span>
 
 #include "backends/xnnpack/blob_check.h"
@@ -74,23 +73,6 @@ nb::bytes write_xnnpack_graph(nb::list values, nb::list constants, nb::list node
   return nb::bytes(reinterpret_cast<const char*>(blob.data()), blob.size());
 }
 
-// The method allocator of the check: heap blocks (init's tables and NCHW
-// staging buffers), freed with the allocator.
-class HeapAllocator final : public ember::MemoryAllocator {
- public:
-  HeapAllocator() : MemoryAllocator(nullptr, 0) {}
-  void* allocate(size_t size, size_t alignment) override {
-    const size_t bytes = size + alignment;
-    blocks_.push_back(std::make_unique<uint8_t[]>(bytes));
-    void* p = blocks_.back().get();
-    size_t space = bytes;
-    return std::align(alignment, size, p, space);
-  }
-
- private:
-  std::vector<std::unique_ptr<uint8_t[]>> blocks_;
-};
-
 // Runs what init does to `blob` (without keeping the runtime) and raises
 // ValueError with init's reason when it would refuse it. `dim_orders`: the
 // dim order of every argument as the program hands it, inputs then outputs.
@@ -100,13 +82,19 @@ void check_xnnpack_graph(nb::bytes blob, std::vector<std::vector<uint8_t>> dim_o
   std::vector<uint64_t> aligned((blob.size() + 7) / 8);
   std::memcpy(aligned.data(), blob.c_str(), blob.size());
   std::vector<std::span<const uint8_t>> orders(dim_orders.begin(), dim_orders.end());
-  HeapAllocator allocator;
-  ember::BackendInitContext ctx{&allocator, "preprocess"};
-  ember::clear_error_message();
-  const ember::Error err = check_graph_blob(ctx, aligned.data(), blob.size(), orders);
-  if (err != ember::Error::Ok) {
-    throw nb::value_error(
-        (std::string("XNNPACK blob refused: ") + ember::last_error_message()).c_str());
+  // init's tables and NCHW staging buffers come from the method allocator:
+  // grow it until they fit (the check keeps nothing).
+  for (size_t capacity = size_t{1} << 20;; capacity *= 2) {
+    std::vector<uint8_t> pool(capacity);
+    ember::MemoryAllocator allocator(pool.data(), pool.size());
+    ember::BackendInitContext ctx{&allocator, "preprocess"};
+    ember::clear_error_message();
+    const ember::Error err = check_graph_blob(ctx, aligned.data(), blob.size(), orders);
+    if (err == ember::Error::Ok) return;
+    if (err != ember::Error::MemoryAllocationFailed || capacity > (size_t{1} << 36)) {
+      throw nb::value_error(
+          (std::string("XNNPACK blob refused: ") + ember::last_error_message()).c_str());
+    }
   }
 }
 
