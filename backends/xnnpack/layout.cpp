@@ -25,6 +25,17 @@ void transpose(const float* src, float* dst, int64_t rows, int64_t cols) {
 
 }  // namespace
 
+ArgumentLayout argument_layout(bool nchw, int32_t rank, const uint8_t* dim_order) {
+  bool contiguous = true;
+  for (int32_t d = 0; d < rank; ++d) contiguous = contiguous && dim_order[d] == d;
+  if (contiguous) return nchw ? ArgumentLayout::kConvert : ArgumentLayout::kAsIs;
+  if (nchw && rank == 4 && dim_order[0] == 0 && dim_order[1] == 2 && dim_order[2] == 3 &&
+      dim_order[3] == 1) {
+    return ArgumentLayout::kAsIs;  // Channels-last memory is already NHWC.
+  }
+  return ArgumentLayout::kUnreadable;
+}
+
 void nchw_to_nhwc(const float* src, float* dst, int64_t n, int64_t c, int64_t plane) {
   for (int64_t b = 0; b < n; ++b) transpose(src + b * c * plane, dst + b * c * plane, c, plane);
 }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <new>
 
+#include "backends/xnnpack/blob_check.h"
 #include "backends/xnnpack/layout.h"
 #include "backends/xnnpack/subgraph_builder.h"
 #include "runtime/kernel/thread_pool.h"
@@ -27,25 +28,21 @@ struct Delegate {
   FreeableBuffer blob;
 };
 
-bool xnnpack_ready() {
-  static const xnn_status status = xnn_initialize(/*allocator=*/nullptr);
-  return status == xnn_status_success;
-}
-
-// Checks a delegate argument against the tensor the blob was built for.
-// Returns the argument's memory layout: 0 = as XNNPACK wants it, 1 = NCHW
-// that needs converting, -1 = unusable (ctx says why).
-int check_argument(BackendExecutionContext& ctx, const ExternalTensor& want, const EValue* arg,
-                   const char* role, uint32_t index) {
+// Checks a delegate argument against the tensor the blob was built for and
+// returns how to bind it (kUnreadable: unusable, ctx says why). The dim
+// order rule is `argument_layout`, which preprocess already applied to the
+// dim orders the program hands the delegate (check_graph_blob).
+ArgumentLayout check_argument(BackendExecutionContext& ctx, const ExternalTensor& want,
+                              const EValue* arg, const char* role, uint32_t index) {
   if (arg == nullptr || !arg->is_tensor()) {
     ctx.fail("%s %u is not a tensor", role, index);
-    return -1;
+    return ArgumentLayout::kUnreadable;
   }
   const Tensor& t = arg->to_tensor();
   if (t.dtype != ScalarType::Float) {
     ctx.fail("%s %u has dtype %s; the delegate was built for float32", role, index,
              scalar_type_name(t.dtype));
-    return -1;
+    return ArgumentLayout::kUnreadable;
   }
   bool same = t.dim == want.rank;
   for (int32_t d = 0; same && d < t.dim; ++d) {
@@ -55,19 +52,17 @@ int check_argument(BackendExecutionContext& ctx, const ExternalTensor& want, con
     char got[96];
     ctx.fail("%s %u has shape %s, not the one the delegate was built for", role, index,
              format_shape(t.shape(), got, sizeof(got)));
-    return -1;
+    return ArgumentLayout::kUnreadable;
   }
   if (t.data == nullptr && want.numel > 0) {
     ctx.fail("%s %u has no data", role, index);
-    return -1;
+    return ArgumentLayout::kUnreadable;
   }
-  if (t.is_contiguous_dim_order()) return want.nchw ? 1 : 0;
-  if (want.nchw && t.dim_order[0] == 0 && t.dim_order[1] == 2 && t.dim_order[2] == 3 &&
-      t.dim_order[3] == 1) {
-    return 0;  // Channels-last memory is already NHWC.
+  const ArgumentLayout layout = argument_layout(want.nchw, t.dim, t.dim_order);
+  if (layout == ArgumentLayout::kUnreadable) {
+    ctx.fail("%s %u has a dim order the delegate cannot read", role, index);
   }
-  ctx.fail("%s %u has a dim order the delegate cannot read", role, index);
-  return -1;
+  return layout;
 }
 
 class XnnpackBackend final : public BackendInterface {
@@ -92,15 +87,7 @@ class XnnpackBackend final : public BackendInterface {
       xnn_delete_subgraph(delegate->io.subgraph);
       return Error::MemoryAllocationFailed;
     }
-    const xnn_status s =
-        xnn_create_runtime_v2(delegate->io.subgraph, thread_pool(), /*flags=*/0, &delegate->runtime);
-    xnn_delete_subgraph(delegate->io.subgraph);
-    delegate->io.subgraph = nullptr;
-    if (s != xnn_status_success) {
-      ctx.fail("xnn_create_runtime_v2 failed (status %d): the subgraph is inconsistent",
-               static_cast<int>(s));
-      return Error::DelegateInvalidCompatibility;
-    }
+    EMBER_TRY_ASSIGN(delegate->runtime, create_runtime(ctx, delegate->io, thread_pool()));
     // XNNPACK allocates its workspace at the first setup: do it here, with
     // placeholder pointers (setup only records them), so execute never
     // allocates. execute binds the real pointers before every invoke.
@@ -130,11 +117,11 @@ class XnnpackBackend final : public BackendInterface {
     }
     for (uint32_t i = 0; i < n_in; ++i) {
       const ExternalTensor& want = d->io.inputs[i];
-      const int layout = check_argument(ctx, want, args[i], "input", i);
-      if (layout < 0) return Error::InvalidArgument;
+      const ArgumentLayout layout = check_argument(ctx, want, args[i], "input", i);
+      if (layout == ArgumentLayout::kUnreadable) return Error::InvalidArgument;
       const Tensor& t = args[i]->to_tensor();
       void* data = t.data;
-      if (layout == 1) {
+      if (layout == ArgumentLayout::kConvert) {
         nchw_to_nhwc(static_cast<const float*>(t.data), want.scratch, want.sizes[0], want.sizes[1],
                      int64_t{want.sizes[2]} * want.sizes[3]);
         data = want.scratch;
@@ -143,9 +130,10 @@ class XnnpackBackend final : public BackendInterface {
     }
     for (uint32_t j = 0; j < n_out; ++j) {
       const ExternalTensor& want = d->io.outputs[j];
-      const int layout = check_argument(ctx, want, args[n_in + j], "output", j);
-      if (layout < 0) return Error::InvalidArgument;
-      void* data = layout == 1 ? want.scratch : args[n_in + j]->to_tensor().data;
+      const ArgumentLayout layout = check_argument(ctx, want, args[n_in + j], "output", j);
+      if (layout == ArgumentLayout::kUnreadable) return Error::InvalidArgument;
+      void* data = layout == ArgumentLayout::kConvert ? want.scratch
+                                                      : args[n_in + j]->to_tensor().data;
       d->bindings[n_in + j] = xnn_external_value{want.xnn_id, data};
     }
     xnn_status s = xnn_setup_runtime(d->runtime, n_in + n_out, d->bindings);

@@ -1,9 +1,13 @@
-// ember._C.xnnpack_*: the XNNPACK delegate's blob writer (for the Python
-// preprocess) and its thread-count setting.
+// ember._C.*_xnnpack_graph: the XNNPACK delegate's blob writer and the
+// check `init` applies to a blob, both for the Python preprocess.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
+#include <span>
+
+#include "backends/xnnpack/blob_check.h"
 #include "backends/xnnpack/graph_writer.h"
 
 namespace nb = nanobind;
@@ -69,10 +73,40 @@ nb::bytes write_xnnpack_graph(nb::list values, nb::list constants, nb::list node
   return nb::bytes(reinterpret_cast<const char*>(blob.data()), blob.size());
 }
 
+// Runs what init does to `blob` (without keeping the runtime) and raises
+// ValueError with init's reason when it would refuse it. `dim_orders`: the
+// dim order of every argument as the program hands it, inputs then outputs.
+void check_xnnpack_graph(nb::bytes blob, std::vector<std::vector<uint8_t>> dim_orders) {
+  // FlatBuffer verification wants 8-byte alignment; XNNPACK reads
+  // constants in place, so the copy lives until the runtime is deleted.
+  std::vector<uint64_t> aligned((blob.size() + 7) / 8);
+  std::memcpy(aligned.data(), blob.c_str(), blob.size());
+  std::vector<std::span<const uint8_t>> orders(dim_orders.begin(), dim_orders.end());
+  // init's tables and NCHW staging buffers come from the method allocator:
+  // grow it until they fit (the check keeps nothing).
+  for (size_t capacity = size_t{1} << 20;; capacity *= 2) {
+    std::vector<uint8_t> pool(capacity);
+    ember::MemoryAllocator allocator(pool.data(), pool.size());
+    ember::BackendInitContext ctx{&allocator, "preprocess"};
+    ember::clear_error_message();
+    const ember::Error err = check_graph_blob(ctx, aligned.data(), blob.size(), orders);
+    if (err == ember::Error::Ok) return;
+    if (err != ember::Error::MemoryAllocationFailed || capacity > (size_t{1} << 36)) {
+      throw nb::value_error(
+          (std::string("XNNPACK blob refused: ") + ember::last_error_message()).c_str());
+    }
+  }
+}
+
 }  // namespace
 
 void bind_xnnpack(nb::module_& m) {
   m.def("write_xnnpack_graph", &write_xnnpack_graph, nb::arg("values"), nb::arg("constants"),
         nb::arg("nodes"), nb::arg("inputs"), nb::arg("outputs"),
         "Serialises an XNNPACK delegate graph into Ember's EXN1 blob.");
+  m.def("check_xnnpack_graph", &check_xnnpack_graph, nb::arg("blob"),
+        nb::arg("dim_orders") = std::vector<std::vector<uint8_t>>{},
+        "Applies the delegate's init checks to an EXN1 blob (verifier, counts and ids, shape "
+        "check, XNNPACK define and create) and the execute dim-order rule to `dim_orders` "
+        "(inputs then outputs); raises ValueError naming what is refused.");
 }

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "backends/xnnpack/blob_check.h"
 #include "backends/xnnpack/graph_writer.h"
+#include "backends/xnnpack/layout.h"
 #include "extension/tensor/owned_tensor.h"
 #include "runtime/backend/backend_interface.h"
 
@@ -298,7 +300,41 @@ TEST(XnnpackBackend, MalformedBlobsAreRefusedWithTheReason) {
     EXPECT_EQ(h.init(bad.blob), Error::DelegateInvalidCompatibility) << bad.name;
     EXPECT_NE(h.init_error.find(bad.message), std::string::npos)
         << bad.name << ": " << h.init_error;
+    // The ahead-of-time check refuses it with the same reason.
+    std::vector<uint64_t> aligned(bad.blob.size() / 8 + 1);
+    if (!bad.blob.empty()) std::memcpy(aligned.data(), bad.blob.data(), bad.blob.size());
+    BackendInitContext ctx{&h.allocator, "preprocess"};
+    EXPECT_EQ(check_graph_blob(ctx, aligned.data(), bad.blob.size()),
+              Error::DelegateInvalidCompatibility) << bad.name;
+    const std::string message = last_error_message();
+    EXPECT_NE(message.find(bad.message), std::string::npos) << bad.name << ": " << message;
   }
+}
+
+TEST(XnnpackBackend, CheckAcceptsWhatInitAcceptsAndAppliesTheDimOrderRule) {
+  ConvCase c;
+  const std::vector<uint8_t> blob = write(c.graph());
+  std::vector<uint8_t> pool(1 << 20);
+  const std::vector<uint8_t> contiguous = {0, 1, 2, 3}, channels_last = {0, 2, 3, 1},
+                             other = {0, 3, 1, 2};
+  auto check = [&](std::vector<std::span<const uint8_t>> orders) {
+    MemoryAllocator allocator(pool.data(), pool.size());
+    BackendInitContext ctx{&allocator, "preprocess"};
+    return check_graph_blob(ctx, blob.data(), blob.size(), orders);
+  };
+  EXPECT_EQ(check({}), Error::Ok);
+  EXPECT_EQ(check({contiguous, contiguous}), Error::Ok);
+  EXPECT_EQ(check({channels_last, channels_last}), Error::Ok);
+  EXPECT_EQ(check({other, contiguous}), Error::DelegateInvalidCompatibility);
+  EXPECT_NE(std::string(last_error_message()).find("input 0 has dim order (0, 3, 1, 2)"),
+            std::string::npos) << last_error_message();
+  EXPECT_EQ(check({contiguous}), Error::DelegateInvalidCompatibility);
+  EXPECT_NE(std::string(last_error_message()).find("1 argument dim orders"), std::string::npos);
+  // A natural-layout value (not NHWC inside) reads contiguous memory only.
+  EXPECT_EQ(argument_layout(false, 4, channels_last.data()), ArgumentLayout::kUnreadable);
+  EXPECT_EQ(argument_layout(true, 4, channels_last.data()), ArgumentLayout::kAsIs);
+  EXPECT_EQ(argument_layout(true, 4, contiguous.data()), ArgumentLayout::kConvert);
+  EXPECT_EQ(argument_layout(false, 4, contiguous.data()), ArgumentLayout::kAsIs);
 }
 
 TEST(XnnpackBackend, WriterRejectsInconsistentGraphs) {

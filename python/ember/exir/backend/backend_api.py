@@ -91,6 +91,7 @@ def _lower_partitions(edge_program: ExportedProgram, partitioner: Partitioner) -
     taken = {name for name, _ in gm.named_children()}
     index = 0
     moved: set[str] = set()
+    copied: dict[str, torch.fx.Node] = {}
     for group in reversed(groups):
         spec = result.partition_tags[group.tag]
         owned = _owned_constants(tagged, group.tag, group.nodes)
@@ -102,8 +103,12 @@ def _lower_partitions(edge_program: ExportedProgram, partitioner: Partitioner) -
         taken.add(name)
         replace_with_delegate(gm, group.nodes, lowered, name, [c.node for c in owned])
         for c in owned:
-            gm.graph.erase_node(c.node)
-            moved.add(c.node.name)
+            copied[c.node.name] = c.node
+    # A constant several groups own (each took a copy) leaves once none reads it.
+    for node in copied.values():
+        if not node.users:
+            gm.graph.erase_node(node)
+            moved.add(node.name)
     stable_topo_sort(gm.graph)
     gm.graph.lint()
     gm.recompile()
@@ -128,8 +133,12 @@ def _lower_partitions(edge_program: ExportedProgram, partitioner: Partitioner) -
 def _owned_constants(
     program: ExportedProgram, tag: str, nodes: list[torch.fx.Node]
 ) -> list[OwnedConstant]:
-    """Constants the partitioner tagged ``tag`` that only ``nodes`` read:
-    the delegate takes them over (``tag_constant_data``)."""
+    """Constants the partitioner tagged ``tag`` that ``nodes`` read and
+    nothing outside groups of that tag reads: the delegate takes them over
+    (``tag_constant_data``). A constant that several groups of the tag read
+    (a layer applied twice, split by an untagged node in between) is copied
+    into each: a backend that packs weights needs them at ``preprocess``,
+    and its blobs hold their own packed copies anyway."""
     inside = set(nodes)
     mutated = set(program.graph_signature.buffers_to_mutate.values())
     specs = {getattr(s.arg, "name", None): s for s in program.graph_signature.input_specs}
@@ -143,7 +152,8 @@ def _owned_constants(
             or spec is None
             or spec.kind not in CONSTANT_KINDS
             or spec.target in mutated
-            or any(user not in inside for user in u.users)
+            or any(user not in inside and user.meta.get(DELEGATION_TAG) != tag
+                   for user in u.users)
         ):
             continue
         if spec.kind == InputKind.PARAMETER or (spec.kind == InputKind.BUFFER and spec.persistent):

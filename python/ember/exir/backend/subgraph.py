@@ -5,10 +5,10 @@ Everything the group reads from outside becomes a user input of the
 subgraph program, in order of first use, including the outer program's
 parameters and constants: they stay in the outer program (its constant
 segment) and reach the delegate as call arguments. The exception is a
-constant the partitioner tagged with the group's tag and that only the
-group reads: the delegate owns it (a backend that packs weights needs them
-at ``preprocess``), so it becomes a parameter/constant of the subgraph
-program and leaves the outer program. Values the group computes and
+constant the partitioner tagged with the group's tag and that only groups
+of that tag read: the delegate owns it (a backend that packs weights needs
+them at ``preprocess``), so it becomes a parameter/constant of the subgraph
+program (of each such group's) and leaves the outer program. Values the group computes and
 something outside reads (or the program returns) are its outputs, in graph
 order; the delegate call returns them as a list, read by ``getitem``.
 """
