@@ -228,12 +228,17 @@ def test_conv1d(dtype):
     check(out, want, GEMM_TOLERANCES)
 
 
-def test_conv_transposed_not_supported():
+def test_conv_transposed_wrong_out_shape_is_named():
+    # Transposed convolution runs (test_kernels_conv_vs_eager.py covers it);
+    # an out of the non-transposed shape is refused with both shapes named.
     x, weight = rand((1, 2, 4, 4), np.float32), rand((2, 2, 3, 3), np.float32)
-    out = np.empty((1, 2, 6, 6), np.float32)
-    with pytest.raises(RuntimeError, match="transposed"):
+    out = np.empty((1, 2, 5, 5), np.float32)
+    with pytest.raises(RuntimeError, match="out"):
         _C.call_kernel("aten::convolution.out",
                        [x, weight, None, [1, 1], [0, 0], [1, 1], True, [0, 0], 1, out])
+    want = torch.ops.aten.convolution.default(torch.from_numpy(x), torch.from_numpy(weight), None,
+                                              [1, 1], [0, 0], [1, 1], True, [0, 0], 1)
+    assert tuple(want.shape) == (1, 2, 6, 6)
 
 
 # --- data movement ------------------------------------------------------------------
