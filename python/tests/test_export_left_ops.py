@@ -65,6 +65,16 @@ def test_linalg_vector_norm_decomposes():
     run_and_check(VectorNorms(), (torch.randn(3, 4, 5),))
 
 
+def test_an_op_the_user_allows_is_kept():
+    from ember.exir import EdgeCompileConfig
+
+    aten = torch.ops.aten
+    config = EdgeCompileConfig(_core_aten_ops_exception_list=[aten.linalg_vector_norm.default])
+    program = to_edge(export(VectorNorms(), (torch.randn(3, 4, 5),)), compile_config=config)
+    ops = {str(n.target) for n in program.exported_program().graph.nodes if n.op == "call_function"}
+    assert any("linalg_vector_norm" in op for op in ops), ops
+
+
 class Histogram(torch.nn.Module):
     def __init__(self, lo: float, hi: float) -> None:
         super().__init__()

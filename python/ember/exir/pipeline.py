@@ -51,7 +51,7 @@ def run_graph_passes(gm: torch.fx.GraphModule, passes: Iterable[GraphPass]) -> t
 
 
 def to_edge_program(ep: ExportedProgram, config: EdgeCompileConfig) -> ExportedProgram:
-    ep = decompose_non_core(ep.run_decompositions())
+    ep = decompose_non_core(ep.run_decompositions(), config._core_aten_ops_exception_list)
     remove_asserts(ep.graph_module)
     ep = scalars_to_tensors(ep)
     gm = run_graph_passes(ep.graph_module, [ViewCopyPass(), EdgeOpsPass()])

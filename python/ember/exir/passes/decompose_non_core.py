@@ -11,6 +11,8 @@ decomposition remain; the edge verifier then names any of the last kind.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import torch
 from torch._decomp import core_aten_decompositions, decomposition_table
 from torch._ops import OpOverload
@@ -25,7 +27,7 @@ def _core(op: OpOverload) -> bool:
     return torch.Tag.core in op.tags or torch.Tag.view_copy in op.tags
 
 
-def _left_to_decompose(ep: ExportedProgram) -> set[OpOverload]:
+def _left_to_decompose(ep: ExportedProgram, keep: Collection[OpOverload]) -> set[OpOverload]:
     ops = set()
     for node in ep.graph_module.graph.nodes:
         op = node.target
@@ -35,16 +37,19 @@ def _left_to_decompose(ep: ExportedProgram) -> set[OpOverload]:
             and op.namespace == "aten"
             and not _core(op)
             and op not in EMBER_KERNEL_OPS
+            and op not in keep
             and op in decomposition_table
         ):
             ops.add(op)
     return ops
 
 
-def decompose_non_core(ep: ExportedProgram) -> ExportedProgram:
-    """``ep`` with every non-core ATen op PyTorch can decompose decomposed."""
+def decompose_non_core(ep: ExportedProgram, keep: Collection[OpOverload] = ()) -> ExportedProgram:
+    """``ep`` with every non-core ATen op PyTorch can decompose decomposed,
+    except those in ``keep`` (the ops a user allows in the edge dialect with
+    ``EdgeCompileConfig._core_aten_ops_exception_list``)."""
     for _ in range(_MAX_ROUNDS):
-        ops = _left_to_decompose(ep)
+        ops = _left_to_decompose(ep, keep)
         if not ops:
             break
         table = core_aten_decompositions()
