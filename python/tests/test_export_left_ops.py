@@ -65,6 +65,19 @@ def test_linalg_vector_norm_decomposes():
     run_and_check(VectorNorms(), (torch.randn(3, 4, 5),))
 
 
+def test_decompositions_into_prims_are_not_applied():
+    # PyTorch decomposes lgamma into prims.lgamma (no out variant): the
+    # verifier names lgamma instead, and the other ops still decompose.
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.lgamma(x) + torch.linalg.vector_norm(x)
+
+    from torch._export.verifier import SpecViolationError
+
+    with pytest.raises(SpecViolationError, match="lgamma"):
+        to_edge(export(M(), (torch.rand(3) + 1,)))
+
+
 def test_an_op_the_user_allows_is_kept():
     from ember.exir import EdgeCompileConfig
 

@@ -7,6 +7,8 @@ decomposition table (``torch._decomp.decomposition_table``) has a
 decomposition for them. This pass applies those, repeatedly, until only core
 ops, ops Ember has its own kernel for (``EMBER_KERNEL_OPS``) and ops without a
 decomposition remain; the edge verifier then names any of the last kind.
+Decompositions that end in ``prims`` ops (which have no out variants, so no
+kernels) are not applied.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from torch.export import ExportedProgram
 
 from ember.exir.operator.kernel_ops import EMBER_KERNEL_OPS
 
-_MAX_ROUNDS = 4  # a decomposition can produce ops that decompose again
+_MAX_ROUNDS = 6  # a decomposition can produce ops that decompose again, or be retried
 
 
 def _core(op: OpOverload) -> bool:
@@ -48,12 +50,34 @@ def decompose_non_core(ep: ExportedProgram, keep: Collection[OpOverload] = ()) -
     """``ep`` with every non-core ATen op PyTorch can decompose decomposed,
     except those in ``keep`` (the ops a user allows in the edge dialect with
     ``EdgeCompileConfig._core_aten_ops_exception_list``)."""
+    unusable: set[OpOverload] = set()
     for _ in range(_MAX_ROUNDS):
-        ops = _left_to_decompose(ep, keep)
+        ops = _left_to_decompose(ep, keep) - unusable
         if not ops:
             break
         table = core_aten_decompositions()
         for op in ops:
             table[op] = decomposition_table[op]
-        ep = ep.run_decompositions(table)
+        decomposed = ep.run_decompositions(table)
+        # Some of PyTorch's decompositions end in prims ops (lgamma ->
+        # prims.lgamma), which have no out variants: keep those ops as they
+        # are (the edge verifier names them) and apply the others.
+        lowered = _ops_lowered_to_prims(decomposed)
+        to_prims = {op for op in ops if str(op) in lowered}
+        if to_prims:
+            unusable |= to_prims
+            continue
+        ep = decomposed
     return ep
+
+
+def _ops_lowered_to_prims(ep: ExportedProgram) -> set[str]:
+    """Names of the ops whose decomposition left prims ops (the meta entry
+    is not always the very OpOverload object the graph had)."""
+    return {
+        str(node.meta.get("original_aten"))
+        for node in ep.graph_module.graph.nodes
+        if node.op == "call_function"
+        and isinstance(node.target, OpOverload)
+        and node.target.namespace == "prims"
+    }
