@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "generated_program_schema_text.h"
+#include "program/program_pack.h"
 
 namespace ember::program {
 namespace {
@@ -40,10 +41,13 @@ WriteResult write_program(ember_fb::ProgramT program,
   program.constant_segment.reset();
   program.constant_buffer.clear();
 
+  // Always written, with the reserved entry 0: readers without the deprecated
+  // constant_buffer path refuse a program that has no constant_segment. With
+  // no constants there is no segment to name; index 0 and offsets [0] say so.
+  auto cs = std::make_unique<ember_fb::SubsegmentOffsetsT>();
+  cs->offsets.push_back(0);
   if (!constants.empty()) {
-    auto cs = std::make_unique<ember_fb::SubsegmentOffsetsT>();
     std::vector<uint8_t> data;
-    cs->offsets.push_back(0);  // Entry 0 is reserved by the format.
     for (const auto& c : constants) {
       const uint64_t offset = align_up(data.size(), options.constant_alignment);
       data.resize(offset);
@@ -52,8 +56,8 @@ WriteResult write_program(ember_fb::ProgramT program,
     }
     cs->segment_index = static_cast<uint32_t>(segment_data.size());
     segment_data.push_back(std::move(data));
-    program.constant_segment = std::move(cs);
   }
+  program.constant_segment = std::move(cs);
 
   // Delegate blobs: inline when small, otherwise one segment each.
   program.backend_delegate_data.clear();
@@ -97,7 +101,7 @@ WriteResult write_program(ember_fb::ProgramT program,
   }
 
   flatbuffers::FlatBufferBuilder fbb(1024);
-  fbb.Finish(ember_fb::Program::Pack(fbb, &program), ember_fb::ProgramIdentifier());
+  fbb.Finish(pack_program(fbb, program), ember_fb::ProgramIdentifier());
   const uint8_t* fb = fbb.GetBufferPointer();
   const size_t fb_size = fbb.GetSize();
 

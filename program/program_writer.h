@@ -3,7 +3,9 @@
 // Layout: FlatBuffer (root offset, "ET12", then the 32-byte extended header
 // "eh00" inserted after the identifier), padding, then segments, each aligned
 // to `segment_alignment`. Constants go into one constant segment, each tensor
-// aligned to `constant_alignment`; entry 0 of its offsets is reserved.
+// aligned to `constant_alignment`; entry 0 of its offsets is reserved, and
+// the constant_segment is written (offsets `[0]`) even without constants.
+// Every vector and string is written present, empty or not (program_pack.h).
 #pragma once
 
 #include <cstdint>
