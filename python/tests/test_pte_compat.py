@@ -212,3 +212,67 @@ def test_the_reader_sees_what_ember_wrote(tmp_path: Path) -> None:
     assert plan["non_const_buffer_sizes"] == emitted["non_const_buffer_sizes"]
     offsets = program["constant_segment"]["offsets"]
     assert len(offsets) == 1 + len(manager.emitted.constant_buffers) > 1  # reserved entry first
+
+
+# --- programs as other exporters write them run on Ember ----------------------
+
+FIXTURES = ROOT / "tests/programs"
+
+
+def test_other_exporter_fixture_has_every_field(tmp_path: Path) -> None:
+    program = read_with_flatc((FIXTURES / "other_exporter_dim_order.pte").read_bytes(), tmp_path)
+    assert not list(missing_fields(program))
+    assert operators(program) == {"dim_order_ops::_to_dim_order_copy.out",
+                                  "dim_order_ops::_clone_dim_order.out"}
+
+
+def test_other_exporter_fixture_runs_with_its_input_memory_reused() -> None:
+    """The output is planned over the input: each execute needs its inputs set
+    again (Method.execute does), and then every run is right."""
+    from ember.runtime import Runtime
+
+    method = Runtime.get().load_program(
+        str(FIXTURES / "other_exporter_dim_order.pte")).load_method("forward")
+    for seed in range(3):
+        x = torch.randn(1, 3, 2, 2, generator=torch.Generator().manual_seed(seed))
+        (z,) = method.execute([x])
+        torch.testing.assert_close(z, x.half().float(), rtol=0, atol=0)
+
+
+def test_dim_order_argument_disagreeing_with_out_is_refused_at_load(tmp_path: Path) -> None:
+    from ember import _C
+    from ember.runtime import EmberError, Runtime
+
+    program = read_with_flatc((FIXTURES / "other_exporter_dim_order.pte").read_bytes(), tmp_path)
+    program["execution_plan"][0]["values"][7]["val"]["dim_order"] = [0, 1, 2, 3]  # y contiguous
+    pte = bytes(_C.write_program(json.dumps(program), [], []))
+    with pytest.raises(EmberError, match=r"dim_order \[0, 2, 3, 1\] disagrees with out's dim "
+                                         r"order \[0, 1, 2, 3\]"):
+        Runtime.get().load_program(pte).load_method("forward")
+
+
+class MemoryFormats(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        cl = (x * 2).to(memory_format=torch.channels_last)
+        half = cl.to(torch.float16)
+        back = half.clone(memory_format=torch.contiguous_format)
+        return cl + 1, back, x.to(torch.int32)
+
+
+@pytest.mark.parametrize("dim_order_ops", [True, False])
+def test_ember_emits_dim_order_ops_by_default(dim_order_ops: bool, tmp_path: Path) -> None:
+    from ember.exir import ExecutorchBackendConfig
+    from ember.runtime import Runtime
+
+    x = torch.randn(2, 3, 4, 5) * 10
+    manager = to_edge(export(MemoryFormats(), (x,))).to_executorch(
+        ExecutorchBackendConfig(dim_order_ops=dim_order_ops))
+    ops = operators(read_with_flatc(manager.buffer, tmp_path))
+    dim_order = {"dim_order_ops::_to_dim_order_copy.out", "dim_order_ops::_clone_dim_order.out"}
+    aten = {"aten::_to_copy.out", "aten::clone.out"}
+    assert ops & (dim_order if dim_order_ops else aten)
+    assert not ops & (aten if dim_order_ops else dim_order)
+    method = Runtime.get().load_program(manager.buffer).load_method("forward")
+    for got, want in zip(method.execute([x]), MemoryFormats()(x), strict=True):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
