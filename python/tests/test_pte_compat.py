@@ -81,7 +81,8 @@ def missing_fields(program: dict[str, Any]) -> Iterator[str]:
                         f"{where}.container_meta_type")
         for i, v in enumerate(plan.get("values", [])):
             kind = v.get("val_type")
-            yield from need(v.get("val", {}), _VALUE_FIELDS.get(kind, ()), f"{where} value {i} {kind}")
+            fields = _VALUE_FIELDS.get(kind, ())
+            yield from need(v.get("val", {}), fields, f"{where} value {i} {kind}")
         for i, op in enumerate(plan.get("operators", [])):
             yield from need(op, ("name", "overload"), f"{where} operator {i}")
         for i, d in enumerate(plan.get("delegates", [])):
@@ -127,6 +128,10 @@ class CatLists(torch.nn.Module):
         return torch.cat([x, y], dim=0).permute(1, 0)
 
 
+def _lower(model: torch.nn.Module, args: tuple) -> bytes:
+    return to_edge(export(model, args)).to_executorch().buffer
+
+
 def _tutorial(name: str) -> Callable[[], bytes]:
     return lambda: tutorial.PROGRAMS[name]().program.buffer
 
@@ -149,17 +154,16 @@ def _dynamic() -> bytes:
 PROGRAMS: dict[str, Callable[[], bytes]] = {
     **{f"tutorial_{n}": _tutorial(n) for n in tutorial.PROGRAMS},
     "tutorial_encode_decode": lambda: tutorial.encode_decode().buffer,
-    "no_constants_no_ops": lambda: to_edge(export(NoOps(), (torch.randn(2),))).to_executorch().buffer,
-    "zero_dim": lambda: to_edge(export(ZeroDim(), (torch.randn(3, 4),))).to_executorch().buffer,
-    "lists": lambda: to_edge(
-        export(CatLists(), (torch.randn(2, 3), torch.randn(1, 3)))).to_executorch().buffer,
+    "no_constants_no_ops": lambda: _lower(NoOps(), (torch.randn(2),)),
+    "zero_dim": lambda: _lower(ZeroDim(), (torch.randn(3, 4),)),
+    "lists": lambda: _lower(CatLists(), (torch.randn(2, 3), torch.randn(1, 3))),
     "xnnpack_delegate": _xnnpack,
     "dynamic_shapes": _dynamic,
 }
 
 
 @pytest.fixture(scope="module", params=sorted(PROGRAMS))
-def decoded(request, tmp_path_factory) -> tuple[str, dict[str, Any]]:  # type: ignore[no-untyped-def]
+def decoded(request, tmp_path_factory):  # type: ignore[no-untyped-def]
     torch.manual_seed(0)
     pte = PROGRAMS[request.param]()
     return request.param, read_with_flatc(pte, tmp_path_factory.mktemp(request.param))

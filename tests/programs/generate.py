@@ -3,9 +3,10 @@
     .venv/bin/python tests/programs/generate.py
 
 The C++ tests load these files (allocation check, loader regression) and the
-fuzzer uses them as its seed corpus. `other_exporter_*.pte` are built by hand
-the way other exporters of the format write programs (python/tests/
-test_pte_compat.py runs them); `--other-exporters` writes only those. They are small on purpose. Regenerate
+fuzzer uses them as its seed corpus. `other_exporter_*.pte` are built by
+hand the way other exporters of the format write programs
+(python/tests/test_pte_compat.py runs them); `--other-exporters` writes
+only those. They are small on purpose. Regenerate
 them when the emitter changes what it writes; old files must keep loading.
 """
 

@@ -49,7 +49,9 @@ class ExecutorchProgramManager:
 
         e = self.emitted
         return bytes(
-            _C.write_program(e.json, e.constant_buffers, e.delegate_blobs, named_blobs=e.named_blobs)
+            _C.write_program(
+                e.json, e.constant_buffers, e.delegate_blobs, named_blobs=e.named_blobs
+            )
         )
 
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -39,15 +39,19 @@ def _order(self: torch.Tensor, dim_order: Sequence[int] | None) -> list[int]:
     return order
 
 
-def _copy(self: torch.Tensor, dtype: torch.dtype | None, dim_order: Sequence[int] | None):  # type: ignore[no-untyped-def]
+def _copy(
+    self: torch.Tensor, dtype: torch.dtype | None, dim_order: Sequence[int] | None
+) -> torch.Tensor:
     out = torch.empty_permuted(
         self.shape, _order(self, dim_order), dtype=dtype or self.dtype, device=self.device
     )
     return out.copy_(self)
 
 
-def _to_dim_order_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None,  # type: ignore[no-untyped-def]
-                       non_blocking=False, dim_order=None):
+def _to_dim_order_copy(  # type: ignore[no-untyped-def]
+    self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+    dim_order=None,
+):
     return _copy(self, dtype, dim_order)
 
 
