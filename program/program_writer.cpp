@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "generated_program_schema_text.h"
+#include "program/program_pack.h"
 
 namespace ember::program {
 namespace {
@@ -28,7 +29,8 @@ const char* program_schema_text() { return kProgramSchemaText; }
 WriteResult write_program(ember_fb::ProgramT program,
                           const std::vector<std::span<const uint8_t>>& constants,
                           const std::vector<std::span<const uint8_t>>& delegate_blobs,
-                          const WriterOptions& options) {
+                          const WriterOptions& options,
+                          const std::vector<std::span<const uint8_t>>& named_blobs) {
   WriteResult result;
   if (options.segment_alignment == 0 || options.constant_alignment == 0) {
     result.error = "alignments must be positive";
@@ -40,10 +42,13 @@ WriteResult write_program(ember_fb::ProgramT program,
   program.constant_segment.reset();
   program.constant_buffer.clear();
 
+  // Always written, with the reserved entry 0: readers without the deprecated
+  // constant_buffer path refuse a program that has no constant_segment. With
+  // no constants there is no segment to name; index 0 and offsets [0] say so.
+  auto cs = std::make_unique<ember_fb::SubsegmentOffsetsT>();
+  cs->offsets.push_back(0);
   if (!constants.empty()) {
-    auto cs = std::make_unique<ember_fb::SubsegmentOffsetsT>();
     std::vector<uint8_t> data;
-    cs->offsets.push_back(0);  // Entry 0 is reserved by the format.
     for (const auto& c : constants) {
       const uint64_t offset = align_up(data.size(), options.constant_alignment);
       data.resize(offset);
@@ -52,8 +57,8 @@ WriteResult write_program(ember_fb::ProgramT program,
     }
     cs->segment_index = static_cast<uint32_t>(segment_data.size());
     segment_data.push_back(std::move(data));
-    program.constant_segment = std::move(cs);
   }
+  program.constant_segment = std::move(cs);
 
   // Delegate blobs: inline when small, otherwise one segment each.
   program.backend_delegate_data.clear();
@@ -87,6 +92,22 @@ WriteResult write_program(ember_fb::ProgramT program,
     }
   }
 
+  // Named data: one segment per blob, shared by the entries naming it.
+  std::vector<uint32_t> named_segment(named_blobs.size());
+  for (size_t i = 0; i < named_blobs.size(); ++i) {
+    named_segment[i] = static_cast<uint32_t>(segment_data.size());
+    segment_data.emplace_back(named_blobs[i].begin(), named_blobs[i].end());
+  }
+  for (auto& entry : program.named_data) {
+    if (entry->segment_index >= named_blobs.size()) {
+      result.error = "named data '" + entry->key + "' refers to blob " +
+                     std::to_string(entry->segment_index) + " but only " +
+                     std::to_string(named_blobs.size()) + " were given";
+      return result;
+    }
+    entry->segment_index = named_segment[entry->segment_index];
+  }
+
   uint64_t segment_offset = 0;
   for (const auto& data : segment_data) {
     auto seg = std::make_unique<ember_fb::DataSegmentT>();
@@ -97,7 +118,7 @@ WriteResult write_program(ember_fb::ProgramT program,
   }
 
   flatbuffers::FlatBufferBuilder fbb(1024);
-  fbb.Finish(ember_fb::Program::Pack(fbb, &program), ember_fb::ProgramIdentifier());
+  fbb.Finish(pack_program(fbb, program), ember_fb::ProgramIdentifier());
   const uint8_t* fb = fbb.GetBufferPointer();
   const size_t fb_size = fbb.GetSize();
 
@@ -137,10 +158,10 @@ WriteResult write_program(ember_fb::ProgramT program,
   return result;
 }
 
-WriteResult write_program_from_json(const std::string& program_json,
-                                    const std::vector<std::span<const uint8_t>>& constants,
-                                    const std::vector<std::span<const uint8_t>>& delegate_blobs,
-                                    const WriterOptions& options) {
+WriteResult write_program_from_json(
+    const std::string& program_json, const std::vector<std::span<const uint8_t>>& constants,
+    const std::vector<std::span<const uint8_t>>& delegate_blobs, const WriterOptions& options,
+    const std::vector<std::span<const uint8_t>>& named_blobs) {
   WriteResult result;
   flatbuffers::IDLOptions idl_options;
   idl_options.strict_json = false;
@@ -161,7 +182,7 @@ WriteResult write_program_from_json(const std::string& program_json,
   }
   ember_fb::ProgramT program;
   ember_fb::GetProgram(buf)->UnPackTo(&program);
-  return write_program(std::move(program), constants, delegate_blobs, options);
+  return write_program(std::move(program), constants, delegate_blobs, options, named_blobs);
 }
 
 }  // namespace ember::program

@@ -3,7 +3,9 @@
 // Layout: FlatBuffer (root offset, "ET12", then the 32-byte extended header
 // "eh00" inserted after the identifier), padding, then segments, each aligned
 // to `segment_alignment`. Constants go into one constant segment, each tensor
-// aligned to `constant_alignment`; entry 0 of its offsets is reserved.
+// aligned to `constant_alignment`; entry 0 of its offsets is reserved, and
+// the constant_segment is written (offsets `[0]`) even without constants.
+// Every vector and string is written present, empty or not (program_pack.h).
 #pragma once
 
 #include <cstdint>
@@ -30,19 +32,21 @@ struct WriteResult {
 };
 
 /// Writes `program` (its constant_segment and segments are replaced) with
-/// `constants[i]` stored as constant data_buffer_idx i + 1, and
+/// `constants[i]` stored as constant data_buffer_idx i + 1,
 /// `delegate_blobs[i]` as the processed data of delegates whose reference
-/// index is i.
+/// index is i, and `named_blobs[i]` as the segment of the named_data entries
+/// whose segment_index is i (each blob its own segment).
 WriteResult write_program(ember_fb::ProgramT program,
                           const std::vector<std::span<const uint8_t>>& constants,
                           const std::vector<std::span<const uint8_t>>& delegate_blobs,
-                          const WriterOptions& options = {});
+                          const WriterOptions& options = {},
+                          const std::vector<std::span<const uint8_t>>& named_blobs = {});
 
 /// Same, from the Program in FlatBuffers JSON (field names of schema/program.fbs).
-WriteResult write_program_from_json(const std::string& program_json,
-                                    const std::vector<std::span<const uint8_t>>& constants,
-                                    const std::vector<std::span<const uint8_t>>& delegate_blobs,
-                                    const WriterOptions& options = {});
+WriteResult write_program_from_json(
+    const std::string& program_json, const std::vector<std::span<const uint8_t>>& constants,
+    const std::vector<std::span<const uint8_t>>& delegate_blobs, const WriterOptions& options = {},
+    const std::vector<std::span<const uint8_t>>& named_blobs = {});
 
 /// The text of schema/program.fbs, compiled into the writer.
 const char* program_schema_text();

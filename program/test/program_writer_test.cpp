@@ -63,6 +63,62 @@ TEST(ProgramWriterTest, JsonRoundTripWithAlignedConstants) {
   EXPECT_EQ(base + segment_bytes, bytes.size());
 }
 
+// Other readers index these without presence checks (pte-format.md, "What
+// other runtimes of the format expect from a writer").
+TEST(ProgramWriterTest, EmptyVectorsAndStringsArePresent) {
+  constexpr const char* kEmpty = R"({
+    "version": 0,
+    "execution_plan": [{
+      "name": "forward",
+      "values": [
+        {"val_type": "Tensor", "val": {"scalar_type": "FLOAT32", "sizes": [], "dim_order": [],
+                                        "allocation_info": {"memory_id": 1}}},
+        {"val_type": "IntList", "val": {"items": []}},
+        {"val_type": "String", "val": {"string_val": ""}}
+      ],
+      "inputs": [0], "outputs": [0],
+      "chains": [{"inputs": [0], "outputs": [0],
+                  "instructions": [{"instr_args_type": "KernelCall",
+                                    "instr_args": {"op_index": 0, "args": []}}]}],
+      "operators": [{"name": "aten::_assert_scalar", "overload": ""}],
+      "non_const_buffer_sizes": [0, 16]
+    }]
+  })";
+  WriteResult result = write_program_from_json(kEmpty, {}, {});
+  ASSERT_TRUE(result.ok()) << result.error;
+  flatbuffers::Verifier verifier(result.bytes.data(), result.bytes.size());
+  ASSERT_TRUE(ember_fb::VerifyProgramBuffer(verifier));
+  const ember_fb::Program* fb = ember_fb::GetProgram(result.bytes.data());
+  ASSERT_NE(fb->constant_segment(), nullptr);
+  ASSERT_NE(fb->constant_segment()->offsets(), nullptr);
+  ASSERT_EQ(fb->constant_segment()->offsets()->size(), 1u);
+  EXPECT_EQ(fb->constant_segment()->offsets()->Get(0), 0u);
+  ASSERT_NE(fb->segments(), nullptr);
+  EXPECT_EQ(fb->segments()->size(), 0u);
+  EXPECT_NE(fb->constant_buffer(), nullptr);
+  EXPECT_NE(fb->backend_delegate_data(), nullptr);
+  EXPECT_NE(fb->mutable_data_segments(), nullptr);
+  EXPECT_NE(fb->named_data(), nullptr);
+  const auto* plan = fb->execution_plan()->Get(0);
+  ASSERT_NE(plan->delegates(), nullptr);
+  EXPECT_EQ(plan->delegates()->size(), 0u);
+  ASSERT_NE(plan->container_meta_type(), nullptr);
+  EXPECT_NE(plan->container_meta_type()->encoded_inp_str(), nullptr);
+  const auto* t = plan->values()->Get(0)->val_as_Tensor();
+  ASSERT_NE(t->sizes(), nullptr);
+  ASSERT_NE(t->dim_order(), nullptr);
+  EXPECT_EQ(t->sizes()->size(), 0u);
+  EXPECT_NE(plan->values()->Get(1)->val_as_IntList()->items(), nullptr);
+  EXPECT_NE(plan->values()->Get(2)->val_as_String()->string_val(), nullptr);
+  EXPECT_NE(plan->operators()->Get(0)->overload(), nullptr);
+  const auto* call = plan->chains()->Get(0)->instructions()->Get(0)->instr_args_as_KernelCall();
+  EXPECT_NE(call->args(), nullptr);
+  EXPECT_EQ(plan->chains()->Get(0)->stacktrace(), nullptr);  // Absent: no frames.
+
+  BufferDataLoader loader(result.bytes.data(), result.bytes.size());
+  EXPECT_TRUE(Program::load(&loader).ok()) << last_error_message();
+}
+
 TEST(ProgramWriterTest, BadJsonNamesTheProblem) {
   WriteResult result = write_program_from_json(R"({"version": 0, "bogus_field": 3})", {}, {});
   EXPECT_FALSE(result.ok());

@@ -24,6 +24,7 @@ OP_LIST = ROOT / "kernels/ops.yaml"
 
 
 def torch_schema(name: str) -> str | None:
+    import ember.exir.operator.dim_order_ops  # noqa: F401  (not defined by PyTorch)
     import ember.exir.operator.quantized_decomposed  # noqa: F401  (Ember's out overloads)
 
     namespace, _, rest = name.partition("::")

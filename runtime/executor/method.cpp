@@ -22,6 +22,7 @@ Method::Method(Method&& other)
       num_steps_(other.num_steps_),
       delegates_(other.delegates_),
       num_delegates_(other.num_delegates_),
+      input_guards_(other.input_guards_),
       rng_state_(other.rng_state_),
       thread_pool_(other.thread_pool_) {
   other.num_delegates_ = 0;  // The handles now belong to this method.
@@ -137,6 +138,7 @@ Error Method::execute() {
     EMBER_CHECK_OR_RETURN(input_set_[i] || !v.is_tensor(), Error::InvalidState,
                           "method '%s': input %zu was not set before execute()", name(), i);
   }
+  EMBER_TRY(check_input_guards(input_guards_, values_, inputs_, name()));
   KernelContext ctx;
   ctx.rng_state() = rng_state_;
   ctx.set_thread_pool(thread_pool_);

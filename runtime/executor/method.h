@@ -12,6 +12,7 @@
 #include "runtime/backend/backend_interface.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
+#include "runtime/executor/input_guards.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/kernel/kernel_registry.h"
 
@@ -68,8 +69,10 @@ class Method {
   /// Sets a scalar (Int/Double/Bool) input; the tag must match.
   Error set_input(size_t index, const EValue& input);
 
-  /// Runs every instruction. Fails with InvalidState when an input was never
-  /// set, and with the failing kernel's error otherwise.
+  /// Checks the input guards (input_guards.h), then runs every instruction.
+  /// Fails with InvalidState when an input was never set, InvalidArgument
+  /// with the guard's message when the inputs break a dynamic_shapes
+  /// constraint, and with the failing kernel's error otherwise.
   Error execute();
 
   /// Output `index`; valid until the next execute() or the method's end.
@@ -99,6 +102,7 @@ class Method {
   size_t num_steps_ = 0;
   DelegateInstance* delegates_ = nullptr;
   size_t num_delegates_ = 0;  // Initialised ones: destroyed with the method.
+  InputGuardTable input_guards_;
   uint64_t rng_state_ = 0x853c49e6748fea9bULL;
   pthreadpool_t thread_pool_ = nullptr;  // Process-wide pool, looked up at load.
 };

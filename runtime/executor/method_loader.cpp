@@ -27,6 +27,7 @@ class MethodLoader {
     EMBER_TRY(check_planned_buffers());
     EMBER_TRY(init_values());
     EMBER_TRY(init_io());
+    EMBER_TRY(init_input_guards());
     EMBER_TRY(init_delegates());
     EMBER_TRY(init_steps());
     return static_cast<Method&&>(method_);
@@ -44,6 +45,19 @@ class MethodLoader {
                           "%zu bytes used)",
                           name(), count, what, alloc_->used(), alloc_->capacity());
     return p;
+  }
+
+  // The guard table beside the program, if any (input_guards.h).
+  Error init_input_guards() {
+    char key[160];
+    if (!input_guards_key(name(), key, sizeof(key))) return Error::Ok;
+    Result<FreeableBuffer> data = program_.load_named_data(key);
+    if (data.error() == Error::NotFound) return Error::Ok;
+    if (!data.ok()) return data.error();
+    EMBER_TRY_ASSIGN(method_.input_guards_,
+                     parse_input_guards(static_cast<const uint8_t*>(data->data()), data->size(),
+                                        name(), method_.num_inputs_, alloc_));
+    return Error::Ok;
   }
 
   Error check_planned_buffers() {

@@ -102,6 +102,21 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
   return program;
 }
 
+Result<FreeableBuffer> Program::load_named_data(const char* key) const {
+  const auto* named = program_->named_data();
+  for (uint32_t i = 0; named != nullptr && i < named->size(); ++i) {
+    const auto* entry = named->Get(i);
+    if (entry->key() == nullptr || std::strcmp(entry->key()->c_str(), key) != 0) continue;
+    const auto* segments = program_->segments();
+    EMBER_CHECK_OR_RETURN(segments != nullptr && entry->segment_index() < segments->size(),
+                          Error::InvalidProgram, "named data '%s': segment %u is out of range",
+                          key, entry->segment_index());
+    const auto* seg = segments->Get(entry->segment_index());
+    return loader_->load(segment_base_offset_ + seg->offset(), seg->size());
+  }
+  return Error::NotFound;
+}
+
 Result<FreeableBuffer> Program::load_delegate_data(
     const ember_fb::BackendDelegateDataReference* ref) const {
   if (ref->location() == ember_fb::DataLocation::INLINE) {

@@ -54,6 +54,10 @@ class Program {
   /// A delegate's processed blob: inline data (not copied) or its segment,
   /// loaded through the data loader (freed when the buffer is released).
   Result<FreeableBuffer> load_delegate_data(const ember_fb::BackendDelegateDataReference* ref) const;
+  /// The segment of named data entry `key`, loaded through the data loader;
+  /// NotFound (no message set) when the program has no such entry,
+  /// InvalidProgram when its segment is out of range.
+  Result<FreeableBuffer> load_named_data(const char* key) const;
 
  private:
   Program(FreeableBuffer program_data, const ember_fb::Program* program, DataLoader* loader,

@@ -14,10 +14,12 @@ constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 48;
 bool add_overflows(uint64_t a, uint64_t b) { return a > UINT64_MAX - b; }
 
 // The FlatBuffer verifier only checks 4-byte alignment of vectors; vectors of
-// 8-byte elements must be 8-aligned before their elements are read.
+// 8-byte elements must be 8-aligned before their elements are read. An empty
+// vector has nothing to read: FlatBuffers builders (ours and flatc's JSON
+// parser) do not pad before one, so its data pointer may be 4-aligned.
 template <typename Vec>
 bool aligned8(const Vec* v) {
-  return v == nullptr || reinterpret_cast<uintptr_t>(v->data()) % 8 == 0;
+  return v == nullptr || v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % 8 == 0;
 }
 
 const char* plan_name(const ember_fb::ExecutionPlan* plan) {

@@ -1,5 +1,5 @@
-// permute_copy, view_copy, expand_copy, clone and _to_copy share the strided
-// copy helpers; their tests live together.
+// permute_copy, view_copy, expand_copy, clone, _to_copy and the dim_order_ops
+// copies share the strided copy helpers; their tests live together.
 #include <cmath>
 
 #include "kernels/test/tensor_factory.h"
@@ -116,6 +116,65 @@ TEST(OpToCopyTest, ConvertsDtypes) {
   auto& q = tf.zeros(ScalarType::QInt32, {4});
   EXPECT_KERNEL_FAILS(call_kernel("aten::_to_copy.out", {&f.ev, tf.b(false), tf.none(), &q.ev}),
                       "aten::_to_copy.out", "qint32");
+}
+
+// dim_order_ops: self, non_blocking, dim_order, out (the return slot is added by call_kernel).
+TEST(OpDimOrderCopyTest, ChannelsLastInAndOutWithDtypes) {
+  TensorFactory tf;
+  std::vector<float> v(12);
+  for (int i = 0; i < 12; ++i) v[i] = float(i) - 5.5f;
+  auto& a = tf.make<float>({1, 3, 2, 2}, v);
+  for (const char* op : {"dim_order_ops::_to_dim_order_copy.out",
+                         "dim_order_ops::_clone_dim_order.out"}) {
+    auto& cl = tf.make<float>({1, 3, 2, 2}, {}, kChannelsLast);
+    ASSERT_TRUE(call_kernel(op, {&a.ev, tf.b(false), tf.list({0, 2, 3, 1}), &cl.ev}).ok()) << op;
+    EXPECT_EQ(cl.values<float>(), v) << op;
+    EXPECT_EQ(static_cast<float*>(cl.t.data)[1], v[4]) << op;  // Memory is channels-last.
+    auto& back = tf.make<float>({1, 3, 2, 2});
+    ASSERT_TRUE(call_kernel(op, {&cl.ev, tf.b(false), tf.none(), &back.ev}).ok()) << op;
+    EXPECT_EQ(back.values<float>(), v) << op;
+  }
+  // _to_dim_order_copy converts the dtype (toward zero, as _to_copy) while it relayouts.
+  auto& i = tf.make<int32_t>({1, 3, 2, 2}, {}, kChannelsLast);
+  ASSERT_TRUE(call_kernel("dim_order_ops::_to_dim_order_copy.out",
+                          {&a.ev, tf.b(false), tf.list({0, 2, 3, 1}), &i.ev}).ok());
+  std::vector<int32_t> want(12);
+  for (int k = 0; k < 12; ++k) want[k] = static_cast<int32_t>(v[k]);
+  EXPECT_EQ(i.values<int32_t>(), want);
+  auto& h = tf.make<Half>({1, 3, 2, 2});
+  ASSERT_TRUE(call_kernel("dim_order_ops::_to_dim_order_copy.out",
+                          {&i.ev, tf.b(false), tf.list({0, 1, 2, 3}), &h.ev}).ok());
+  EXPECT_EQ(h.as_doubles<Half>()[0], -5.0);
+  // 0-dim: an empty dim order.
+  auto& s = tf.make<int64_t>({}, {7});
+  auto& so = tf.make<int64_t>({});
+  ASSERT_TRUE(call_kernel("dim_order_ops::_clone_dim_order.out",
+                          {&s.ev, tf.b(false), tf.list({}), &so.ev}).ok());
+  EXPECT_EQ(so.values<int64_t>(), (std::vector<int64_t>{7}));
+}
+
+TEST(OpDimOrderCopyTest, Errors) {
+  TensorFactory tf;
+  auto& a = tf.make<float>({1, 3, 2, 2});
+  auto& contiguous = tf.make<float>({1, 3, 2, 2});
+  const char* to = "dim_order_ops::_to_dim_order_copy.out";
+  const char* clone = "dim_order_ops::_clone_dim_order.out";
+  // The argument asks for channels-last; out was planned contiguous.
+  EXPECT_KERNEL_FAILS(call_kernel(to, {&a.ev, tf.b(false), tf.list({0, 2, 3, 1}), &contiguous.ev}),
+                      to, "dim_order [0, 2, 3, 1] disagrees with out's dim order [0, 1, 2, 3]");
+  auto& cl = tf.make<float>({1, 3, 2, 2}, {}, kChannelsLast);
+  EXPECT_KERNEL_FAILS(call_kernel(clone, {&a.ev, tf.b(false), tf.none(), &cl.ev}), clone,
+                      "None (contiguous) but out has dim order [0, 2, 3, 1]");
+  EXPECT_KERNEL_FAILS(call_kernel(clone, {&a.ev, tf.b(false), tf.list({0, 1}), &contiguous.ev}),
+                      clone, "disagrees");
+  EXPECT_KERNEL_FAILS(call_kernel(clone, {&a.ev, tf.b(false), tf.i(2), &contiguous.ev}), clone,
+                      "expected None or an int list");
+  auto& d = tf.make<double>({1, 3, 2, 2});
+  EXPECT_KERNEL_FAILS(call_kernel(clone, {&a.ev, tf.b(false), tf.none(), &d.ev}), clone,
+                      "float64");
+  auto& small = tf.make<float>({1, 3, 2});
+  EXPECT_KERNEL_FAILS(call_kernel(to, {&a.ev, tf.b(false), tf.list({0, 1, 2}), &small.ev}), to,
+                      "[1, 3, 2, 2]");
 }
 
 TEST(HalfConversionTest, RoundsToNearestEvenAndKeepsSpecials) {

@@ -27,8 +27,13 @@ class ExecutorchBackendConfig:
     result must still use edge ops (the core-opset check is not applied).
     ``memory_planning_pass``: places the non-constant tensors.
     ``constant_folding``: compute what depends only on parameters and
-    constants at export (``ember.exir.passes.ConstantFoldPass``)."""
+    constants at export (``ember.exir.passes.ConstantFoldPass``).
+    ``dim_order_ops``: write memory-format/dtype copies as
+    ``dim_order_ops::_to_dim_order_copy.out`` / ``_clone_dim_order.out``, as
+    other exporters of the format do (False: ``aten::_to_copy.out`` /
+    ``aten::clone.out``, which Ember's earlier runtimes also run)."""
 
     passes: Sequence[Callable[..., Any]] = field(default_factory=list)
     memory_planning_pass: MemoryPlanningPass = field(default_factory=MemoryPlanningPass)
     constant_folding: bool = True
+    dim_order_ops: bool = True

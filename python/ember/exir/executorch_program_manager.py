@@ -39,7 +39,7 @@ class ExecutorchProgramManager:
 
     @functools.cached_property
     def emitted(self) -> EmittedProgram:
-        """The Program as FlatBuffers JSON plus its constant and delegate blobs."""
+        """The Program as FlatBuffers JSON plus its constant, delegate and named blobs."""
         return emit_program(self._programs, self._plans)
 
     @functools.cached_property
@@ -48,7 +48,11 @@ class ExecutorchProgramManager:
         from ember import _C
 
         e = self.emitted
-        return bytes(_C.write_program(e.json, e.constant_buffers, e.delegate_blobs))
+        return bytes(
+            _C.write_program(
+                e.json, e.constant_buffers, e.delegate_blobs, named_blobs=e.named_blobs
+            )
+        )
 
     def save(self, path: str | os.PathLike[str]) -> None:
         data = self.buffer

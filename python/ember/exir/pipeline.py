@@ -6,8 +6,9 @@ to_edge:        core-ATen decompositions -> PyTorch's decompositions of the
 transform:      user passes -> verify
 to_executorch:  user passes -> bounds check (dynamic shapes) -> constant
                 folding -> out variants + alloc (upper-bound shapes) ->
-                input guards -> memory planning
-                (then ``ember.exir.emit`` writes the program)
+                dim-order ops -> memory planning
+                (then ``ember.exir.emit`` writes the program, and the input
+                guards beside it: ``passes/input_guards.py``)
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from ember.exir.config import EdgeCompileConfig, ExecutorchBackendConfig
 from ember.exir.exported import copy_graph_module, rebuild
 from ember.exir.passes.constant_fold import ConstantFoldPass
 from ember.exir.passes.decompose_non_core import decompose_non_core
+from ember.exir.passes.dim_order_ops_pass import to_dim_order_ops
 from ember.exir.passes.edge_ops_pass import EdgeOpsPass
-from ember.exir.passes.input_guards import add_input_guards
 from ember.exir.passes.memory_planning import MemoryPlan
 from ember.exir.passes.out_variant_pass import to_out_variants
 from ember.exir.passes.remove_asserts import remove_asserts
@@ -90,7 +91,8 @@ def to_out_variant_program(
         ep = ConstantFoldPass()(ep)
     gm = ep.graph_module
     to_out_variants(gm, bounds.shape)
-    add_input_guards(gm, ep, method)
+    if config.dim_order_ops:
+        to_dim_order_ops(gm)
     program = rebuild(
         ep, gm, verifier=OutVariantDialectVerifier, program_class=OutVariantExportedProgram
     )

@@ -20,6 +20,7 @@ from torch.export import ExportedProgram
 from ember.exir.emit.constants import ConstantBuffers
 from ember.exir.emit.delegates import DelegateBlobs
 from ember.exir.emit.method import emit_method
+from ember.exir.passes.input_guards import KEY_PREFIX, encode_guard_table, input_guards
 from ember.exir.passes.memory_planning import MemoryPlan
 
 _NONFINITE = re.compile(r'"__ember_nonfinite_(-?inf|nan)__"')
@@ -30,6 +31,7 @@ class EmittedProgram:
     program: dict[str, Any]
     constant_buffers: list[bytes]
     delegate_blobs: list[bytes] = field(default_factory=list)
+    named_blobs: list[bytes] = field(default_factory=list)
 
     @property
     def json(self) -> str:
@@ -45,6 +47,16 @@ def emit_program(
     plans_json = [
         emit_method(name, ep, plans[name], constants, blobs) for name, ep in programs.items()
     ]
+    named_data: list[dict[str, Any]] = []
+    named_blobs: list[bytes] = []
+    for name, ep in programs.items():
+        guards = input_guards(ep, name)
+        if guards:
+            named_data.append({"key": KEY_PREFIX + name, "segment_index": len(named_blobs)})
+            named_blobs.append(encode_guard_table(guards))
     return EmittedProgram(
-        {"version": 0, "execution_plan": plans_json}, constants.blobs, blobs.blobs
+        {"version": 0, "execution_plan": plans_json, "named_data": named_data},
+        constants.blobs,
+        blobs.blobs,
+        named_blobs,
     )

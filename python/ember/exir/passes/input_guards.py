@@ -1,19 +1,21 @@
-"""Input guards: check at run time what ``dynamic_shapes`` promised.
+"""Input guards: the checks of ``dynamic_shapes`` that ``set_input`` cannot make.
 
 ``set_input`` already refuses a size above its bound (the planned size). What
 it cannot see is a relation between inputs or a lower bound: ``x`` and ``y``
 share ``Dim("dim1_x", min=1, max=10)``, so ``x.shape[1] == y.shape[1]`` and
-both are ``>= 1``. This pass puts, right after the placeholders, one
-``sym_size.int`` per dynamic input dimension and, per constraint, a
-comparison and an ``aten._assert_scalar(cond, message)`` whose message names
-the inputs, the dimensions and the constraint. The runtime fails the method
-with that message; nothing has run yet, so the next good call works.
+both are ``>= 1``. Other exporters strip guard instructions from the program
+(other runtimes have no ``aten::_assert_scalar`` kernel), so Ember writes these
+checks beside it, as a guard table in the named data entry
+``ember.input_guards/<method>`` (format: ``runtime/executor/input_guards.h``),
+which other runtimes ignore. Ember's runtime checks them at the start of
+``execute()`` with the message given here, naming the inputs, dimensions and
+the constraint; nothing has run yet, so the next good call works.
 """
 
 from __future__ import annotations
 
-import operator
-from typing import Any
+import struct
+from dataclasses import dataclass
 
 import sympy
 import torch
@@ -23,43 +25,49 @@ from torch.utils._sympy.functions import FloorDiv, Mod
 
 from ember.exir.symbolic import dim_name, expr_of
 
-_aten = torch.ops.aten
+KEY_PREFIX = "ember.input_guards/"
+
+CONST, DIM, ADD, MUL, FLOORDIV, MOD, EQ, GE = range(1, 9)
+_BINARY = {sympy.Add: ADD, sympy.Mul: MUL, FloorDiv: FLOORDIV, Mod: MOD}
+
+Op = tuple[int, int, int]
+
+
+@dataclass
+class InputGuard:
+    """A postfix program over input sizes (non-zero: the inputs pass) and the
+    message the runtime fails with otherwise."""
+
+    ops: list[Op]
+    message: str
 
 
 class _Guards:
-    def __init__(self, gm: torch.fx.GraphModule, ep: ExportedProgram, method: str) -> None:
-        self.gm = gm
-        self.graph = gm.graph
+    def __init__(self, ep: ExportedProgram, method: str) -> None:
         self.ranges = dict(ep.range_constraints)
         self.method = method
-        self.symbols: dict[sympy.Symbol, tuple[torch.fx.Node, str]] = {}
+        self.symbols: dict[sympy.Symbol, tuple[Op, str]] = {}
+        self.guards: list[InputGuard] = []
 
-    def node(self, target: Any, args: tuple[Any, ...], val: Any) -> torch.fx.Node:
-        n = self.graph.call_function(target, args)
-        n.meta["val"] = val
-        return n
+    def check(self, ops: list[Op], message: str) -> None:
+        self.guards.append(InputGuard(ops, f"method '{self.method}': {message}"))
 
-    def check(self, cond: torch.fx.Node, message: str) -> None:
-        self.node(_aten._assert_scalar.default, (cond, f"method '{self.method}': {message}"), None)
-
-    def build(self, expr: sympy.Expr) -> Any:
-        """A node (or int) computing ``expr`` from the defined symbols; None if unsupported."""
+    def build(self, expr: sympy.Expr) -> list[Op] | None:
+        """Ops pushing ``expr`` of the defined symbols; None if unsupported."""
         if isinstance(expr, sympy.Integer):
-            return int(expr)
+            return [(CONST, int(expr), 0)]
         if isinstance(expr, sympy.Symbol):
-            return self.symbols[expr][0] if expr in self.symbols else None
-        ops = {sympy.Add: operator.add, sympy.Mul: operator.mul, FloorDiv: operator.floordiv,
-               Mod: operator.mod}
-        op = next((o for t, o in ops.items() if isinstance(expr, t)), None)
-        if op is None:
+            return [self.symbols[expr][0]] if expr in self.symbols else None
+        code = next((c for t, c in _BINARY.items() if isinstance(expr, t)), None)
+        if code is None:
             return None
         args = [self.build(a) for a in expr.args]
         if any(a is None for a in args):
             return None
-        result = args[0]
+        ops = list(args[0])
         for a in args[1:]:
-            result = self.node(op, (result, a), 0)
-        return result
+            ops += [*a, (code, 0, 0)]
+        return ops
 
     def add(self, inputs: list[tuple[int, torch.fx.Node]]) -> None:
         dims = [
@@ -69,19 +77,16 @@ class _Guards:
             if not isinstance(expr_of(s), sympy.Integer)
         ]
         # First the plain symbols: the first input dim of each defines it.
-        sizes: dict[tuple[int, int], torch.fx.Node] = {}
         for i, ph, d, s in dims:
-            size = self.node(_aten.sym_size.int, (ph, d), s)
-            sizes[(i, d)] = size
             sym = expr_of(s)
             if isinstance(sym, sympy.Symbol) and sym not in self.symbols:
                 where = f"input {i} ('{ph.name}') dim {d}"
-                self.symbols[sym] = (size, where)
-                self.lower_bound(sym, size, where, ph.meta["val"])
+                self.symbols[sym] = ((DIM, i, d), where)
+                self.lower_bound(sym, (DIM, i, d), where, ph.meta["val"])
         for i, ph, d, s in dims:
             expr = expr_of(s)
             defined = self.symbols.get(expr) if isinstance(expr, sympy.Symbol) else None
-            if defined is not None and defined[0] is sizes[(i, d)]:
+            if defined is not None and defined[0] == (DIM, i, d):
                 continue
             expected = self.build(expr)
             if expected is None:
@@ -93,40 +98,46 @@ class _Guards:
                 what = f"{expr}, from " + ", ".join(
                     self.symbols[s][1] for s in sorted(expr.free_symbols, key=str)
                 )
-            eq = self.node(operator.eq, (sizes[(i, d)], expected), True)
             self.check(
-                eq,
+                [(DIM, i, d), *expected, (EQ, 0, 0)],
                 f"input {i} ('{ph.name}') dim {d} must equal {what}: "
                 "the equality constraint of dynamic_shapes is broken",
             )
 
-    def lower_bound(self, sym: sympy.Symbol, size: torch.fx.Node, where: str, val: Any) -> None:
+    def lower_bound(self, sym: sympy.Symbol, size: Op, where: str, val: torch.Tensor) -> None:
         vr = self.ranges.get(sym)
         if vr is None or not isinstance(vr.lower, sympy.Integer) or int(vr.lower) <= 0:
             return
         lower = int(vr.lower)
-        ge = self.node(operator.ge, (size, lower), True)
         name = dim_name(sym, val) or str(sym)
         self.check(
-            ge,
+            [size, (CONST, lower, 0), (GE, 0, 0)],
             f"{where} is below its minimum {lower} (Dim '{name}' has range "
             f"[{lower}, {vr.upper}])",
         )
 
 
-def add_input_guards(gm: torch.fx.GraphModule, ep: ExportedProgram, method: str) -> None:
-    """Insert the guards of ``ep``'s dynamic inputs into ``gm`` (its graph
-    module or a copy of it), in place, after the last placeholder."""
+def input_guards(ep: ExportedProgram, method: str) -> list[InputGuard]:
+    """The guards of ``ep``'s dynamic tensor inputs (empty for static shapes)."""
     user = {s.arg.name for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT}
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
     inputs = [
         (i, ph)
         for i, ph in enumerate(p for p in placeholders if p.name in user)
         if isinstance(ph.meta.get("val"), torch.Tensor)
     ]
-    if not placeholders:
-        return
-    first = placeholders[-1].next
-    with gm.graph.inserting_before(first):
-        _Guards(gm, ep, method).add(inputs)
-    gm.recompile()
+    guards = _Guards(ep, method)
+    guards.add(inputs)
+    return guards.guards
+
+
+def encode_guard_table(guards: list[InputGuard]) -> bytes:
+    """The guard table's bytes (little-endian int64 words, messages padded to 8)."""
+    out = bytearray(struct.pack("<qq", 1, len(guards)))
+    for g in guards:
+        out += struct.pack("<q", len(g.ops))
+        for op in g.ops:
+            out += struct.pack("<qqq", *op)
+        message = g.message.encode()
+        out += struct.pack("<q", len(message)) + message + b"\0" * (-len(message) % 8)
+    return bytes(out)
