@@ -506,6 +506,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --opinfo: only these dtypes (default: every dtype Ember has)")
     parser.add_argument("--resume", action="store_true",
                         help="with --opinfo: keep the entries already in --json, run the rest")
+    parser.add_argument("--rerun", nargs="*",
+                        help="with --resume: run these entries again (drop their results)")
     parser.add_argument("--max-samples", type=int, default=4,
                         help="samples per (op, dtype): the core sweep spreads them over "
                         "PyTorch's list, the OpInfo sweep takes the first runnable ones")

@@ -163,8 +163,8 @@ def describe(sample: Any) -> str:
 
 def normalise(message: str) -> str:
     """A message with its numbers, shapes and names of values generalised, for grouping."""
-    m = re.sub(r"(node|instruction|value|input|output) \S+?(?=[ :,)]|$)", r"\1 …", message)
-    m = re.sub(r"\[[-\d, ]*\]", "[…]", m)
+    m = re.sub(r"\[[-\d, ]*\]", "[…]", message)
+    m = re.sub(r"(node|instruction|value|input|output) (\d+|%\w+|\w+_\d+)\b", r"\1 …", m)
     m = re.sub(r"(?<![\w.])-?\d+(\.\d+)?(e[-+]?\d+)?(?![\w])", "N", m)
     m = re.sub(r"'[^']*'", "'…'", m)
     return m[:160]
@@ -242,6 +242,44 @@ def check_kind(key: str, expected: Any, again: Any) -> str:
     return "values"
 
 
+def _seeded(exported: Any) -> bool:
+    """Whether the program draws random numbers (an op tagged nondeterministic_seeded)."""
+    for node in exported.graph_module.graph.nodes:
+        if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) \
+                and torch.Tag.nondeterministic_seeded in node.target.tags:
+            return True
+    return False
+
+
+def _compare_argsort(got: list[Any], expected: Any, sample: Any) -> tuple[str, str] | None:
+    """argsort: eager's order among equal keys is unspecified (unless stable), so the
+    indices must be a permutation along ``dim`` that sorts ``self`` as eager's does."""
+    want = expected
+    if len(got) != 1 or not isinstance(got[0], torch.Tensor):
+        return "mismatch", f"{len(got)} outputs, expected 1 tensor"
+    g, x = got[0], sample.input
+    if g.shape != want.shape or g.dtype != want.dtype:
+        return "mismatch", (f"output 0: {g.dtype}{list(g.shape)} "
+                            f"vs eager {want.dtype}{list(want.shape)}")
+    if x.dim() == 0 or g.numel() == 0:
+        return None if torch.equal(g, want) else ("mismatch", "output 0: differs")
+    bound = dict(zip(("dim", "descending"), sample.args, strict=False)) | dict(sample.kwargs)
+    dim = bound.get("dim", -1) % x.dim()
+    if bool(((g < 0) | (g >= x.shape[dim])).any()):
+        return "mismatch", "output 0: index out of range"
+    if not torch.equal(g.sort(dim).values, want.sort(dim).values):
+        return "mismatch", f"output 0: not a permutation along dim {dim}"
+    picked, wanted = x.gather(dim, g), x.gather(dim, want)
+    same = (picked == wanted) | (picked.isnan() & wanted.isnan()) if x.is_floating_point() \
+        else picked == wanted
+    if not bool(same.all()):
+        return "mismatch", (f"output 0: {int((~same).sum())}/{g.numel()} positions hold "
+                            "another value than eager's order")
+    if bound.get("stable") and not torch.equal(g, want):
+        return "mismatch", "output 0: a stable sort's order among ties differs"
+    return None
+
+
 def _sort_args(key: str, sample: Any) -> dict[str, Any] | None:
     names = _SORT_ARGS.get(key.split(":")[0])
     if names is None:
@@ -273,13 +311,14 @@ def _lowering_failure(done: Any, e: BaseException) -> CaseResult:
     return done("fail", "to_executorch error: " + normalise(message), message)
 
 
-def run_case(key: str, dtype: torch.dtype, sample: Any) -> CaseResult:
-    """Export, lower and run one sample of the OpInfo ``key``; compare with eager."""
+def run_case(key: str, dtype: torch.dtype, sample: Any, op: Any = None) -> CaseResult:
+    """Export, lower and run one sample of the OpInfo ``key`` (or of ``op``, when
+    given, named ``key``); compare with eager."""
     from ember.exir import to_edge
     from ember.runtime import Runtime
     from ember.testing.conformance import _program_ops
 
-    info = opinfo_db()[key]
+    op = op if op is not None else opinfo_db()[key].op
     result = CaseResult(key, dtype_name(dtype), -1, "fail", sample=describe(sample))
 
     def done(status: str, cause: str, detail: str = "", ops: list[str] | None = None
@@ -292,7 +331,7 @@ def run_case(key: str, dtype: torch.dtype, sample: Any) -> CaseResult:
     slots = [i for i, v in enumerate(leaves) if isinstance(v, torch.Tensor)]
     inputs = [leaves[i].detach().clone() for i in slots]
     constants = [None if isinstance(v, torch.Tensor) else v for v in leaves]
-    module = OneOp(info.op, spec, constants, slots, via_float32=False)
+    module = OneOp(op, spec, constants, slots, via_float32=False)
 
     try:
         torch.manual_seed(0)
@@ -304,12 +343,17 @@ def run_case(key: str, dtype: torch.dtype, sample: Any) -> CaseResult:
     limit = _outputs_limit(expected)
     if limit:
         return done("limit", limit)
+    if not inputs and not any(isinstance(v, torch.Tensor) for v in pytree.tree_leaves(expected)):
+        return done("limit", "no tensor in or out (a shape function, computed at export): "
+                    "nothing for a program to run", f"returns {type(expected).__name__}")
     kind = check_kind(key, expected, again)
 
     try:
         exported = torch.export.export(module, tuple(inputs), strict=False)
     except Exception as e:  # noqa: BLE001
         return done("export", export_cause(e), _first_line(e))
+    if _seeded(exported):  # random even where two eager runs happen to agree
+        kind = "shape"
     try:
         edge = to_edge(exported)
     except Exception as e:  # noqa: BLE001
@@ -350,7 +394,10 @@ def run_case(key: str, dtype: torch.dtype, sample: Any) -> CaseResult:
     args = _sort_args(key, sample)
     if args is not None and kind == "values":
         kind = "sort"
-    problem = compare(got, expected, dtype, kind, args)
+    if key.split(":")[0] == "argsort" and kind == "values":
+        problem = _compare_argsort(got, expected, sample)
+    else:
+        problem = compare(got, expected, dtype, kind, args)
     if problem:
         return done("fail", problem[0], problem[1])
     result.status = "pass"
@@ -375,6 +422,13 @@ def _worker() -> None:
     cache: dict[tuple[str, str, int], list[Any]] = {}
     for line in sys.stdin:
         request = json.loads(line)
+        if "plan" in request:  # the dtypes to run of an entry: the parent needs no op_db
+            key, wanted = request["plan"], tuple(dtype_from_name(d) for d in request["dtypes"])
+            out.write(json.dumps({"dtypes": [dtype_name(d) for d in opinfo_dtypes(key, wanted)],
+                                  "any": bool(opinfo_dtypes(key)),
+                                  "other_dtypes": other_dtypes(key)}) + "\n")
+            out.flush()
+            continue
         key, dtype_s, index, limit = (request["op"], request["dtype"], request["index"],
                                       request["limit"])
         cache_key = (key, dtype_s, limit)
@@ -409,13 +463,24 @@ class OpInfoRunner(Runner):
         self.limit = limit
 
     def _ask(self, key: str, dtype: str, index: int | None) -> str | None:
+        return self._send({"op": key, "dtype": dtype, "index": index, "limit": self.limit})
+
+    def _send(self, request: dict[str, Any]) -> str | None:
         if self.proc is None:
             self._start()
         assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"op": key, "dtype": dtype, "index": index,
-                                          "limit": self.limit}) + "\n")
+        self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
         return self._readline(self.timeout)
+
+    def plan(self, key: str, dtypes: tuple[torch.dtype, ...]) -> dict[str, Any]:
+        """{"dtypes": the entry's dtypes among ``dtypes``, "any": whether it has any
+        of Ember's, "other_dtypes": its CPU dtypes Ember has no counterpart of}."""
+        line = self._send({"plan": key, "dtypes": [dtype_name(d) for d in dtypes]})
+        if line is None:
+            self.stop()
+            raise RuntimeError(f"the worker failed to look up the dtypes of {key}")
+        return json.loads(line)
 
     def prepare(self, key: str, dtype: str) -> dict[str, Any]:
         """Generate the samples: {"count", "skipped": {reason: n}, "error"}."""
@@ -454,12 +519,13 @@ def sweep(keys: list[str], dtypes: tuple[torch.dtype, ...], max_samples: int, ti
         for n, key in enumerate(keys, 1):
             if key in data["entries"]:
                 continue
-            entry: dict[str, Any] = {"other_dtypes": other_dtypes(key), "skipped": {},
-                                     "no_samples": [], "generator_errors": {}}
             entry_started = time.time()
+            planned = runner.plan(key, dtypes)
+            entry: dict[str, Any] = {"other_dtypes": planned["other_dtypes"], "skipped": {},
+                                     "no_samples": [], "generator_errors": {}}
             results = []
-            wanted = opinfo_dtypes(key, dtypes)
-            if not wanted and not opinfo_dtypes(key):
+            wanted = planned["dtypes"]
+            if not wanted and not planned["any"]:
                 if entry["other_dtypes"]:  # e.g. complex only: one case says so
                     why = " (Ember has no complex dtypes)" if any(
                         "complex" in d for d in entry["other_dtypes"]) else ""
@@ -470,8 +536,7 @@ def sweep(keys: list[str], dtypes: tuple[torch.dtype, ...], max_samples: int, ti
                     entry["not_swept"] = "no dtype on CPU"
             elif not wanted:
                 entry["not_swept"] = "none of the swept dtypes"
-            for dtype in wanted:
-                d = dtype_name(dtype)
+            for d in wanted:
                 prepared = runner.prepare(key, d)
                 for reason, count in prepared["skipped"].items():
                     entry["skipped"][reason] = entry["skipped"].get(reason, 0) + count
@@ -520,6 +585,9 @@ def main(args: Any) -> int:
     if args.resume and args.json and os.path.exists(args.json):
         with open(args.json) as f:
             previous = json.load(f)
+        again = set(args.rerun or ())
+        previous["entries"] = {k: v for k, v in previous["entries"].items() if k not in again}
+        previous["results"] = [r for r in previous["results"] if r["opinfo"] not in again]
 
     def checkpoint(data: dict[str, Any]) -> None:
         if args.json:
