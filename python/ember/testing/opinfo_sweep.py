@@ -242,6 +242,19 @@ def check_kind(key: str, expected: Any, again: Any) -> str:
     return "values"
 
 
+def _wrapped_by(exported: Any, hop: str) -> str:
+    """The op a higher-order op (``with_effects(token, op, ...)``) wraps, or ""."""
+    try:
+        ep = exported.run_decompositions()
+    except Exception:  # noqa: BLE001
+        return ""
+    for node in ep.graph_module.graph.nodes:
+        if node.op == "call_function" and getattr(node.target, "__name__", "") == hop:
+            ops = [a for a in node.args if isinstance(a, torch._ops.OpOverload)]
+            return str(ops[0]) if ops else ""
+    return ""
+
+
 def _seeded(exported: Any) -> bool:
     """Whether the program draws random numbers (an op tagged nondeterministic_seeded)."""
     for node in exported.graph_module.graph.nodes:
@@ -297,7 +310,8 @@ def _lowering_failure(done: Any, e: BaseException) -> CaseResult:
     message, name = _first_line(e), type(e).__name__
     if name == "UnboundedShapeError":  # docs/dynamic-shapes.md
         found = re.search(r"of (\w+) \(shape", message)
-        op = re.sub(r"_default$", "", found[1]).replace("_", ".", 1) if found else "op"
+        op = re.sub(r"(_default|_\d+)+$", "", found[1]) if found else "op"
+        op = "aten." + op.removeprefix("aten_") if op.startswith("aten_") else f"node {op}"
         return done("limit", f"unbounded data-dependent shape ({op}): Ember plans memory "
                     "for an upper bound", message)
     found = _NO_OUT_VARIANT.search(message)
@@ -366,6 +380,12 @@ def run_case(key: str, dtype: torch.dtype, sample: Any, op: Any = None) -> CaseR
             return done("missing", f"not core ATen: {found[1]}",
                         "left by export, and PyTorch has no decomposition for: "
                         + ", ".join(left), left)
+        hop = re.search(r"Higher-order operator (\w+) is not supported", str(e))
+        if hop:  # e.g. with_effects around an op with side effects (linalg error checks)
+            wrapped = _wrapped_by(exported, hop[1])
+            return done("missing", f"higher-order op: {hop[1]}"
+                        + (f" ({wrapped})" if wrapped else "") + " not lowered",
+                        _first_line(e), [f"{hop[1]}({wrapped})" if wrapped else hop[1]])
         return done("fail", "to_edge error: " + normalise(_first_line(e)), _first_line(e))
     try:
         lowered = edge.to_executorch()
