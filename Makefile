@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers bench fuzz op-coverage clean
+.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers bench fuzz op-coverage op-coverage-opinfo op-coverage-all clean
 
 demo: install
 	$(PY) examples/export_cnn.py --out model.pte
@@ -110,6 +110,26 @@ OP_SAMPLES ?= 2
 op-coverage: install
 	$(PY) -m ember.testing.conformance --max-samples $(OP_SAMPLES) --quiet \
 	  --out docs/op-coverage.md --json $(BUILD_DIR)/op-coverage.json
+
+# The OpInfo sweep (about 15 min in float32 with one sample; never part of
+# `make test`, which runs test_opinfo_sweep.py on a handful of entries): every
+# entry of PyTorch's OpInfo database (op_db), its Python-level op (F.gelu,
+# torch.linalg.vector_norm, Tensor methods, ...) on its own samples as one-op
+# programs through the runtime, compared with eager; each case that does not
+# pass is classified by cause (missing op or kernel, kernel refusal, mismatch,
+# export failure, deliberate limit). Rewrites docs/op-coverage-opinfo.md and
+# docs/op-coverage-opinfo.json (one result per line).
+# OPINFO_SAMPLES: the first runnable samples per (entry, dtype);
+# OPINFO_DTYPES: the dtypes swept (empty: every dtype Ember has, ~7x longer).
+# op-coverage-all runs both sweeps.
+OPINFO_SAMPLES ?= 1
+OPINFO_DTYPES  ?= float32
+op-coverage-opinfo: install
+	$(PY) -m ember.testing.conformance --opinfo --max-samples $(OPINFO_SAMPLES) \
+	  $(if $(OPINFO_DTYPES),--dtypes $(OPINFO_DTYPES)) \
+	  --out docs/op-coverage-opinfo.md --json docs/op-coverage-opinfo.json
+
+op-coverage-all: op-coverage op-coverage-opinfo
 
 clean:
 	rm -rf build model.pte model_xnnpack.pte

@@ -381,6 +381,8 @@ def _worker() -> None:
 class Runner:
     """A worker subprocess, restarted after a crash or a timeout."""
 
+    worker_module = "ember.testing.conformance"
+
     def __init__(self, timeout: float = CASE_TIMEOUT_S) -> None:
         self.timeout = timeout
         self.proc: subprocess.Popen[str] | None = None
@@ -388,7 +390,7 @@ class Runner:
     def _start(self) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ember.testing.conformance", "--worker"],
+            [sys.executable, "-m", self.worker_module, "--worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True, env=env)
         if self._readline(600.0) is None:
@@ -491,17 +493,36 @@ def sweep(ops: list[str], max_samples: int, timeout: float, log: Any = None) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--out", default="docs/op-coverage.md", help="markdown report to write")
+    parser.add_argument("--opinfo", action="store_true",
+                        help="sweep every OpInfo of PyTorch's op_db (the Python API) instead of "
+                        "the core ATen overloads (ember.testing.opinfo_sweep)")
+    parser.add_argument("--out", default=None, help="markdown report to write (default "
+                        "docs/op-coverage.md, with --opinfo docs/op-coverage-opinfo.md)")
     parser.add_argument("--json", default=None, help="also write the raw results here")
     parser.add_argument("--ops", nargs="*", help="only these overloads (e.g. aten.add.Tensor)")
+    parser.add_argument("--opinfos", nargs="*",
+                        help="with --opinfo: only these entries (name, or name:variant)")
+    parser.add_argument("--dtypes", nargs="*",
+                        help="with --opinfo: only these dtypes (default: every dtype Ember has)")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --opinfo: keep the entries already in --json, run the rest")
+    parser.add_argument("--rerun", nargs="*",
+                        help="with --resume: run these entries again (drop their results)")
     parser.add_argument("--max-samples", type=int, default=4,
-                        help="samples per (op, dtype), spread over PyTorch's list")
+                        help="samples per (op, dtype): the core sweep spreads them over "
+                        "PyTorch's list, the OpInfo sweep takes the first runnable ones")
     parser.add_argument("--timeout", type=float, default=CASE_TIMEOUT_S, help="seconds per case")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     if args.worker:
         _worker()
         return 0
+    if args.opinfo:
+        from ember.testing import opinfo_sweep
+
+        args.out = args.out or "docs/op-coverage-opinfo.md"
+        return opinfo_sweep.main(args)
+    args.out = args.out or "docs/op-coverage.md"
     from ember.testing.coverage_report import write_report
     from ember.testing.op_samples import core_ops
 

@@ -1,0 +1,642 @@
+"""Every OpInfo of PyTorch's ``op_db`` as one-op programs through Ember, each failure by cause.
+
+The core sweep (``ember.testing.conformance``) tests ATen overloads; users'
+models call the Python API. This sweep takes each entry of
+``torch.testing._internal.common_methods_invocations.op_db`` and calls its
+``op`` (``torch.nn.functional.gelu``, ``torch.linalg.vector_norm``, a Tensor
+method, ...) on the entry's own samples, in each dtype Ember has that the
+entry supports on CPU, as a one-op program (``OneOp``: tensors become inputs,
+everything else is baked in), through ``torch.export`` -> ``to_edge`` ->
+``to_executorch`` -> the C++ runtime, compared with eager.
+
+Every case gets a status and a cause that says what to build or why not:
+
+=========  ===================================================================
+status     cause
+=========  ===================================================================
+pass
+fail       Ember is wrong: ``kernel refused: <message>``, ``mismatch``,
+           ``crash``, ``timeout``, ``to_edge error``/``to_executorch error``
+           (a pipeline bug), ``load error``
+missing    Ember lacks something it could have: ``not core ATen: <op>`` (left
+           by export, no PyTorch decomposition: a decomposition or kernel to
+           write), ``no kernel: <op>`` (the runtime has no kernel for it),
+           ``no out variant: <op>`` (``to_executorch`` cannot map it to a
+           kernel), ``not implemented: ...`` (a pipeline feature), ``kernel
+           refused: ... [NotSupported]`` (a kernel's missing feature)
+export     ``torch.export`` itself fails (data-dependent shapes or values,
+           ...): PyTorch's limit, not Ember's
+limit      a deliberate limit: ``unsupported dtype: complex`` (Ember has no
+           complex dtypes), ``unsupported dtype: <dtype>``, ``unbounded
+           data-dependent shape`` (Ember plans memory for upper bounds:
+           docs/dynamic-shapes.md)
+sample     the sample cannot become a program (eager raises on dense copies
+           of its inputs, or the OpInfo's generator raises)
+=========  ===================================================================
+
+Samples with sparse, complex, quantized or nested-tensor inputs are skipped
+(a deliberate limit) and counted with their reason, not run.
+
+    python -m ember.testing.conformance --opinfo --max-samples 1 \
+        --out docs/op-coverage-opinfo.md --json docs/op-coverage-opinfo.json
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import sys
+import time
+import zlib
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+from torch.utils import _pytree as pytree
+
+from ember.testing.conformance import CASE_TIMEOUT_S, OneOp, Runner, _first_line, compare
+from ember.testing.op_samples import DTYPES, dtype_from_name, dtype_name
+
+# Samples looked at per (OpInfo, dtype) while looking for ones that are not
+# deliberate limits; some generators yield thousands.
+_SCAN_LIMIT = 64
+# OpInfos whose outputs are uninitialised memory: shape and dtype only.
+_UNINITIALISED = ("empty", "empty_like", "empty_strided", "empty_permuted", "new_empty",
+                  "new_empty_strided")
+# Value + index outputs where eager's order among ties is unspecified.
+_SORT_ARGS = {"sort": ("self", "dim", "descending"), "topk": ("self", "k", "dim", "largest",
+                                                              "sorted")}
+
+
+@dataclass
+class CaseResult:
+    opinfo: str
+    dtype: str
+    index: int
+    status: str  # pass | fail | missing | export | limit | sample
+    cause: str = ""  # e.g. "no kernel: aten::foo.out", grouped in the report
+    detail: str = ""  # the full first line of the error, the largest error, ...
+    sample: str = ""  # what the sample is: shapes and constant arguments
+    ops: list[str] = field(default_factory=list)  # every missing op of the case
+    seconds: float = 0.0
+
+
+def opinfo_key(info: Any) -> str:
+    """``nn.functional.pad:reflect``: the entry's name and variant (unique in op_db)."""
+    return info.name + (f":{info.variant_test_name}" if info.variant_test_name else "")
+
+
+@functools.cache
+def opinfo_db() -> dict[str, Any]:
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    return {opinfo_key(info): info for info in op_db}
+
+
+def opinfo_dtypes(key: str, wanted: tuple[torch.dtype, ...] = DTYPES) -> list[torch.dtype]:
+    """The dtypes of ``wanted`` the entry supports on CPU, in ``DTYPES`` order."""
+    declared = opinfo_db()[key].supported_dtypes("cpu")
+    return [d for d in DTYPES if d in wanted and d in declared]
+
+
+def other_dtypes(key: str) -> list[str]:
+    """The CPU dtypes of the entry Ember has no counterpart of (complex, ...)."""
+    declared = opinfo_db()[key].supported_dtypes("cpu")
+    return sorted(dtype_name(d) for d in declared if d not in DTYPES)
+
+
+def input_limit(sample: Any) -> str | None:
+    """Why a sample's inputs are beyond Ember by design, or None."""
+    for v in pytree.tree_leaves((sample.input, sample.args, sample.kwargs)):
+        if not isinstance(v, torch.Tensor):
+            continue
+        if v.layout != torch.strided:
+            return f"{str(v.layout).removeprefix('torch.')} input (Ember tensors are dense)"
+        if getattr(v, "is_nested", False):
+            return "nested-tensor input (Ember tensors are dense)"
+        if v.is_quantized:
+            return "quantized-tensor input (Ember quantizes through its own ops)"
+        if v.is_complex():
+            return "complex input (Ember has no complex dtypes)"
+        if v.device.type != "cpu":
+            return f"{v.device.type} input"
+    return None
+
+
+def samples(key: str, dtype: torch.dtype, limit: int) -> tuple[list[Any], Counter[str], str]:
+    """Up to ``limit`` runnable samples of the entry in ``dtype`` (PyTorch's order,
+    seeded per entry and dtype), the skipped ones by reason, and the generator's
+    error if it raised."""
+    torch.manual_seed(zlib.crc32(f"{key}/{dtype}".encode()))
+    kept: list[Any] = []
+    skipped: Counter[str] = Counter()
+    try:
+        for i, s in enumerate(opinfo_db()[key].sample_inputs("cpu", dtype, requires_grad=False)):
+            if len(kept) >= limit or i >= _SCAN_LIMIT:
+                break
+            reason = input_limit(s)
+            if reason:
+                skipped[reason] += 1
+            else:
+                kept.append(s)
+    except Exception as e:  # noqa: BLE001 - a broken generator: keep what it gave
+        return kept, skipped, _first_line(e)
+    return kept, skipped, ""
+
+
+def describe(sample: Any) -> str:
+    """``(f32[3, 4], dim=1)``: the sample's tensors by shape, other arguments by value."""
+    def one(v: Any) -> str:
+        if isinstance(v, torch.Tensor):
+            return f"{dtype_name(v.dtype)}{list(v.shape)}"
+        if isinstance(v, list | tuple) and any(isinstance(x, torch.Tensor) for x in v):
+            return "[" + ", ".join(one(x) for x in v) + "]"
+        return repr(v)
+
+    parts = [one(sample.input)] + [one(a) for a in sample.args]
+    parts += [f"{k}={one(v)}" for k, v in sample.kwargs.items()]
+    return ("(" + ", ".join(parts) + ")")[:200]
+
+
+def normalise(message: str) -> str:
+    """A message with its numbers, shapes and names of values generalised, for grouping."""
+    m = re.sub(r"\[[-\d, ]*\]", "[…]", message)
+    m = re.sub(r"(node|instruction|value|input|output) (\d+|%\w+|\w+_\d+)\b", r"\1 …", m)
+    m = re.sub(r"(?<![\w.])-?\d+(\.\d+)?(e[-+]?\d+)?(?![\w])", "N", m)
+    m = re.sub(r"'[^']*'", "'…'", m)
+    return m[:160]
+
+
+# --- classification ---------------------------------------------------------------------
+
+_NOT_CORE = re.compile(r"Operator (\S+) \(node \S+\) is not in the core ATen opset")
+_NO_KERNEL = re.compile(r"no kernel is registered for operator (\S+)")
+
+
+def export_cause(e: BaseException) -> str:
+    """``export: <why>``, with the data-dependent cases named."""
+    name, text = type(e).__name__, str(e)
+    if name == "DynamicOutputShapeException" or "DynamicOutputShapeException" in text:
+        op = re.search(r"aten\.\w+\.\w+", text)
+        return f"export: data-dependent output shape ({op[0] if op else 'op'})"
+    if name == "DataDependentOutputException":
+        op = re.search(r"aten\.\w+\.\w+", text)
+        return f"export: data-dependent output ({op[0] if op else 'op'})"
+    if "data-dependent" in text or "data dependent" in text or "GuardOnDataDependent" in name:
+        return "export: data-dependent value (a guard or int() on a tensor's value)"
+    if name == "UnsupportedOperatorException":
+        op = re.search(r"aten\.\w+\.\w+", text)
+        return f"export: no fake-tensor kernel ({op[0] if op else text[:60]})"
+    return "export: " + normalise(_first_line(e))
+
+
+def _non_core_left(exported: Any) -> list[str]:
+    """The non-core ATen ops ``to_edge``'s decompositions leave (what the verifier rejects)."""
+    from ember.exir.operator.kernel_ops import EMBER_KERNEL_OPS
+    from ember.exir.passes.decompose_non_core import decompose_non_core
+
+    ep = decompose_non_core(exported.run_decompositions())
+    left = set()
+    for node in ep.graph_module.graph.nodes:
+        op = node.target
+        if (node.op == "call_function" and isinstance(op, torch._ops.OpOverload)
+                and op.namespace == "aten" and op not in EMBER_KERNEL_OPS
+                and torch.Tag.core not in op.tags and torch.Tag.view_copy not in op.tags):
+            left.add(str(op))
+    return sorted(left)
+
+
+def _outputs_limit(value: Any) -> str | None:
+    for v in pytree.tree_leaves(value):
+        if isinstance(v, torch.Tensor):
+            if v.is_complex():
+                return "unsupported dtype: complex output (Ember has no complex dtypes)"
+            if v.dtype not in DTYPES:
+                return f"unsupported dtype: {dtype_name(v.dtype)} output"
+            if v.layout != torch.strided:
+                return f"unsupported layout: {str(v.layout).removeprefix('torch.')} output"
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    la, lb = pytree.tree_leaves(a), pytree.tree_leaves(b)
+    if len(la) != len(lb):
+        return False
+    for x, y in zip(la, lb, strict=True):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape or not torch.equal(x.nan_to_num(), y.nan_to_num()):
+                return False
+        elif x != y and not (x != x and y != y):
+            return False
+    return True
+
+
+def check_kind(key: str, expected: Any, again: Any) -> str:
+    """How to compare: "shape" for outputs that are random (two eager runs with
+    different seeds differ) or uninitialised, else "values"."""
+    if key.split(":")[0] in _UNINITIALISED or not _same(expected, again):
+        return "shape"
+    return "values"
+
+
+def _wrapped_by(exported: Any, hop: str) -> str:
+    """The op a higher-order op (``with_effects(token, op, ...)``) wraps, or ""."""
+    try:
+        ep = exported.run_decompositions()
+    except Exception:  # noqa: BLE001
+        return ""
+    for node in ep.graph_module.graph.nodes:
+        if node.op == "call_function" and getattr(node.target, "__name__", "") == hop:
+            ops = [a for a in node.args if isinstance(a, torch._ops.OpOverload)]
+            return str(ops[0]) if ops else ""
+    return ""
+
+
+def _seeded(exported: Any) -> bool:
+    """Whether the program draws random numbers (an op tagged nondeterministic_seeded)."""
+    for node in exported.graph_module.graph.nodes:
+        if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) \
+                and torch.Tag.nondeterministic_seeded in node.target.tags:
+            return True
+    return False
+
+
+def _compare_argsort(got: list[Any], expected: Any, sample: Any) -> tuple[str, str] | None:
+    """argsort: eager's order among equal keys is unspecified (unless stable), so the
+    indices must be a permutation along ``dim`` that sorts ``self`` as eager's does."""
+    want = expected
+    if len(got) != 1 or not isinstance(got[0], torch.Tensor):
+        return "mismatch", f"{len(got)} outputs, expected 1 tensor"
+    g, x = got[0], sample.input
+    if g.shape != want.shape or g.dtype != want.dtype:
+        return "mismatch", (f"output 0: {g.dtype}{list(g.shape)} "
+                            f"vs eager {want.dtype}{list(want.shape)}")
+    if x.dim() == 0 or g.numel() == 0:
+        return None if torch.equal(g, want) else ("mismatch", "output 0: differs")
+    bound = dict(zip(("dim", "descending"), sample.args, strict=False)) | dict(sample.kwargs)
+    dim = bound.get("dim", -1) % x.dim()
+    if bool(((g < 0) | (g >= x.shape[dim])).any()):
+        return "mismatch", "output 0: index out of range"
+    if not torch.equal(g.sort(dim).values, want.sort(dim).values):
+        return "mismatch", f"output 0: not a permutation along dim {dim}"
+    picked, wanted = x.gather(dim, g), x.gather(dim, want)
+    same = (picked == wanted) | (picked.isnan() & wanted.isnan()) if x.is_floating_point() \
+        else picked == wanted
+    if not bool(same.all()):
+        return "mismatch", (f"output 0: {int((~same).sum())}/{g.numel()} positions hold "
+                            "another value than eager's order")
+    if bound.get("stable") and not torch.equal(g, want):
+        return "mismatch", "output 0: a stable sort's order among ties differs"
+    return None
+
+
+def _sort_args(key: str, sample: Any) -> dict[str, Any] | None:
+    names = _SORT_ARGS.get(key.split(":")[0])
+    if names is None:
+        return None
+    bound = dict(zip(names, (sample.input, *sample.args), strict=False)) | dict(sample.kwargs)
+    bound.setdefault("dim", -1)
+    return bound
+
+
+_NO_OUT_VARIANT = re.compile(r"operator (\S+) \(node \S+\) has no out variant")
+
+
+def _lowering_failure(done: Any, e: BaseException) -> CaseResult:
+    """Classify an error of ``to_executorch``."""
+    message, name = _first_line(e), type(e).__name__
+    if name == "UnboundedShapeError":  # docs/dynamic-shapes.md
+        found = re.search(r"of (\w+) \(shape", message)
+        op = re.sub(r"(_default|_\d+)+$", "", found[1]) if found else "op"
+        op = "aten." + op.removeprefix("aten_") if op.startswith("aten_") else f"node {op}"
+        return done("limit", f"unbounded data-dependent shape ({op}): Ember plans memory "
+                    "for an upper bound", message)
+    found = _NO_OUT_VARIANT.search(message)
+    if found:
+        return done("missing", f"no out variant: {found[1]}", message, [found[1]])
+    if "complex" in message and "ScalarType" in message:
+        return done("limit", "unsupported dtype: complex intermediate value (Ember has no "
+                    "complex dtypes)", message)
+    if name == "NotImplementedError":
+        return done("missing", "not implemented: " + normalise(message), message)
+    return done("fail", "to_executorch error: " + normalise(message), message)
+
+
+def run_case(key: str, dtype: torch.dtype, sample: Any, op: Any = None) -> CaseResult:
+    """Export, lower and run one sample of the OpInfo ``key`` (or of ``op``, when
+    given, named ``key``); compare with eager."""
+    from ember.exir import to_edge
+    from ember.runtime import Runtime
+    from ember.testing.conformance import _program_ops
+
+    op = op if op is not None else opinfo_db()[key].op
+    result = CaseResult(key, dtype_name(dtype), -1, "fail", sample=describe(sample))
+
+    def done(status: str, cause: str, detail: str = "", ops: list[str] | None = None
+             ) -> CaseResult:
+        result.status, result.cause, result.detail = status, cause, detail[:300]
+        result.ops = ops or []
+        return result
+
+    leaves, spec = pytree.tree_flatten(((sample.input, *sample.args), dict(sample.kwargs)))
+    slots = [i for i, v in enumerate(leaves) if isinstance(v, torch.Tensor)]
+    inputs = [leaves[i].detach().clone() for i in slots]
+    constants = [None if isinstance(v, torch.Tensor) else v for v in leaves]
+    module = OneOp(op, spec, constants, slots, via_float32=False)
+
+    try:
+        torch.manual_seed(0)
+        expected = module(*[t.clone() for t in inputs])
+        torch.manual_seed(1)
+        again = module(*[t.clone() for t in inputs])
+    except Exception as e:  # noqa: BLE001
+        return done("sample", "eager raises on dense copies of the inputs", _first_line(e))
+    limit = _outputs_limit(expected)
+    if limit:
+        return done("limit", limit)
+    if not inputs and not any(isinstance(v, torch.Tensor) for v in pytree.tree_leaves(expected)):
+        return done("limit", "no tensor in or out (a shape function, computed at export): "
+                    "nothing for a program to run", f"returns {type(expected).__name__}")
+    kind = check_kind(key, expected, again)
+
+    try:
+        exported = torch.export.export(module, tuple(inputs), strict=False)
+    except Exception as e:  # noqa: BLE001
+        return done("export", export_cause(e), _first_line(e))
+    if _seeded(exported):  # random even where two eager runs happen to agree
+        kind = "shape"
+    try:
+        edge = to_edge(exported)
+    except Exception as e:  # noqa: BLE001
+        found = _NOT_CORE.search(str(e))
+        if found:
+            try:
+                left = _non_core_left(exported) or [found[1]]
+            except Exception:  # noqa: BLE001
+                left = [found[1]]
+            return done("missing", f"not core ATen: {found[1]}",
+                        "left by export, and PyTorch has no decomposition for: "
+                        + ", ".join(left), left)
+        hop = re.search(r"Higher-order operator (\w+) is not supported", str(e))
+        if hop:  # e.g. with_effects around an op with side effects (linalg error checks)
+            wrapped = _wrapped_by(exported, hop[1])
+            return done("missing", f"higher-order op: {hop[1]}"
+                        + (f" ({wrapped})" if wrapped else "") + " not lowered",
+                        _first_line(e), [f"{hop[1]}({wrapped})" if wrapped else hop[1]])
+        return done("fail", "to_edge error: " + normalise(_first_line(e)), _first_line(e))
+    try:
+        lowered = edge.to_executorch()
+        pte = lowered.buffer
+    except Exception as e:  # noqa: BLE001
+        return _lowering_failure(done, e)
+    try:
+        method = Runtime.get().load_program(pte).load_method("forward")
+    except Exception as e:  # noqa: BLE001
+        message = _first_line(e)
+        found = _NO_KERNEL.search(message)
+        if found:
+            registered = set(Runtime.get().registered_kernels)
+            missing = sorted({k for k in _program_ops(lowered.exported_program())
+                              if k not in registered}) or [found[1]]
+            return done("missing", f"no kernel: {found[1]}", message, missing)
+        return done("fail", "load error: " + normalise(message), message)
+    try:
+        got = method.execute(inputs)
+    except Exception as e:  # noqa: BLE001
+        message = _first_line(e)
+        # A kernel that names a case it does not support yet lacks a feature; any
+        # other refusal of a valid program is a bug.
+        status = "missing" if "[NotSupported]" in message else "fail"
+        return done(status, "kernel refused: " + normalise(message), message)
+    args = _sort_args(key, sample)
+    if args is not None and kind == "values":
+        kind = "sort"
+    if key.split(":")[0] == "argsort" and kind == "values":
+        problem = _compare_argsort(got, expected, sample)
+    else:
+        problem = compare(got, expected, dtype, kind, args)
+    if problem:
+        return done("fail", problem[0], problem[1])
+    result.status = "pass"
+    result.detail = "random or uninitialised output: shape and dtype checked" \
+        if kind == "shape" else ""
+    return result
+
+
+# --- worker and runner ---------------------------------------------------------------------
+
+def _worker() -> None:
+    import warnings
+
+    from ember.testing.conformance import _cache_cia_ops
+
+    warnings.filterwarnings("ignore")
+    _cache_cia_ops()
+    out = sys.stdout
+    sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
+    out.write(json.dumps({"ready": True}) + "\n")
+    out.flush()
+    cache: dict[tuple[str, str, int], list[Any]] = {}
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "plan" in request:  # the dtypes to run of an entry: the parent needs no op_db
+            key, wanted = request["plan"], tuple(dtype_from_name(d) for d in request["dtypes"])
+            out.write(json.dumps({"dtypes": [dtype_name(d) for d in opinfo_dtypes(key, wanted)],
+                                  "any": bool(opinfo_dtypes(key)),
+                                  "other_dtypes": other_dtypes(key)}) + "\n")
+            out.flush()
+            continue
+        key, dtype_s, index, limit = (request["op"], request["dtype"], request["index"],
+                                      request["limit"])
+        cache_key = (key, dtype_s, limit)
+        if index is None:  # generate the samples; report how many and what was skipped
+            cache.clear()
+            kept, skipped, error = samples(key, dtype_from_name(dtype_s), limit)
+            cache[cache_key] = kept
+            out.write(json.dumps({"count": len(kept), "skipped": skipped, "error": error})
+                      + "\n")
+            out.flush()
+            continue
+        if cache_key not in cache:  # a restarted worker
+            cache.clear()
+            cache[cache_key] = samples(key, dtype_from_name(dtype_s), limit)[0]
+        started = time.time()
+        try:
+            result = run_case(key, dtype_from_name(dtype_s), cache[cache_key][index])
+        except Exception as e:  # noqa: BLE001 - the harness itself failed on this case
+            result = CaseResult(key, dtype_s, index, "fail", "harness error", _first_line(e))
+        result.index, result.seconds = index, round(time.time() - started, 2)
+        out.write(json.dumps(asdict(result)) + "\n")
+        out.flush()
+
+
+class OpInfoRunner(Runner):
+    """The core sweep's time-boxed worker process, running OpInfo cases."""
+
+    worker_module = "ember.testing.opinfo_sweep"
+
+    def __init__(self, timeout: float = CASE_TIMEOUT_S, limit: int = 1) -> None:
+        super().__init__(timeout)
+        self.limit = limit
+
+    def _ask(self, key: str, dtype: str, index: int | None) -> str | None:
+        return self._send({"op": key, "dtype": dtype, "index": index, "limit": self.limit})
+
+    def _send(self, request: dict[str, Any]) -> str | None:
+        if self.proc is None:
+            self._start()
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        return self._readline(self.timeout)
+
+    def plan(self, key: str, dtypes: tuple[torch.dtype, ...]) -> dict[str, Any]:
+        """{"dtypes": the entry's dtypes among ``dtypes``, "any": whether it has any
+        of Ember's, "other_dtypes": its CPU dtypes Ember has no counterpart of}."""
+        line = self._send({"plan": key, "dtypes": [dtype_name(d) for d in dtypes]})
+        if line is None:
+            self.stop()
+            raise RuntimeError(f"the worker failed to look up the dtypes of {key}")
+        return json.loads(line)
+
+    def prepare(self, key: str, dtype: str) -> dict[str, Any]:
+        """Generate the samples: {"count", "skipped": {reason: n}, "error"}."""
+        line = self._ask(key, dtype, None)
+        if line is None:
+            self.stop()
+            return {"count": 0, "skipped": {}, "error": "sample generation crashed or hung"}
+        return json.loads(line)
+
+    def run_opinfo(self, key: str, dtype: str, index: int) -> CaseResult:
+        line = self._ask(key, dtype, index)
+        if line is None:
+            assert self.proc is not None
+            crashed = self.proc.poll() is not None
+            code = self.proc.returncode
+            self.stop()
+            if crashed:
+                return CaseResult(key, dtype, index, "fail", "crash", f"worker exited ({code})")
+            return CaseResult(key, dtype, index, "fail", "timeout", f"> {self.timeout:g} s")
+        return CaseResult(**json.loads(line))
+
+
+def sweep(keys: list[str], dtypes: tuple[torch.dtype, ...], max_samples: int, timeout: float,
+          log: Any = None, previous: dict[str, Any] | None = None,
+          checkpoint: Any = None) -> dict[str, Any]:
+    """Run every case of the entries ``keys``; returns the data the report is made of.
+    ``previous``: an earlier (partial) result to resume; ``checkpoint(data)`` is
+    called after each entry."""
+    runner = OpInfoRunner(timeout, max_samples)
+    data: dict[str, Any] = previous or {"results": [], "entries": {}}
+    data.update({"torch": torch.__version__, "max_samples": max_samples, "timeout": timeout,
+                 "dtypes": [dtype_name(d) for d in dtypes], "opinfos": keys})
+    spent = data.get("seconds", 0)
+    started = time.time()
+    try:
+        for n, key in enumerate(keys, 1):
+            if key in data["entries"]:
+                continue
+            entry_started = time.time()
+            planned = runner.plan(key, dtypes)
+            entry: dict[str, Any] = {"other_dtypes": planned["other_dtypes"], "skipped": {},
+                                     "no_samples": [], "generator_errors": {}}
+            results = []
+            wanted = planned["dtypes"]
+            if not wanted and not planned["any"]:
+                if entry["other_dtypes"]:  # e.g. complex only: one case says so
+                    why = " (Ember has no complex dtypes)" if any(
+                        "complex" in d for d in entry["other_dtypes"]) else ""
+                    results.append(CaseResult(
+                        key, "-", 0, "limit",
+                        "unsupported dtype: only " + ", ".join(entry["other_dtypes"]) + why))
+                else:
+                    entry["not_swept"] = "no dtype on CPU"
+            elif not wanted:
+                entry["not_swept"] = "none of the swept dtypes"
+            for d in wanted:
+                prepared = runner.prepare(key, d)
+                for reason, count in prepared["skipped"].items():
+                    entry["skipped"][reason] = entry["skipped"].get(reason, 0) + count
+                if prepared["error"]:
+                    entry["generator_errors"][d] = prepared["error"]
+                if prepared["count"] == 0:
+                    entry["no_samples"].append(d)
+                    if prepared["error"] and not prepared["skipped"]:
+                        results.append(CaseResult(key, d, 0, "sample", "OpInfo generator raises",
+                                                  prepared["error"]))
+                    elif prepared["skipped"]:
+                        results.append(CaseResult(
+                            key, d, 0, "limit", "every sample: " + next(iter(prepared["skipped"]))))
+                for index in range(prepared["count"]):
+                    results.append(runner.run_opinfo(key, d, index))
+            entry["seconds"] = round(time.time() - entry_started, 1)
+            data["entries"][key] = entry
+            data["results"] += [asdict(r) for r in results]
+            data["seconds"] = round(spent + time.time() - started)
+            if log:
+                c = Counter(r.status for r in results)
+                causes = sorted({r.cause for r in results if r.status != "pass"})
+                log.write(f"[{n}/{len(keys)}] {key}: {len(results)} cases, {c['pass']} pass"
+                          + "".join(f", {c[s]} {s}" for s in ("fail", "missing", "export",
+                                                               "limit", "sample") if c[s])
+                          + f"; {entry['seconds']:.1f} s (elapsed {data['seconds']} s)"
+                          + (f" [{'; '.join(causes)[:150]}]" if causes else "") + "\n")
+                log.flush()
+            if checkpoint:
+                checkpoint(data)
+    finally:
+        runner.stop()
+    return data
+
+
+def main(args: Any) -> int:
+    """``conformance --opinfo``: parsed arguments from ``conformance.main``."""
+    from ember.testing.opinfo_report import write_report
+
+    keys = args.opinfos or sorted(opinfo_db())
+    unknown = [k for k in keys if k not in opinfo_db()]
+    if unknown:
+        raise SystemExit(f"unknown OpInfo entries: {', '.join(unknown)}")
+    dtypes = tuple(dtype_from_name(d) for d in args.dtypes) if args.dtypes else DTYPES
+    previous = None
+    if args.resume and args.json and os.path.exists(args.json):
+        with open(args.json) as f:
+            previous = json.load(f)
+        again = set(args.rerun or ())
+        previous["entries"] = {k: v for k, v in previous["entries"].items() if k not in again}
+        previous["results"] = [r for r in previous["results"] if r["opinfo"] not in again]
+
+    def checkpoint(data: dict[str, Any]) -> None:
+        if args.json:
+            write_json(data, args.json)
+
+    data = sweep(keys, dtypes, args.max_samples, args.timeout,
+                 None if args.quiet else sys.stderr, previous, checkpoint)
+    if args.json:
+        write_json(data, args.json)
+    print(write_report(data, args.out))
+    return 0
+
+
+def write_json(data: dict[str, Any], path: str) -> None:
+    """One result per line: diffable, and small enough to commit."""
+    head = {k: v for k, v in data.items() if k not in ("results", "entries")}
+    with open(path + ".tmp", "w") as f:
+        f.write("{\n")
+        for k, v in head.items():
+            f.write(f" {json.dumps(k)}: {json.dumps(v)},\n")
+        f.write(' "entries": {\n')
+        f.write(",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}"
+                           for k, v in data["entries"].items()))
+        f.write('\n },\n "results": [\n')
+        f.write(",\n".join("  " + json.dumps(r) for r in data["results"]))
+        f.write("\n ]\n}\n")
+    os.replace(path + ".tmp", path)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--worker"]:
+        _worker()
