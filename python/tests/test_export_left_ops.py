@@ -78,6 +78,26 @@ def test_decompositions_into_prims_are_not_applied():
         to_edge(export(M(), (torch.rand(3) + 1,)))
 
 
+def test_every_kernel_op_has_a_kernel():
+    from ember import _C
+    from ember.exir.operator.kernel_ops import EMBER_KERNEL_OPS
+    from ember.exir.operator.out_variant import out_variant
+
+    registered = set(_C.registered_kernels())
+    for op in EMBER_KERNEL_OPS:
+        out = out_variant(op)
+        assert out is not None, op
+        assert f"aten::{out._schema.name.split('::')[1]}.{out._overloadname}" in registered, op
+
+
+def test_round_with_decimals_runs_on_its_kernel():
+    class Round(torch.nn.Module):
+        def forward(self, x):
+            return torch.round(x, decimals=2), torch.round(x, decimals=-1)
+
+    run_and_check(Round(), (torch.randn(4, 5) * 100,))
+
+
 def test_an_op_the_user_allows_is_kept():
     from ember.exir import EdgeCompileConfig
 
