@@ -1,10 +1,11 @@
 // Unary tests and bitwise/logical negation:
-//   aten::{isinf,isnan,logical_not,bitwise_not}.out(Tensor self, *, Tensor(a!) out)
+//   aten::{isinf,isnan,signbit,logical_not,bitwise_not}.out(Tensor self, *, Tensor(a!) out)
 // args: self, out, out(return).
 // isinf/isnan/logical_not: any input dtype (integers are never inf/NaN; NaN
 // is "true" for logical_not, as eager); the bool result is stored in out's
 // dtype (bool usually, any dtype accepted as eager's out= does).
 // bitwise_not: integral and bool (bool: logical not); keeps self's dtype.
+#include <bit>
 #include <cmath>
 #include <type_traits>
 
@@ -44,6 +45,22 @@ void isnan_out(KernelContext& ctx, EValue** args) {
   });
 }
 
+// signbit: the sign bit itself for floats (-0 and -NaN are negative);
+// x < 0 for signed integers; false for unsigned and bool.
+void signbit_out(KernelContext& ctx, EValue** args) {
+  run_predicate(ctx, args, [](auto x) {
+    using T = decltype(x);
+    // The bit itself, masked: GCC 12 fails (an internal compiler error) to
+    // vectorise std::signbit's shift into a bool.
+    if constexpr (std::is_same_v<T, float>) return (std::bit_cast<uint32_t>(x) & 0x80000000u) != 0;
+    else if constexpr (std::is_same_v<T, double>) {
+      return (std::bit_cast<uint64_t>(x) & 0x8000000000000000ull) != 0;
+    }
+    else if constexpr (std::is_signed_v<T>) return x < T(0);
+    else return false;
+  });
+}
+
 void logical_not_out(KernelContext& ctx, EValue** args) {
   run_predicate(ctx, args, [](auto x) { return x == decltype(x)(0); });
 }
@@ -60,6 +77,7 @@ void bitwise_not_out(KernelContext& ctx, EValue** args) {
 
 EMBER_REGISTER_KERNEL("aten::isinf.out", isinf_out, 3);
 EMBER_REGISTER_KERNEL("aten::isnan.out", isnan_out, 3);
+EMBER_REGISTER_KERNEL("aten::signbit.out", signbit_out, 3);
 EMBER_REGISTER_KERNEL("aten::logical_not.out", logical_not_out, 3);
 EMBER_REGISTER_KERNEL("aten::bitwise_not.out", bitwise_not_out, 3);
 

@@ -25,6 +25,8 @@ HALF_PI = math.pi / 2
 INPUTS = [NAN, INF, -INF, 0.0, -0.0]
 TABLE: dict[str, list[float]] = {
     "exp": [NAN, INF, 0.0, 1.0, 1.0],
+    "exp2": [NAN, INF, 0.0, 1.0, 1.0],
+    "lgamma": [NAN, INF, INF, INF, INF],
     "expm1": [NAN, INF, -1.0, 0.0, -0.0],
     "sigmoid": [NAN, 1.0, 0.0, 0.5, 0.5],
     "tanh": [NAN, 1.0, -1.0, 0.0, -0.0],

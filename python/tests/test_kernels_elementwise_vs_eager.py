@@ -94,10 +94,10 @@ SHAPES = [(2, 3), (), (0, 3)]
 # --- unary -----------------------------------------------------------------------
 
 UNARY_FLOAT = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "erf", "exp",
-               "expm1", "log", "log10", "log1p", "log2", "reciprocal", "rsqrt", "sinh", "sqrt",
+               "exp2", "expm1", "lgamma", "log", "log10", "log1p", "log2", "reciprocal", "rsqrt", "sinh", "sqrt",
                "tan", "sigmoid", "tanh"]
 UNARY_SAME = ["abs", "neg", "sign", "ceil", "floor", "round", "trunc"]
-UNARY_PRED = ["isinf", "isnan", "logical_not", "bitwise_not"]
+UNARY_PRED = ["isinf", "isnan", "signbit", "logical_not", "bitwise_not"]
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
@@ -133,6 +133,13 @@ def test_special_inputs(op, dtype):
     else:
         _C.call_kernel(f"aten::{op}.out", [x, out])
     assert special_values.same_special(out, want), (x, out, want)
+
+
+def test_signbit_of_zero_and_nan():
+    x = np.array([-0.0, 0.0, np.nan, -np.nan, -np.inf, 1e-45, -1e-45], np.float32)
+    out = np.empty(x.shape, np.bool_)
+    _C.call_kernel("aten::signbit.out", [x, out])
+    np.testing.assert_array_equal(out, [True, False, False, True, True, False, True])
 
 
 @pytest.mark.parametrize("op", ["exp", "sigmoid", "tanh", "abs", "isnan", "logical_not"])

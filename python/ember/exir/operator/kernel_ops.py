@@ -16,7 +16,10 @@ aten = torch.ops.aten
 
 EMBER_KERNEL_OPS = frozenset({
     aten.histc.default,
-    aten.round.decimals,  # PyTorch's decomposition ends in prims ops
+    aten.exp2.default,  # PyTorch's decompositions of these end in prims ops
+    aten.lgamma.default,
+    aten.signbit.default,
+    aten.round.decimals,
     aten.sort.stable,
     aten.max.default,
     aten.min.default,
