@@ -11,6 +11,9 @@ JOBS        ?= 2
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 export CCACHE_BASEDIR := $(CURDIR)
+# The sanitizer build has debug info, whose compile directory ccache would
+# otherwise hash: without this, every fresh checkout misses the cache.
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers bench fuzz op-coverage op-coverage-opinfo op-coverage-all clean
 
