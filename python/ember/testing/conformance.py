@@ -506,6 +506,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --opinfo: only these dtypes (default: every dtype Ember has)")
     parser.add_argument("--resume", action="store_true",
                         help="with --opinfo: keep the entries already in --json, run the rest")
+    parser.add_argument("--merge", nargs="*", metavar="JSON",
+                        help="with --opinfo: no sweep; merge the results of sweeps of other "
+                        "dtypes (their --json files) into --json and the report")
     parser.add_argument("--rerun", nargs="*",
                         help="with --resume: run these entries again (drop their results)")
     parser.add_argument("--max-samples", type=int, default=4,

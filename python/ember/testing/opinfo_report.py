@@ -189,8 +189,9 @@ def _table(data: dict[str, Any]) -> list[str]:
             causes[r["opinfo"]][r["cause"]] += 1
     legend = ", ".join(f"{mark} {status}" for status, (_, mark) in STATUSES.items())
     lines = ["## Per OpInfo entry", "",
-             f"Cell: the cases of that dtype ({legend}; a number counts cases); empty: the",
-             "entry does not support the dtype on CPU. `-`: no dtype swept.", "",
+             f"Cell: the cases of that dtype ({legend};",
+             "a number counts cases); empty: the entry does not support the dtype on CPU.",
+             "Column `-`: the entry has no dtype Ember has (one case says which it has).", "",
              "| OpInfo | " + " | ".join(_SHORT.get(d, d) for d in dtypes)
              + " | - | pass | main cause |",
              "|---|" + "---|" * (len(dtypes) + 3)]

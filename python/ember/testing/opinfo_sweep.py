@@ -596,6 +596,16 @@ def main(args: Any) -> int:
     """``conformance --opinfo``: parsed arguments from ``conformance.main``."""
     from ember.testing.opinfo_report import write_report
 
+    if args.merge:
+        parts = []
+        for path in args.merge:
+            with open(path) as f:
+                parts.append(json.load(f))
+        data = merge(parts)
+        if args.json:
+            write_json(data, args.json)
+        print(write_report(data, args.out))
+        return 0
     keys = args.opinfos or sorted(opinfo_db())
     unknown = [k for k in keys if k not in opinfo_db()]
     if unknown:
@@ -619,6 +629,30 @@ def main(args: Any) -> int:
         write_json(data, args.json)
     print(write_report(data, args.out))
     return 0
+
+
+def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One sweep's data from sweeps of the same entries in different dtypes (a long
+    sweep split over sessions: ``--dtypes float32`` and ``--dtypes float64 ...``)."""
+    order = [dtype_name(d) for d in DTYPES]
+    data = {k: v for k, v in parts[0].items() if k not in ("results", "entries")}
+    data["dtypes"] = [d for d in order if any(d in p["dtypes"] for p in parts)]
+    data["seconds"] = sum(p["seconds"] for p in parts)
+    data["results"], data["entries"] = [], {}
+    for p in parts:
+        # A "-" case (no dtype Ember has) does not depend on the dtypes swept: keep one.
+        data["results"] += [r for r in p["results"] if r["dtype"] != "-" or p is parts[0]]
+        for key, e in p["entries"].items():
+            into = data["entries"].setdefault(key, {**e, "skipped": {}, "no_samples": [],
+                                                    "generator_errors": {}, "seconds": 0})
+            for reason, n in e["skipped"].items():
+                into["skipped"][reason] = into["skipped"].get(reason, 0) + n
+            into["no_samples"] += e["no_samples"]
+            into["generator_errors"].update(e["generator_errors"])
+            into["seconds"] = round(into["seconds"] + e["seconds"], 1)
+            if not e.get("not_swept"):
+                into.pop("not_swept", None)
+    return data
 
 
 def write_json(data: dict[str, Any], path: str) -> None:
