@@ -98,6 +98,19 @@ def test_round_with_decimals_runs_on_its_kernel():
     run_and_check(Round(), (torch.randn(4, 5) * 100,))
 
 
+def test_a_decomposition_that_cannot_be_traced_is_not_applied():
+    # diagonal_scatter's decomposition writes through prims.copy_to, which
+    # run_decompositions refuses; the verifier names the op instead.
+    class M(torch.nn.Module):
+        def forward(self, x, s):
+            return torch.diagonal_scatter(x, s) + torch.linalg.vector_norm(x)
+
+    from torch._export.verifier import SpecViolationError
+
+    with pytest.raises(SpecViolationError, match="diagonal_scatter"):
+        to_edge(export(M(), (torch.randn(4, 4), torch.randn(4))))
+
+
 def test_an_op_the_user_allows_is_kept():
     from ember.exir import EdgeCompileConfig
 

@@ -55,10 +55,12 @@ def decompose_non_core(ep: ExportedProgram, keep: Collection[OpOverload] = ()) -
         ops = _left_to_decompose(ep, keep) - unusable
         if not ops:
             break
-        table = core_aten_decompositions()
-        for op in ops:
-            table[op] = decomposition_table[op]
-        decomposed = ep.run_decompositions(table)
+        decomposed = _decompose(ep, ops)
+        if decomposed is None:
+            # One of the decompositions cannot be traced functionally
+            # (diagonal_scatter's writes through prims.copy_to): find which.
+            unusable |= {op for op in ops if _decompose(ep, {op}) is None}
+            continue
         # Some of PyTorch's decompositions end in prims ops (lgamma ->
         # prims.lgamma), which have no out variants: keep those ops as they
         # are (the edge verifier names them) and apply the others.
@@ -69,6 +71,16 @@ def decompose_non_core(ep: ExportedProgram, keep: Collection[OpOverload] = ()) -
             continue
         ep = decomposed
     return ep
+
+
+def _decompose(ep: ExportedProgram, ops: set[OpOverload]) -> ExportedProgram | None:
+    table = core_aten_decompositions()
+    for op in ops:
+        table[op] = decomposition_table[op]
+    try:
+        return ep.run_decompositions(table)
+    except Exception:  # noqa: BLE001 - PyTorch raises many kinds here; the op then stays
+        return None
 
 
 def _ops_lowered_to_prims(ep: ExportedProgram) -> set[str]:
