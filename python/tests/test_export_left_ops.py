@@ -111,6 +111,22 @@ def test_a_decomposition_that_cannot_be_traced_is_not_applied():
         to_edge(export(M(), (torch.randn(4, 4), torch.randn(4))))
 
 
+def test_random_like_and_empty_permuted_run():
+    class M(torch.nn.Module):
+        def forward(self, x):
+            e = torch.empty_permuted((2, 3, 4), (0, 2, 1)).fill_(1.0)
+            return torch.rand_like(x), torch.randn_like(x, dtype=torch.float64), e * x
+
+    x = torch.randn(2, 3, 4)
+    program = to_edge(export(M(), (x,)))
+    ops = {str(n.target) for n in program.exported_program().graph.nodes if n.op == "call_function"}
+    assert not any(k in op for op in ops for k in ("rand_like", "randn_like", "permuted")), ops
+    u, n, e = lower(M(), (x,)).execute([x])
+    assert u.shape == x.shape and u.dtype == torch.float32 and 0 <= u.min() and u.max() < 1
+    assert n.dtype == torch.float64 and n.shape == x.shape and n.std() > 0.5
+    assert torch.equal(e, x)
+
+
 def test_an_op_the_user_allows_is_kept():
     from ember.exir import EdgeCompileConfig
 

@@ -4,7 +4,8 @@
 which leaves some ops mainstream models produce (``linalg_vector_norm`` in
 speech encoders and ConvNeXt-V2, for one) although PyTorch's full
 decomposition table (``torch._decomp.decomposition_table``) has a
-decomposition for them. This pass applies those, repeatedly, until only core
+decomposition for them. This pass applies those (and Ember's own, ``ember_decompositions``, for ops
+PyTorch has none for), repeatedly, until only core
 ops, ops Ember has its own kernel for (``EMBER_KERNEL_OPS``) and ops without a
 decomposition remain; the edge verifier then names any of the last kind.
 Decompositions that end in ``prims`` ops (which have no out variants, so no
@@ -21,6 +22,7 @@ from torch._ops import OpOverload
 from torch.export import ExportedProgram
 
 from ember.exir.operator.kernel_ops import EMBER_KERNEL_OPS
+from ember.exir.passes.ember_decompositions import EMBER_DECOMPOSITIONS
 
 _MAX_ROUNDS = 6  # a decomposition can produce ops that decompose again, or be retried
 
@@ -40,7 +42,7 @@ def _left_to_decompose(ep: ExportedProgram, keep: Collection[OpOverload]) -> set
             and not _core(op)
             and op not in EMBER_KERNEL_OPS
             and op not in keep
-            and op in decomposition_table
+            and (op in EMBER_DECOMPOSITIONS or op in decomposition_table)
         ):
             ops.add(op)
     return ops
@@ -76,7 +78,7 @@ def decompose_non_core(ep: ExportedProgram, keep: Collection[OpOverload] = ()) -
 def _decompose(ep: ExportedProgram, ops: set[OpOverload]) -> ExportedProgram | None:
     table = core_aten_decompositions()
     for op in ops:
-        table[op] = decomposition_table[op]
+        table[op] = EMBER_DECOMPOSITIONS.get(op) or decomposition_table[op]
     try:
         return ep.run_decompositions(table)
     except Exception:  # noqa: BLE001 - PyTorch raises many kinds here; the op then stays
