@@ -127,6 +127,22 @@ def test_random_like_and_empty_permuted_run():
     assert torch.equal(e, x)
 
 
+class MoreDecomposed(torch.nn.Module):
+    def forward(self, x, y, index, source):
+        v, m = torch.var_mean(x, dim=1, correction=0, keepdim=True)
+        s, m2 = torch.std_mean(x)
+        return (v, m, s, m2, torch.copysign(x, y), torch.copysign(x, -0.0),
+                x.index_reduce(0, index, source, "amax", include_self=False),
+                x.index_reduce(1, index[:2] % 3, source[:, :2].t().contiguous().t(), "prod"))
+
+
+def test_var_mean_copysign_index_reduce():
+    x, y = torch.randn(4, 3), torch.randn(4, 3)
+    y[0, 0] = -0.0
+    index, source = torch.tensor([0, 2, 2, 3]), torch.randn(4, 3)
+    run_and_check(MoreDecomposed(), (x, y, index, source))
+
+
 def test_an_op_the_user_allows_is_kept():
     from ember.exir import EdgeCompileConfig
 
