@@ -1,4 +1,5 @@
 // aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+// aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 // args: self, dim, dtype, out, out(return).
 //
 // The result dtype is `dtype` when given, else out's dtype (int64 for
@@ -11,20 +12,24 @@
 namespace ember::kernels::portable {
 namespace {
 
-template <typename S, typename Acc>
-void run_cumsum(const Tensor& self, const ReducePlan& plan, int64_t len, int64_t in_step,
-                int64_t out_step, Tensor& out) {
+enum class Scan { kSum, kProd };
+
+template <Scan kScan, typename S, typename Acc>
+void run_scan(const Tensor& self, const ReducePlan& plan, int64_t len, int64_t in_step,
+              int64_t out_step, Tensor& out) {
   const S* base = self.data_ptr<const S>();
   plan.for_each_output([&](int64_t out_off, int64_t in_off) {
-    Acc acc = 0;
+    Acc acc = kScan == Scan::kSum ? Acc(0) : Acc(1);
     for (int64_t i = 0; i < len; ++i) {
-      acc = wrap_add(acc, convert<Acc>(base[in_off + i * in_step]));
+      const Acc v = convert<Acc>(base[in_off + i * in_step]);
+      acc = kScan == Scan::kSum ? wrap_add(acc, v) : wrap_mul(acc, v);
       store_as<Acc>(out.data, out.dtype, out_off + i * out_step, acc);
     }
   });
 }
 
-void cumsum_out(KernelContext& ctx, EValue** args) {
+template <Scan kScan>
+void scan_out(KernelContext& ctx, EValue** args) {
   Tensor* self = tensor_arg(ctx, args, 0, "self");
   if (self == nullptr) return;
   int64_t dim_arg = 0;
@@ -39,8 +44,9 @@ void cumsum_out(KernelContext& ctx, EValue** args) {
   if (!check_supported(ctx, *self, "self") || !check_supported(ctx, *out, "out")) return;
   if (has_dtype && !check_dtype(ctx, *out, "out", dtype)) return;
   if (!has_dtype && !can_cast(self->dtype, out->dtype)) {
-    ctx.fail(Error::InvalidArgument, "out: dtype %s cannot hold the cumsum of input dtype %s",
-             scalar_type_name(out->dtype), scalar_type_name(self->dtype));
+    ctx.fail(Error::InvalidArgument, "out: dtype %s cannot hold the %s of input dtype %s",
+             scalar_type_name(out->dtype), kScan == Scan::kSum ? "cumsum" : "cumprod",
+             scalar_type_name(self->dtype));
     return;
   }
   if (!resize_out(ctx, *out, self->shape())) return;
@@ -55,16 +61,20 @@ void cumsum_out(KernelContext& ctx, EValue** args) {
   (void)dispatch_dtype<kAllTypes>(self->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     if (is_floating_type(out->dtype)) {
-      run_cumsum<S, double>(*self, plan, len, in_step, out_step, *out);
+      run_scan<kScan, S, double>(*self, plan, len, in_step, out_step, *out);
     } else {
       // A float input cast to an integral dtype truncates first, as eager does.
-      run_cumsum<S, int64_t>(*self, plan, len, in_step, out_step, *out);
+      run_scan<kScan, S, int64_t>(*self, plan, len, in_step, out_step, *out);
     }
   });
 }
 
+void cumsum_out(KernelContext& ctx, EValue** args) { scan_out<Scan::kSum>(ctx, args); }
+void cumprod_out(KernelContext& ctx, EValue** args) { scan_out<Scan::kProd>(ctx, args); }
+
 }  // namespace
 
 EMBER_REGISTER_KERNEL("aten::cumsum.out", cumsum_out, 5);
+EMBER_REGISTER_KERNEL("aten::cumprod.out", cumprod_out, 5);
 
 }  // namespace ember::kernels::portable

@@ -296,11 +296,25 @@ def test_var_dim(unbiased):
 @pytest.mark.parametrize("dim", [0, 1, -1])
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_cumsum(dim, dtype, layout):
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_cumsum_cumprod(op, dim, dtype, layout):
     x = rand((3, 5), dtype)
-    want = aten.cumsum.default(t(x), dim)
+    want = getattr(aten, op).default(t(x), dim)
     out = empty_for(want)
-    _C.call_kernel("aten::cumsum.out", [LAYOUTS[layout](x), dim, None, out])
+    _C.call_kernel(f"aten::{op}.out", [LAYOUTS[layout](x), dim, None, out])
+    check(out, want)
+
+
+def test_cumprod_wraps_integers_and_takes_a_dtype():
+    x = np.array([200, 3, 100, 7], np.int64) ** 4
+    want = aten.cumprod.default(t(x), 0)  # int64 wrap-around, as eager
+    out = empty_for(want)
+    _C.call_kernel("aten::cumprod.out", [x, 0, None, out])
+    check(out, want)
+    y = rand((4,), np.int32)
+    want = aten.cumprod.default(t(y), 0, dtype=torch.float64)
+    out = empty_for(want)
+    _C.call_kernel("aten::cumprod.out", [y, 0, ("dtype", 7), out])
     check(out, want)
 
 

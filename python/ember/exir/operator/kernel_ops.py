@@ -19,6 +19,7 @@ EMBER_KERNEL_OPS = frozenset({
     aten.exp2.default,  # PyTorch's decompositions of these end in prims ops
     aten.lgamma.default,
     aten.signbit.default,
+    aten.cumprod.default,
     aten.round.decimals,
     aten.sort.stable,
     aten.max.default,
