@@ -1,19 +1,22 @@
 // Binary math with broadcasting and type promotion:
-//   aten::{maximum,minimum,atan2}.out(Tensor self, Tensor other, *, Tensor(a!) out)
+//   aten::{maximum,minimum,atan2,fmax,fmin,hypot,nextafter,gcd}.out(Tensor self, Tensor other,
+//       *, Tensor(a!) out)
 //   aten::{fmod,remainder}.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out)
 //   aten::{fmod,remainder}.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out)
 //   aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out)
 //   aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out)
 //   aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out)
 // args: the two operands, out, out(return).
-// maximum/minimum: every dtype; NaN propagates (unlike fmax). atan2: integral
-// and bool inputs compute in float32. fmod (sign of self) and remainder (sign
+// maximum/minimum: every dtype; NaN propagates (unlike fmax/fmin, every dtype).
+// atan2: integral and bool inputs compute in float32. hypot: floating dtypes;
+// nextafter: floating dtypes (16-bit ones step in their own grid); gcd: integral dtypes (non-negative results). fmod (sign of self) and remainder (sign
 // of other): real dtypes, not bool; integer division by zero fails the kernel.
 // pow: real dtypes after promotion, not bool (bool ** bool Scalar excepted,
 // as eager); integers wrap, and an integer
 // base to a negative integer exponent gives 1/base truncated (0 unless base
 // is ±1) for tensor exponents and fails for a Scalar exponent, as eager.
 #include <cmath>
+#include <numeric>
 #include <type_traits>
 
 #include "kernels/portable/util/binary.h"
@@ -68,6 +71,57 @@ struct Atan2 {
   template <typename T>
   T operator()(T a, T b) const { return std::atan2(a, b); }
 };
+// fmax/fmin: a NaN operand yields the other one (NaN only when both are).
+struct Fmax {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return std::fmax(a, b);
+    else return a > b ? a : b;
+  }
+};
+struct Fmin {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return std::fmin(a, b);
+    else return a < b ? a : b;
+  }
+};
+struct Hypot {
+  template <typename T>
+  T operator()(T a, T b) const { return std::hypot(a, b); }
+};
+struct Nextafter {
+  template <typename T>
+  T operator()(T a, T b) const { return std::nextafter(a, b); }
+};
+// nextafter in a 16-bit float S (float16 or bfloat16, both sign-magnitude):
+// the neighbour in S's own grid, a step of its bit pattern.
+template <typename S>
+struct Nextafter16 {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if (std::isnan(a) || std::isnan(b)) return a + b;
+    if (a == b) return b;
+    uint16_t bits = convert<S>(a).bits;
+    if (a == 0) {
+      bits = b > 0 ? 0x0001 : 0x8001;  // the smallest subnormal towards b
+    } else if ((a < b) == (a > 0)) {
+      ++bits;
+    } else {
+      --bits;
+    }
+    S r;
+    r.bits = bits;
+    return convert<T>(r);
+  }
+};
+struct Gcd {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(std::gcd(a, b));
+    else return a;  // not instantiated: gcd takes integral dtypes only
+  }
+};
 
 template <bool kFloor>
 struct Mod {
@@ -99,6 +153,29 @@ void minimum_out(KernelContext& ctx, EValue** args) {
 }
 void atan2_out(KernelContext& ctx, EValue** args) {
   binary_tensor_out<kFloating, true>(ctx, args, Atan2{});
+}
+void fmax_out(KernelContext& ctx, EValue** args) {
+  binary_tensor_out<kAllTypes, false>(ctx, args, Fmax{});
+}
+void fmin_out(KernelContext& ctx, EValue** args) {
+  binary_tensor_out<kAllTypes, false>(ctx, args, Fmin{});
+}
+void hypot_out(KernelContext& ctx, EValue** args) {
+  binary_tensor_out<kFloating, false>(ctx, args, Hypot{});
+}
+// 16-bit results step in their own grid, not float's.
+void nextafter_out(KernelContext& ctx, EValue** args) {
+  const Tensor* out = args[3] != nullptr && args[3]->is_tensor() ? args[3]->as_tensor : nullptr;
+  if (out != nullptr && out->dtype == ScalarType::Half) {
+    binary_tensor_out<kHalfBF16, false>(ctx, args, Nextafter16<Half>{});
+  } else if (out != nullptr && out->dtype == ScalarType::BFloat16) {
+    binary_tensor_out<kHalfBF16, false>(ctx, args, Nextafter16<BFloat16>{});
+  } else {
+    binary_tensor_out<kF32F64, false>(ctx, args, Nextafter{});
+  }
+}
+void gcd_out(KernelContext& ctx, EValue** args) {
+  binary_tensor_out<kIntegral, false>(ctx, args, Gcd{});
 }
 void pow_tensor_tensor_out(KernelContext& ctx, EValue** args) {
   binary_tensor_out<kRealTypes, false>(ctx, args, Pow{});
@@ -155,6 +232,11 @@ void pow_scalar_out(KernelContext& ctx, EValue** args) {
 EMBER_REGISTER_KERNEL("aten::maximum.out", maximum_out, 4);
 EMBER_REGISTER_KERNEL("aten::minimum.out", minimum_out, 4);
 EMBER_REGISTER_KERNEL("aten::atan2.out", atan2_out, 4);
+EMBER_REGISTER_KERNEL("aten::fmax.out", fmax_out, 4);
+EMBER_REGISTER_KERNEL("aten::fmin.out", fmin_out, 4);
+EMBER_REGISTER_KERNEL("aten::hypot.out", hypot_out, 4);
+EMBER_REGISTER_KERNEL("aten::nextafter.out", nextafter_out, 4);
+EMBER_REGISTER_KERNEL("aten::gcd.out", gcd_out, 4);
 EMBER_REGISTER_KERNEL("aten::fmod.Tensor_out", (mod_out<false, false>), 4);
 EMBER_REGISTER_KERNEL("aten::fmod.Scalar_out", (mod_out<false, true>), 4);
 EMBER_REGISTER_KERNEL("aten::remainder.Tensor_out", (mod_out<true, false>), 4);

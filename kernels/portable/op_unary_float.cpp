@@ -1,7 +1,7 @@
 // Unary math ops of the form
 //   aten::<op>.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // args: self, out, out(return), for acos acosh asin asinh atan atanh cos cosh
-// exp2 lgamma log log10 log1p log2 reciprocal rsqrt sinh sqrt tan.
+// erfc exp2 lgamma log log10 log1p log2 reciprocal rsqrt sinh sqrt tan.
 // Floating dtypes; integral and bool inputs compute in float32 (PyTorch's
 // int → float promotion), so out must be floating. Domain errors give NaN and
 // poles ±inf, as libm (and eager) do.
@@ -32,6 +32,7 @@ EMBER_FLOAT_UNARY(atan, std::atan(x))
 EMBER_FLOAT_UNARY(atanh, std::atanh(x))
 EMBER_FLOAT_UNARY(cos, std::cos(x))
 EMBER_FLOAT_UNARY(cosh, std::cosh(x))
+EMBER_FLOAT_UNARY(erfc, std::erfc(x))
 EMBER_FLOAT_UNARY(exp2, std::exp2(x))
 EMBER_FLOAT_UNARY(lgamma, std::lgamma(x))
 EMBER_FLOAT_UNARY(log, std::log(x))
@@ -56,6 +57,7 @@ EMBER_REGISTER_KERNEL("aten::atan.out", atan_out, 3);
 EMBER_REGISTER_KERNEL("aten::atanh.out", atanh_out, 3);
 EMBER_REGISTER_KERNEL("aten::cos.out", cos_out, 3);
 EMBER_REGISTER_KERNEL("aten::cosh.out", cosh_out, 3);
+EMBER_REGISTER_KERNEL("aten::erfc.out", erfc_out, 3);
 EMBER_REGISTER_KERNEL("aten::exp2.out", exp2_out, 3);
 EMBER_REGISTER_KERNEL("aten::lgamma.out", lgamma_out, 3);
 EMBER_REGISTER_KERNEL("aten::log.out", log_out, 3);

@@ -230,6 +230,21 @@ def test_16_bit_floats_through_the_python_runtime(dtype):
     assert_matches(got, Mixed()(x, y), rel=1e-2)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_nextafter_steps_in_the_dtypes_own_grid(dtype):
+    class Next(torch.nn.Module):
+        def forward(self, x, y):
+            return torch.nextafter(x, y), torch.fmax(x, y), torch.hypot(x, y)
+
+    x = torch.tensor([0.0, -0.0, 1.0, -1.0, 3.5, 65504.0, 1e-7, float("nan")]).to(dtype)
+    y = torch.tensor([1.0, -1.0, 2.0, -2.0, -4.0, float("inf"), -1.0, 0.0]).to(dtype)
+    got = lower(Next(), (x, y)).execute([x, y])
+    want = Next()(x, y)
+    torch.testing.assert_close(got[0], want[0], rtol=0, atol=0, equal_nan=True)  # exact
+    torch.testing.assert_close(got[1], want[1], rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(got[2], want[2], equal_nan=True)
+
+
 def test_wrong_dtype_is_named():
     class AddOne(torch.nn.Module):
         def forward(self, x):

@@ -94,7 +94,7 @@ SHAPES = [(2, 3), (), (0, 3)]
 # --- unary -----------------------------------------------------------------------
 
 UNARY_FLOAT = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "erf", "exp",
-               "exp2", "expm1", "lgamma", "log", "log10", "log1p", "log2", "reciprocal", "rsqrt", "sinh", "sqrt",
+               "erfc", "exp2", "expm1", "lgamma", "log", "log10", "log1p", "log2", "reciprocal", "rsqrt", "sinh", "sqrt",
                "tan", "sigmoid", "tanh"]
 UNARY_SAME = ["abs", "neg", "sign", "ceil", "floor", "round", "trunc"]
 UNARY_PRED = ["isinf", "isnan", "signbit", "logical_not", "bitwise_not"]
@@ -264,6 +264,9 @@ TENSOR_OPS = {
     "aten::logical_xor.out": aten.logical_xor.default,
     "aten::maximum.out": aten.maximum.default, "aten::minimum.out": aten.minimum.default,
     "aten::atan2.out": aten.atan2.default,
+    "aten::fmax.out": aten.fmax.default, "aten::fmin.out": aten.fmin.default,
+    "aten::hypot.out": aten.hypot.default, "aten::nextafter.out": aten.nextafter.default,
+    "aten::gcd.out": aten.gcd.default,
     "aten::fmod.Tensor_out": aten.fmod.Tensor,
     "aten::remainder.Tensor_out": aten.remainder.Tensor,
     "aten::pow.Tensor_Tensor_out": aten.pow.Tensor_Tensor,
@@ -298,6 +301,13 @@ def test_binary_tensor_promotes(name, dtypes):
     if name == "aten::pow.Tensor_Tensor_out":
         b = np.asarray(np.abs(b) % 4, dtype=b.dtype)
     run(name, TENSOR_OPS[name], [a, b])
+
+
+def test_fmax_fmin_skip_nan():
+    a = np.array([np.nan, 1.0, np.nan, -0.0, 3.0], np.float32)
+    b = np.array([1.0, np.nan, np.nan, 0.0, 2.0], np.float32)
+    for op in ("fmax", "fmin"):
+        run(f"aten::{op}.out", getattr(aten, op).default, [a, b])
 
 
 def test_binary_nan_semantics():
