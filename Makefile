@@ -89,9 +89,10 @@ ISA_BASELINE_TESTS := test_kernels_vs_eager.py test_kernels_conv_vs_eager.py \
   test_xnnpack_models.py -k "not xnnpack]"
 test-python:
 	@$(PY) -c "import ember._C as c; print('kernels dispatch on', c.cpu_isa(), '(host:', c.host_isa() + ')')"
-	cd python/tests && $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider .
+	cd python/tests && $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) .
 	@echo "Again with EMBER_ISA=baseline:"
-	cd python/tests && EMBER_ISA=baseline $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider $(ISA_BASELINE_TESTS)
+	cd python/tests && EMBER_ISA=baseline $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) \
+	  $(ISA_BASELINE_TESTS)
 
 # Benchmarks (never part of `make test`): the Google Benchmark binaries in
 # their own build dir, then the model/kernel comparison, which rewrites
