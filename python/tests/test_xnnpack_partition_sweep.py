@@ -29,6 +29,7 @@ from ember.backends.xnnpack.ops.registry import REGISTRY
 from ember.exir import to_edge
 from ember.exir.backend.partitioner import DELEGATION_TAG
 from ember.runtime import Runtime
+from test_xnnpack_backend import Lambda
 
 TOTALS = {"programs": 0, "claimed": 0, "blobs": 0, "delegated programs": 0}
 
@@ -172,14 +173,7 @@ def test_one_op_sample(name, index, channels_last):
 # -- modules that make every registered op claimable ----------------------------
 
 
-class Fn(torch.nn.Module):
-    def __init__(self, fn, *modules: torch.nn.Module) -> None:
-        super().__init__()
-        self.fn = fn
-        self.mods = torch.nn.ModuleList(modules)
-
-    def forward(self, *xs):
-        return self.fn(self.mods, *xs)
+Fn = Lambda  # fn(modules, *inputs) as a module
 
 
 def _conv(cin=3, cout=8, **kw) -> torch.nn.Conv2d:

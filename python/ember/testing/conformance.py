@@ -346,10 +346,10 @@ def _cache_cia_ops() -> None:
             module._collect_all_valid_cia_ops = cached
 
 
-def _worker() -> None:
+def worker_ready() -> Any:
+    """Starts a sweep worker's side of the protocol: returns the stream to
+    answer on (stdout; stray prints go to stderr) after saying it is ready."""
     import warnings
-
-    from ember.testing.op_samples import dtype_from_name, samples
 
     warnings.filterwarnings("ignore")
     _cache_cia_ops()
@@ -357,6 +357,13 @@ def _worker() -> None:
     sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
     out.write(json.dumps({"ready": True}) + "\n")
     out.flush()
+    return out
+
+
+def _worker() -> None:
+    from ember.testing.op_samples import dtype_from_name, samples
+
+    out = worker_ready()
     cache: dict[tuple[str, str], list[Any]] = {}
     for line in sys.stdin:
         request = json.loads(line)

@@ -429,16 +429,9 @@ def run_case(key: str, dtype: torch.dtype, sample: Any, op: Any = None) -> CaseR
 # --- worker and runner ---------------------------------------------------------------------
 
 def _worker() -> None:
-    import warnings
+    from ember.testing.conformance import worker_ready
 
-    from ember.testing.conformance import _cache_cia_ops
-
-    warnings.filterwarnings("ignore")
-    _cache_cia_ops()
-    out = sys.stdout
-    sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
-    out.write(json.dumps({"ready": True}) + "\n")
-    out.flush()
+    out = worker_ready()
     cache: dict[tuple[str, str, int], list[Any]] = {}
     for line in sys.stdin:
         request = json.loads(line)
