@@ -89,9 +89,9 @@ ISA_BASELINE_TESTS := test_kernels_vs_eager.py test_kernels_conv_vs_eager.py \
   test_xnnpack_models.py -k "not xnnpack]"
 test-python:
 	@$(PY) -c "import ember._C as c; print('kernels dispatch on', c.cpu_isa(), '(host:', c.host_isa() + ')')"
-	cd python/tests && $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) .
+	cd python/tests && $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile .
 	@echo "Again with EMBER_ISA=baseline:"
-	cd python/tests && EMBER_ISA=baseline $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) \
+	cd python/tests && EMBER_ISA=baseline $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile \
 	  $(ISA_BASELINE_TESTS)
 
 # Benchmarks (never part of `make test`): the Google Benchmark binaries in

@@ -418,17 +418,26 @@ def test_native_layer_norm_float32_rows(rows, hidden, affine):
     """The vectorised float32 path (unit-stride rows), including rows whose
     mean is far larger than their spread (a one-pass sum of squares would
     cancel there) and 1-element rows (variance 0, rstd = 1/sqrt(eps))."""
-    x = rand((rows, hidden), np.float32)
+    # Its own generator: the inputs do not depend on which tests ran before
+    # (pytest-xdist spreads them over workers).
+    rng = np.random.default_rng(rows * 1009 + hidden)
+    x = rng.standard_normal((rows, hidden)).astype(np.float32)
     x[0] += 1000.0
-    w = rand((hidden,), np.float32) if affine in ("both", "weight") else None
-    b = rand((hidden,), np.float32) if affine in ("both", "bias") else None
+    w = rng.standard_normal(hidden).astype(np.float32) if affine in ("both", "weight") else None
+    b = rng.standard_normal(hidden).astype(np.float32) if affine in ("both", "bias") else None
     want = aten.native_layer_norm.default(t(x), [hidden], None if w is None else t(w),
                                           None if b is None else t(b), 1e-5)
     outs = [empty_for(r) for r in want]
     _C.call_kernel("aten::native_layer_norm.out", [x, [hidden], w, b, 1e-5, *outs],
                    returns=[5, 6, 7])
     y, mean, rstd = outs
-    np.testing.assert_allclose(y, want[0].numpy(), rtol=1e-4, atol=2e-4)
+    # The input's own resolution bounds the result: a row near 1000 carries
+    # its ulp (6e-5) into x - mean, scaled by rstd and the weight. 4 ulp of
+    # the row's largest |x| (measured worst over 300 seeds: 0.38 of this bound).
+    scale = np.abs(x).max(axis=1, keepdims=True) * want[2].numpy().reshape(rows, 1)
+    scale = scale * (np.abs(w).max() if w is not None else 1.0)
+    bound = 4 * np.finfo(np.float32).eps * scale + 1e-5
+    assert np.all(np.abs(y - want[0].numpy()) <= bound), (np.abs(y - want[0].numpy()) / bound).max()
     np.testing.assert_allclose(mean, want[1].numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(rstd, want[2].numpy(), rtol=1e-4)
 
