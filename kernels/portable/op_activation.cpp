@@ -1,13 +1,9 @@
 // Pointwise activations:
 //   aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *,
 //                 Tensor(a!) out)
-//     args: self, alpha, scale, input_scale, out, ret
 //   aten::gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out)
-//     args: self, approximate, out, ret
 //   aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out)
-//     args: self, min_val, max_val, out, ret
 //   aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out)
-//     args: self, negative_slope, out, ret
 // elu, gelu and leaky_relu take floating dtypes only (as eager); hardtanh
 // takes real dtypes but not bool, and no negative limits for uint8. NaN
 // propagates. float32 elu and gelu use the vectorisable polynomials of
@@ -20,7 +16,7 @@
 
 #include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/unary.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -29,59 +25,6 @@ template <typename T>
 inline T expm1_any(T x) {
   if constexpr (std::is_same_v<T, float>) return fast_expm1f(x);
   else return std::expm1(x);
-}
-
-void elu_out(KernelContext& ctx, EValue** args) {
-  const EValue* alpha = scalar_arg(ctx, args, 1, "alpha");
-  if (alpha == nullptr) return;
-  const EValue* scale = scalar_arg(ctx, args, 2, "scale");
-  if (scale == nullptr) return;
-  const EValue* input_scale = scalar_arg(ctx, args, 3, "input_scale");
-  if (input_scale == nullptr) return;
-  const double neg_coef = alpha->scalar_as_double() * scale->scalar_as_double();
-  const double pos_coef = scale->scalar_as_double();
-  const double in_coef = input_scale->scalar_as_double();
-  EValue* unary_args[3] = {args[0], args[4], args[5]};
-  run_unary_op<kFloating, false>(ctx, unary_args, [=](auto x) {
-    using T = decltype(x);
-    return x <= T(0) ? expm1_any(x * T(in_coef)) * T(neg_coef) : x * T(pos_coef);
-  });
-}
-
-void gelu_out(KernelContext& ctx, EValue** args) {
-  EMBER_KERNEL_CHECK(ctx, args[1] != nullptr && args[1]->tag == Tag::String,
-                     "argument 'approximate' (index 1) must be a string, got %s",
-                     args[1] ? tag_name(args[1]->tag) : "null");
-  const std::string_view mode = args[1]->as_string;
-  EMBER_KERNEL_CHECK(ctx, mode == "none" || mode == "tanh",
-                     "approximate: must be 'none' or 'tanh', got '%.*s'",
-                     static_cast<int>(mode.size()), mode.data());
-  EValue* unary_args[3] = {args[0], args[2], args[3]};
-  if (mode == "tanh") {
-    run_unary_op<kFloating, false>(ctx, unary_args, UnaryF32::GeluTanh, [](auto x) {
-      using T = decltype(x);
-      if constexpr (std::is_same_v<T, float>) {
-        return fast_gelu_tanhf(x);
-      } else {
-        constexpr T kBeta = T(0.7978845608028654);  // sqrt(2 / pi)
-        constexpr T kKappa = T(0.044715);
-        const T inner = kBeta * (x + kKappa * x * x * x);
-        if (x == -std::numeric_limits<T>::infinity()) return T(-0.0);  // the limit, not NaN
-        return T(0.5) * x * (T(1) + std::tanh(inner));
-      }
-    });
-  } else {
-    run_unary_op<kFloating, false>(ctx, unary_args, UnaryF32::GeluErf, [](auto x) {
-      using T = decltype(x);
-      if constexpr (std::is_same_v<T, float>) {
-        return fast_gelu_erff(x);
-      } else {
-        constexpr T kRsqrt2 = T(0.7071067811865476);
-        if (x == -std::numeric_limits<T>::infinity()) return T(-0.0);  // the limit, not NaN
-        return T(0.5) * x * (T(1) + std::erf(x * kRsqrt2));
-      }
-    });
-  }
 }
 
 // A Scalar argument's scalar_as<T> for every T, computed once.
@@ -98,25 +41,65 @@ struct ScalarLimit {
   }
 };
 
-void hardtanh_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  const EValue* lo = scalar_arg(ctx, args, 1, "min_val");
-  if (lo == nullptr) return;
-  const EValue* hi = scalar_arg(ctx, args, 2, "max_val");
-  if (hi == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, self->dtype != ScalarType::Bool, "self: unsupported dtype bool");
+}  // namespace
+
+void elu_out(KernelContext& ctx, const Tensor& self, const EValue& alpha, const EValue& scale,
+             const EValue& input_scale, Tensor& out) {
+  const double neg_coef = alpha.scalar_as_double() * scale.scalar_as_double();
+  const double pos_coef = scale.scalar_as_double();
+  const double in_coef = input_scale.scalar_as_double();
+  run_unary_op<kFloating, false>(ctx, self, out, [=](auto x) {
+    using T = decltype(x);
+    return x <= T(0) ? expm1_any(x * T(in_coef)) * T(neg_coef) : x * T(pos_coef);
+  });
+}
+
+void gelu_out(KernelContext& ctx, const Tensor& self, std::string_view mode, Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, mode == "none" || mode == "tanh",
+                     "approximate: must be 'none' or 'tanh', got '%.*s'",
+                     static_cast<int>(mode.size()), mode.data());
+  if (mode == "tanh") {
+    run_unary_op<kFloating, false>(ctx, self, out, UnaryF32::GeluTanh, [](auto x) {
+      using T = decltype(x);
+      if constexpr (std::is_same_v<T, float>) {
+        return fast_gelu_tanhf(x);
+      } else {
+        constexpr T kBeta = T(0.7978845608028654);  // sqrt(2 / pi)
+        constexpr T kKappa = T(0.044715);
+        const T inner = kBeta * (x + kKappa * x * x * x);
+        if (x == -std::numeric_limits<T>::infinity()) return T(-0.0);  // the limit, not NaN
+        return T(0.5) * x * (T(1) + std::tanh(inner));
+      }
+    });
+  } else {
+    run_unary_op<kFloating, false>(ctx, self, out, UnaryF32::GeluErf, [](auto x) {
+      using T = decltype(x);
+      if constexpr (std::is_same_v<T, float>) {
+        return fast_gelu_erff(x);
+      } else {
+        constexpr T kRsqrt2 = T(0.7071067811865476);
+        if (x == -std::numeric_limits<T>::infinity()) return T(-0.0);  // the limit, not NaN
+        return T(0.5) * x * (T(1) + std::erf(x * kRsqrt2));
+      }
+    });
+  }
+}
+
+void hardtanh_out(KernelContext& ctx, const Tensor& self, const EValue& min_val,
+                  const EValue& max_val, Tensor& out) {
+  const EValue* lo = &min_val;
+  const EValue* hi = &max_val;
+  EMBER_KERNEL_CHECK(ctx, self.dtype != ScalarType::Bool, "self: unsupported dtype bool");
   EMBER_KERNEL_CHECK(ctx,
-                     self->dtype != ScalarType::Byte ||
+                     self.dtype != ScalarType::Byte ||
                          (lo->scalar_as_double() >= 0 && hi->scalar_as_double() >= 0),
                      "min_val/max_val: negative limits on an unsigned (uint8) tensor");
-  EValue* unary_args[3] = {args[0], args[3], args[4]};
   // The limits are converted once, outside the per-element lambda: a
   // scalar_as<T>(EValue) call per element kept the loop from inlining and
   // vectorising (half of MobileNetV2's portable time).
   const ScalarLimit l{lo->scalar_as_int(), lo->scalar_as_double()};
   const ScalarLimit h{hi->scalar_as_int(), hi->scalar_as_double()};
-  run_unary_op<kRealTypes, false>(ctx, unary_args, [l, h](auto x) {
+  run_unary_op<kRealTypes, false>(ctx, self, out, [l, h](auto x) {
     using T = decltype(x);
     const T lv = l.template as<T>();
     const T hv = h.template as<T>();
@@ -124,22 +107,13 @@ void hardtanh_out(KernelContext& ctx, EValue** args) {
   });
 }
 
-void leaky_relu_out(KernelContext& ctx, EValue** args) {
-  const EValue* slope = scalar_arg(ctx, args, 1, "negative_slope");
-  if (slope == nullptr) return;
-  const double s = slope->scalar_as_double();
-  EValue* unary_args[3] = {args[0], args[2], args[3]};
-  run_unary_op<kFloating, false>(ctx, unary_args, [s](auto x) {
+void leaky_relu_out(KernelContext& ctx, const Tensor& self, const EValue& negative_slope,
+                    Tensor& out) {
+  const double s = negative_slope.scalar_as_double();
+  run_unary_op<kFloating, false>(ctx, self, out, [s](auto x) {
     using T = decltype(x);
     return x > T(0) ? x : x * T(s);
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::elu.out", elu_out, 6);
-EMBER_REGISTER_KERNEL("aten::gelu.out", gelu_out, 4);
-EMBER_REGISTER_KERNEL("aten::hardtanh.out", hardtanh_out, 5);
-EMBER_REGISTER_KERNEL("aten::leaky_relu.out", leaky_relu_out, 4);
 
 }  // namespace ember::kernels::portable

@@ -1,6 +1,6 @@
 // aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-// args: self, out, out(return). Floating dtypes; integral and bool inputs
+// Floating dtypes; integral and bool inputs
 // compute in float32 (out must be floating). float32 (and the 16-bit floats,
 // which compute in float32) use the vectorisable polynomials of fast_math.h
 // (exp ≤ 1 ulp, expm1 ≤ 1.5 ulp); double calls libm. float32 tensors with
@@ -10,28 +10,21 @@
 
 #include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/unary.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
-namespace {
-
-void exp_out(KernelContext& ctx, EValue** args) {
-  run_unary_op<kFloating, true>(ctx, args, UnaryF32::Exp, [](auto x) {
+void exp_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_unary_op<kFloating, true>(ctx, self, out, UnaryF32::Exp, [](auto x) {
     if constexpr (std::is_same_v<decltype(x), float>) return fast_expf(x);
     else return std::exp(x);
   });
 }
 
-void expm1_out(KernelContext& ctx, EValue** args) {
-  run_unary_op<kFloating, true>(ctx, args, UnaryF32::Expm1, [](auto x) {
+void expm1_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_unary_op<kFloating, true>(ctx, self, out, UnaryF32::Expm1, [](auto x) {
     if constexpr (std::is_same_v<decltype(x), float>) return fast_expm1f(x);
     else return std::expm1(x);
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::exp.out", exp_out, 3);
-EMBER_REGISTER_KERNEL("aten::expm1.out", expm1_out, 3);
 
 }  // namespace ember::kernels::portable

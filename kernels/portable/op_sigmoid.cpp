@@ -1,5 +1,5 @@
 // aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-// args: self, out, out(return). Floating dtypes; integral/bool inputs compute
+// Floating dtypes; integral/bool inputs compute
 // in float32 (the out dtype must be floating). float32 (and the 16-bit floats,
 // which compute in float32) use the vectorisable polynomial of fast_math.h
 // (≤ 3 ulp sigmoid, ≤ 2.5 ulp tanh); double calls libm. float32 tensors with
@@ -9,20 +9,14 @@
 
 #include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/unary.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
-namespace {
-
-void sigmoid_out(KernelContext& ctx, EValue** args) {
-  run_unary_op<kFloating, true>(ctx, args, UnaryF32::Sigmoid, [](auto x) {
+void sigmoid_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_unary_op<kFloating, true>(ctx, self, out, UnaryF32::Sigmoid, [](auto x) {
     if constexpr (std::is_same_v<decltype(x), float>) return fast_sigmoidf(x);
     else return 1 / (1 + std::exp(-x));
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::sigmoid.out", sigmoid_out, 3);
 
 }  // namespace ember::kernels::portable

@@ -1,20 +1,14 @@
 // aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-// args: self, out, out(return). Floating dtypes; integral/bool inputs compute
+// Floating dtypes; integral/bool inputs compute
 // in float32 (the out dtype must be floating).
 #include <cmath>
 
 #include "kernels/portable/util/unary.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
-namespace {
-
-void sin_out(KernelContext& ctx, EValue** args) {
-  run_unary_op<kFloating, true>(ctx, args, [](auto x) { return std::sin(x); });
+void sin_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_unary_op<kFloating, true>(ctx, self, out, [](auto x) { return std::sin(x); });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::sin.out", sin_out, 3);
 
 }  // namespace ember::kernels::portable

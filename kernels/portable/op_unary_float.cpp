@@ -1,6 +1,6 @@
 // Unary math ops of the form
 //   aten::<op>.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-// args: self, out, out(return), for acos acosh asin asinh atan atanh cos cosh
+// for acos acosh asin asinh atan atanh cos cosh
 // erfc exp2 lgamma log log10 log1p log2 reciprocal rsqrt sinh sqrt tan.
 // Floating dtypes; integral and bool inputs compute in float32 (PyTorch's
 // int → float promotion), so out must be floating. Domain errors give NaN and
@@ -10,14 +10,12 @@
 #include <cmath>
 
 #include "kernels/portable/util/unary.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
-namespace {
-
 #define EMBER_FLOAT_UNARY(op, expr)                                    \
-  void op##_out(KernelContext& ctx, EValue** args) {                   \
-    run_unary_op<kFloating, true>(ctx, args, [](auto x) {              \
+  void op##_out(KernelContext& ctx, const Tensor& self, Tensor& out) { \
+    run_unary_op<kFloating, true>(ctx, self, out, [](auto x) {         \
       using T = decltype(x);                                           \
       (void)sizeof(T);                                                 \
       return static_cast<T>(expr);                                     \
@@ -46,28 +44,5 @@ EMBER_FLOAT_UNARY(sqrt, std::sqrt(x))
 EMBER_FLOAT_UNARY(tan, std::tan(x))
 
 #undef EMBER_FLOAT_UNARY
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::acos.out", acos_out, 3);
-EMBER_REGISTER_KERNEL("aten::acosh.out", acosh_out, 3);
-EMBER_REGISTER_KERNEL("aten::asin.out", asin_out, 3);
-EMBER_REGISTER_KERNEL("aten::asinh.out", asinh_out, 3);
-EMBER_REGISTER_KERNEL("aten::atan.out", atan_out, 3);
-EMBER_REGISTER_KERNEL("aten::atanh.out", atanh_out, 3);
-EMBER_REGISTER_KERNEL("aten::cos.out", cos_out, 3);
-EMBER_REGISTER_KERNEL("aten::cosh.out", cosh_out, 3);
-EMBER_REGISTER_KERNEL("aten::erfc.out", erfc_out, 3);
-EMBER_REGISTER_KERNEL("aten::exp2.out", exp2_out, 3);
-EMBER_REGISTER_KERNEL("aten::lgamma.out", lgamma_out, 3);
-EMBER_REGISTER_KERNEL("aten::log.out", log_out, 3);
-EMBER_REGISTER_KERNEL("aten::log10.out", log10_out, 3);
-EMBER_REGISTER_KERNEL("aten::log1p.out", log1p_out, 3);
-EMBER_REGISTER_KERNEL("aten::log2.out", log2_out, 3);
-EMBER_REGISTER_KERNEL("aten::reciprocal.out", reciprocal_out, 3);
-EMBER_REGISTER_KERNEL("aten::rsqrt.out", rsqrt_out, 3);
-EMBER_REGISTER_KERNEL("aten::sinh.out", sinh_out, 3);
-EMBER_REGISTER_KERNEL("aten::sqrt.out", sqrt_out, 3);
-EMBER_REGISTER_KERNEL("aten::tan.out", tan_out, 3);
 
 }  // namespace ember::kernels::portable

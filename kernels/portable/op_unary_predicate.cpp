@@ -1,6 +1,5 @@
 // Unary tests and bitwise/logical negation:
 //   aten::{isinf,isnan,signbit,logical_not,bitwise_not}.out(Tensor self, *, Tensor(a!) out)
-// args: self, out, out(return).
 // isinf/isnan/logical_not: any input dtype (integers are never inf/NaN; NaN
 // is "true" for logical_not, as eager); the bool result is stored in out's
 // dtype (bool usually, any dtype accepted as eager's out= does).
@@ -11,35 +10,33 @@
 
 #include "kernels/portable/util/elementwise_mixed.h"
 #include "kernels/portable/util/unary.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
 
 /// out = pred(self) for a predicate over compute values, any input dtype.
 template <typename Pred>
-void run_predicate(KernelContext& ctx, EValue** args, Pred pred) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 1, "out");
-  if (out == nullptr) return;
-  if (!check_supported(ctx, *self, "self") || !check_supported(ctx, *out, "out")) return;
-  if (!resize_out(ctx, *out, self->shape())) return;
-  (void)dispatch_dtype<kAllTypes>(self->dtype, [&](auto tag) {
+void run_predicate(KernelContext& ctx, const Tensor& self, Tensor& out, Pred pred) {
+  if (!check_supported(ctx, self, "self") || !check_supported(ctx, out, "out")) return;
+  if (!resize_out(ctx, out, self.shape())) return;
+  (void)dispatch_dtype<kAllTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    apply_unary_to<S, BoolByte>(*self, *out, pred);
+    apply_unary_to<S, BoolByte>(self, out, pred);
   });
 }
 
-void isinf_out(KernelContext& ctx, EValue** args) {
-  run_predicate(ctx, args, [](auto x) {
+}  // namespace
+
+void isinf_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_predicate(ctx, self, out, [](auto x) {
     if constexpr (std::is_floating_point_v<decltype(x)>) return std::isinf(x);
     else return false;
   });
 }
 
-void isnan_out(KernelContext& ctx, EValue** args) {
-  run_predicate(ctx, args, [](auto x) {
+void isnan_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_predicate(ctx, self, out, [](auto x) {
     if constexpr (std::is_floating_point_v<decltype(x)>) return std::isnan(x);
     else return false;
   });
@@ -47,8 +44,8 @@ void isnan_out(KernelContext& ctx, EValue** args) {
 
 // signbit: the sign bit itself for floats (-0 and -NaN are negative);
 // x < 0 for signed integers; false for unsigned and bool.
-void signbit_out(KernelContext& ctx, EValue** args) {
-  run_predicate(ctx, args, [](auto x) {
+void signbit_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_predicate(ctx, self, out, [](auto x) {
     using T = decltype(x);
     // The bit itself, masked: GCC 12 fails (an internal compiler error) to
     // vectorise std::signbit's shift into a bool.
@@ -61,24 +58,16 @@ void signbit_out(KernelContext& ctx, EValue** args) {
   });
 }
 
-void logical_not_out(KernelContext& ctx, EValue** args) {
-  run_predicate(ctx, args, [](auto x) { return x == decltype(x)(0); });
+void logical_not_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_predicate(ctx, self, out, [](auto x) { return x == decltype(x)(0); });
 }
 
-void bitwise_not_out(KernelContext& ctx, EValue** args) {
-  run_unary_op<kIntegral | kBoolType, false>(ctx, args, [](auto x) {
+void bitwise_not_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_unary_op<kIntegral | kBoolType, false>(ctx, self, out, [](auto x) {
     using T = decltype(x);
     if constexpr (std::is_same_v<T, bool>) return !x;
     else return static_cast<T>(~x);
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::isinf.out", isinf_out, 3);
-EMBER_REGISTER_KERNEL("aten::isnan.out", isnan_out, 3);
-EMBER_REGISTER_KERNEL("aten::signbit.out", signbit_out, 3);
-EMBER_REGISTER_KERNEL("aten::logical_not.out", logical_not_out, 3);
-EMBER_REGISTER_KERNEL("aten::bitwise_not.out", bitwise_not_out, 3);
 
 }  // namespace ember::kernels::portable

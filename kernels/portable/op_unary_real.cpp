@@ -1,8 +1,6 @@
 // Unary ops that keep self's dtype:
 //   aten::{abs,neg,ceil,floor,round,trunc,sign}.out(Tensor self, *, Tensor(a!) out)
-//     args: self, out, out(return).
 //   aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out)
-//     args: self, decimals, out, out(return).
 // abs and neg: real dtypes, integers wrap (abs(INT_MIN) = INT_MIN, as eager).
 // ceil/floor/round/trunc: real dtypes, identity on integers; round is half to
 // even. round.decimals: floating only. sign: every dtype (identity on bool),
@@ -11,7 +9,7 @@
 #include <type_traits>
 
 #include "kernels/portable/util/unary.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -19,24 +17,26 @@ namespace {
 template <typename T>
 inline constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-void abs_out(KernelContext& ctx, EValue** args) {
-  run_unary_op<kRealTypes, false>(ctx, args, [](auto x) {
+}  // namespace
+
+void abs_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_unary_op<kRealTypes, false>(ctx, self, out, [](auto x) {
     using T = decltype(x);
     if constexpr (kIsInt<T>) return x < T(0) ? wrap_sub(T(0), x) : x;
     else return std::fabs(x);
   });
 }
 
-void neg_out(KernelContext& ctx, EValue** args) {
-  run_unary_op<kRealTypes, false>(ctx, args, [](auto x) {
+void neg_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_unary_op<kRealTypes, false>(ctx, self, out, [](auto x) {
     using T = decltype(x);
     if constexpr (kIsInt<T>) return wrap_sub(T(0), x);
     else return -x;
   });
 }
 
-void sign_out(KernelContext& ctx, EValue** args) {
-  run_unary_op<kAllTypes, false>(ctx, args, [](auto x) {
+void sign_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_unary_op<kAllTypes, false>(ctx, self, out, [](auto x) {
     using T = decltype(x);
     if constexpr (std::is_same_v<T, bool>) return x;
     else if constexpr (std::is_unsigned_v<T>) return static_cast<T>(x > T(0));
@@ -45,8 +45,8 @@ void sign_out(KernelContext& ctx, EValue** args) {
 }
 
 #define EMBER_ROUNDING_UNARY(op, fn)                              \
-  void op##_out(KernelContext& ctx, EValue** args) {              \
-    run_unary_op<kRealTypes, false>(ctx, args, [](auto x) {       \
+  void op##_out(KernelContext& ctx, const Tensor& self, Tensor& out) { \
+    run_unary_op<kRealTypes, false>(ctx, self, out, [](auto x) { \
       if constexpr (kIsInt<decltype(x)>) return x;                \
       else return fn(x);                                          \
     });                                                           \
@@ -59,32 +59,18 @@ EMBER_ROUNDING_UNARY(trunc, std::trunc)
 
 #undef EMBER_ROUNDING_UNARY
 
-void round_decimals_out(KernelContext& ctx, EValue** args) {
-  int64_t decimals = 0;
-  if (!int_arg(ctx, args, 1, "decimals", &decimals)) return;
+void round_decimals_out(KernelContext& ctx, const Tensor& self, int64_t decimals, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, decimals >= -30 && decimals <= 30,
                      "decimals: %lld is outside [-30, 30]", static_cast<long long>(decimals));
-  EValue* shifted[3] = {args[0], args[2], args[3]};
   // Same formula as eager: scale by 10^|decimals| in the compute type, round
   // half to even, scale back.
   const bool neg = decimals < 0;
   const int64_t n = neg ? -decimals : decimals;
-  run_unary_op<kFloating, false>(ctx, shifted, [neg, n](auto x) {
+  run_unary_op<kFloating, false>(ctx, self, out, [neg, n](auto x) {
     using T = decltype(x);
     const T p = static_cast<T>(std::pow(10.0, static_cast<double>(n)));
     return neg ? std::nearbyint(x / p) * p : std::nearbyint(x * p) / p;
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::abs.out", abs_out, 3);
-EMBER_REGISTER_KERNEL("aten::neg.out", neg_out, 3);
-EMBER_REGISTER_KERNEL("aten::sign.out", sign_out, 3);
-EMBER_REGISTER_KERNEL("aten::ceil.out", ceil_out, 3);
-EMBER_REGISTER_KERNEL("aten::floor.out", floor_out, 3);
-EMBER_REGISTER_KERNEL("aten::round.out", round_out, 3);
-EMBER_REGISTER_KERNEL("aten::trunc.out", trunc_out, 3);
-EMBER_REGISTER_KERNEL("aten::round.decimals_out", round_decimals_out, 4);
 
 }  // namespace ember::kernels::portable

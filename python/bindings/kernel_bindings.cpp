@@ -7,11 +7,14 @@
 #include <nanobind/stl/vector.h>
 
 #include <deque>
+#include <memory>
 #include <optional>
 
 #include "kernels/portable/util/cpu_isa.h"
 #include "python/bindings/tensor_convert.h"
+#include "runtime/core/memory_allocator.h"
 #include "runtime/kernel/kernel_registry.h"
+#include "runtime/kernel/kernel_signature.h"
 #include "runtime/kernel/thread_pool.h"
 
 namespace nb = nanobind;
@@ -104,7 +107,8 @@ struct CallArgs {
 // `returns`: None for a single out (the return slot aliases the last
 // argument), or the indices of the out arguments that form the TensorList
 // return slot of a multi-out op, as the emitter builds it.
-void call_kernel(const std::string& name, nb::list args, std::optional<std::vector<int>> returns) {
+size_t call_kernel(const std::string& name, nb::list args, std::optional<std::vector<int>> returns,
+                   std::vector<int> constants, int runs, size_t prepare_bytes) {
   const Kernel* kernel = find_kernel(name);
   if (kernel == nullptr) throw nb::key_error(("no kernel registered for " + name).c_str());
   CallArgs storage;
@@ -130,23 +134,64 @@ void call_kernel(const std::string& name, nb::list args, std::optional<std::vect
                            " arguments (plus the return slot), got " + std::to_string(args.size()))
                               .c_str());
   }
+  // The kinds check load_method does: typed kernels unbox without checking.
+  const KernelSignature typed{kernel->name, kernel->kinds, kernel->arg_names};
+  const KernelSignature* sig = kernel->kinds != nullptr ? &typed : find_kernel_signature(name);
+  if (sig != nullptr && check_kernel_arguments(*sig, ptrs.data(), ptrs.size()) != Error::Ok) {
+    python::raise_error(Error::InvalidProgram, "call_kernel");
+  }
+  if (runs < 1) throw nb::value_error("runs must be at least 1");
+  bool constant[kMaxKernelArgs] = {};
+  for (int i : constants) {
+    if (i < 0 || static_cast<size_t>(i) >= args.size() || !ptrs[i]->is_tensor()) {
+      throw nb::value_error("constants: every index must name a tensor argument");
+    }
+    constant[i] = true;
+  }
+  if (ptrs.size() > kMaxKernelArgs) throw nb::value_error("too many arguments");
+  // Prepare, as load_method would, in memory from a method allocator.
+  // Uninitialised, and only for kernels that prepare: most calls need none.
+  std::unique_ptr<uint8_t[]> method_memory(
+      kernel->prepare != nullptr ? new uint8_t[prepare_bytes] : nullptr);
+  MemoryAllocator allocator(method_memory.get(), kernel->prepare != nullptr ? prepare_bytes : 0);
+  void* state = nullptr;
+  if (kernel->check != nullptr) {
+    const Error err = kernel->check(ptrs.data(), constant, ptrs.size());
+    if (err != Error::Ok) python::raise_error(err, "call_kernel (load-time check)");
+  }
+  if (kernel->prepare != nullptr) {
+    KernelPrepareContext pctx(kernel->name, &allocator, ptrs.data(), constant, ptrs.size(),
+                              thread_pool());
+    const Error err = kernel->prepare(pctx, ptrs.data());
+    if (err != Error::Ok) python::raise_error(err, "call_kernel (prepare)");
+    state = pctx.state();
+  }
   KernelContext ctx(kernel->name);
   ctx.set_thread_pool(thread_pool());  // As a loaded method would: tests cover parallel paths.
+  ctx.set_state(state);
   {
     nb::gil_scoped_release release;
-    kernel->fn(ctx, ptrs.data());
+    for (int r = 0; r < runs && ctx.failure() == Error::Ok; ++r) {
+      ctx.reset(kernel->name);
+      kernel->fn(ctx, ptrs.data());
+    }
   }
   if (ctx.failure() != Error::Ok) python::raise_error(ctx.failure(), "call_kernel");
+  return allocator.used();
 }
 
 }  // namespace
 
 void bind_kernels(nb::module_& m) {
   m.def("call_kernel", &call_kernel, nb::arg("name"), nb::arg("args"),
-        nb::arg("returns") = nb::none(),
-        "Calls one kernel on the process-wide thread pool, as a method would; out arrays are "
-        "written in place. For tests. `returns` lists the "
-        "indices of the outs forming a multi-out op's TensorList return slot.");
+        nb::arg("returns") = nb::none(), nb::arg("constants") = std::vector<int>{},
+        nb::arg("runs") = 1, nb::arg("prepare_bytes") = size_t{64} << 20,
+        "Calls one kernel through the lifecycle a loaded method gives it, on the process-wide "
+        "thread pool: the argument-kind check and the kernel's prepare step (load time), then "
+        "`runs` runs on that one prepared state; out arrays are written in place. For tests. "
+        "`returns` lists the indices of the outs forming a multi-out op's TensorList return "
+        "slot; `constants` the tensor arguments to treat as program constants (prepare may pack "
+        "them); `prepare_bytes` the method allocator's size. Returns the bytes prepare took.");
   m.def("registered_kernels", []() {
     std::vector<std::string> names;
     for (size_t i = 0; i < registered_kernel_count(); ++i) names.emplace_back(registered_kernel(i).name);

@@ -1,6 +1,8 @@
-"""kernels/ops.yaml, the op list the build generates kernel signatures from,
-lists exactly the registered kernels, with PyTorch's current schemas, and the
-build's reader and schema parser handle it (and refuse malformed lists)."""
+"""kernels/ops.yaml, the op list the build generates the typed kernel
+declarations, unboxing wrappers and registration from, lists exactly the
+registered kernels, with PyTorch's current schemas; each source file defines
+its typed kernels; the build's reader, schema parser and generator handle it
+(and refuse malformed lists)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ _C = pytest.importorskip("ember._C")
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from gen_kernel_signatures import render, signature  # noqa: E402
+from gen_kernels import (  # noqa: E402
+    declaration, entries_of, function_name, main as gen_main, render_source, signature)
 from kernel_schema import OpListError, parse_schema, read_op_list  # noqa: E402
 
 OP_LIST = ROOT / "kernels/ops.yaml"
@@ -59,10 +62,53 @@ def test_schemas_are_pytorchs():
         assert entry.get("schema") == want, f"{entry['op']}: schema is now {want!r}"
 
 
-def test_files_register_their_kernels():
-    for entry in read_op_list(OP_LIST):
-        source = (ROOT / entry["file"]).read_text()
-        assert re.search(r'EMBER_REGISTER_KERNEL\w*\(\s*"' + re.escape(entry["op"]) + '"', source), entry
+def test_files_define_their_kernels():
+    files = {e["op"]: e["file"] for e in read_op_list(OP_LIST)}
+    for entry in entries_of(read_op_list(OP_LIST)):
+        text = (ROOT / files[entry.op]).read_text()
+        registered = re.search(r'EMBER_REGISTER_KERNEL\w*\(\s*"' + re.escape(entry.op) + '"', text)
+        if entry.boxed:
+            assert registered, f"{entry.op}: boxed, but {files[entry.op]} does not register it"
+            continue
+        assert not registered, f"{entry.op}: typed kernels are registered by the generated table"
+        # Defined by its name, or by a macro that pastes `<op>_out` from the op's name.
+        assert (re.search(r"\b" + re.escape(entry.function) + r"\(", text)
+                or re.search(r"\(" + re.escape(entry.function.removesuffix("_out")) + r"[,)]", text)), \
+            f"{entry.op}: {files[entry.op]} does not define {entry.library}::{entry.function}"
+
+
+def test_function_names_follow_the_op():
+    assert function_name("aten::add.out") == "add_out"
+    assert function_name("aten::add.Scalar_out") == "add_Scalar_out"
+    assert function_name("executorch_prim::et_view.default") == "et_view"
+    assert function_name("aten::_assert_scalar") == "_assert_scalar"
+
+
+def test_typed_declarations_and_wrappers():
+    entries = {e.op: e for e in entries_of(read_op_list(OP_LIST))}
+    add = entries["aten::add.out"]
+    assert declaration(add) == ("void add_out(KernelContext& ctx, const Tensor& self, const Tensor& other, "
+                                "const EValue& alpha, Tensor& out)")
+    size = entries["aten::sym_size.int"]
+    assert declaration(size).endswith("const Tensor& self, int64_t dim, EValue& result)")
+    view = entries["executorch_prim::et_view.default"]
+    assert declaration(view).endswith("const Tensor& self, IntSpan size, Tensor& out)")
+    add.boxed = False
+    text = render_source([add])
+    assert "::ember::kernels::portable::add_out(ctx, *(*args[0]).as_tensor, *(*args[1]).as_tensor, (*args[2]), *(*args[3]).as_tensor);" in text
+    assert '{"aten::add.out", portable_add_out_boxed, "TTSTT", "self,other,alpha,out,return", nullptr},' in text
+
+
+def test_selective_op_list(tmp_path):
+    ops = tmp_path / "ops.txt"
+    ops.write_text("# model.pte\naten::add.out\naten::relu.out\n")
+    assert gen_main([str(OP_LIST), str(tmp_path / "gen"), "--ops", str(ops)]) == 0
+    table = (tmp_path / "gen/register_kernels.cpp").read_text()
+    assert table.count('    {"') == 2 and '"aten::relu.out"' in table
+    # Every kernel stays declared: the sources compile the same either way.
+    assert "void sin_out(" in (tmp_path / "gen/kernel_functions.h").read_text()
+    ops.write_text("aten::no_such_op.out\n")
+    assert gen_main([str(OP_LIST), str(tmp_path / "gen"), "--ops", str(ops)]) == 1
 
 
 def test_parser_reads_pytorch_schemas():
@@ -78,11 +124,12 @@ def test_parser_reads_pytorch_schemas():
     assert gelu.arguments[1].default == '"none"' and signature(gelu)[0] == "TYTT"
 
 
-def test_every_entry_with_a_schema_gets_a_signature():
-    text = render(read_op_list(OP_LIST))
-    with_schema = [e for e in read_op_list(OP_LIST) if "schema" in e]
-    assert text.count('    {"') == len(with_schema)
-    assert '{"quantized_decomposed::quantize_per_tensor.out", "TDIIIITT",' in text
+def test_every_entry_gets_a_table_row():
+    entries = entries_of(read_op_list(OP_LIST))
+    text = render_source(entries)
+    assert text.count('    {"') == len(read_op_list(OP_LIST))
+    assert '{"quantized_decomposed::quantize_per_tensor.out", ' in text
+    assert '"TDIIIITT"' in text
 
 
 @pytest.mark.parametrize("content,message", [

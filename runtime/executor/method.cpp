@@ -20,6 +20,7 @@ Method::Method(Method&& other)
       input_planned_(other.input_planned_),
       steps_(other.steps_),
       num_steps_(other.num_steps_),
+      prepared_bytes_(other.prepared_bytes_),
       delegates_(other.delegates_),
       num_delegates_(other.num_delegates_),
       input_guards_(other.input_guards_),
@@ -148,6 +149,7 @@ Error Method::execute() {
     switch (step.kind) {
       case Step::Kind::Kernel:
         ctx.reset(step.op_name);
+        ctx.set_state(step.state);
         step.fn(ctx, step.args);
         if (ctx.failure() != Error::Ok) {
           rng_state_ = ctx.rng_state();

@@ -32,6 +32,7 @@ struct Step {
   KernelFn fn = nullptr;
   const char* op_name = nullptr;  // "aten::add.out", for errors and profiles.
   EValue** args = nullptr;
+  void* state = nullptr;  // Kernel: what its prepare step left (KernelContext::state()).
   uint32_t num_args = 0;
   int32_t a = 0;  // Move: from; JumpFalse: condition; Free: value; Delegate: index.
   int32_t b = 0;  // Move: to; JumpFalse: destination.
@@ -81,6 +82,9 @@ class Method {
 
   MethodMeta method_meta() const { return MethodMeta(plan_); }
   size_t num_steps() const { return num_steps_; }
+  /// Bytes the kernels' prepare steps took from the method allocator
+  /// (packed weights, derived geometry), counted at load.
+  size_t prepared_bytes() const { return prepared_bytes_; }
   const Step& step(size_t index) const { return steps_[index]; }
 
  private:
@@ -100,6 +104,7 @@ class Method {
   bool* input_planned_ = nullptr;
   Step* steps_ = nullptr;
   size_t num_steps_ = 0;
+  size_t prepared_bytes_ = 0;
   DelegateInstance* delegates_ = nullptr;
   size_t num_delegates_ = 0;  // Initialised ones: destroyed with the method.
   InputGuardTable input_guards_;

@@ -281,8 +281,9 @@ class MethodLoader {
             step->args[a] = &method_.values_[args->Get(static_cast<uint32_t>(a))];
           }
           step->num_args = static_cast<uint32_t>(nargs);
-          EMBER_TRY(check_argument_kinds(k, *step));
+          EMBER_TRY(check_argument_kinds(k, *kernel, *step));
           if (kernel->check != nullptr) EMBER_TRY(run_kernel_check(k, *kernel, *step, args));
+          if (kernel->prepare != nullptr) EMBER_TRY(run_kernel_prepare(k, *kernel, step, args));
           break;
         }
         case ember_fb::InstructionArguments::DelegateCall: {
@@ -323,41 +324,54 @@ class MethodLoader {
 
   // With a known signature, every argument must be of the kind the kernel
   // reads; the kernels still check dtypes and shapes at run time.
-  Error check_argument_kinds(uint32_t k, const Step& step) {
-    const KernelSignature* sig = find_kernel_signature(step.op_name);
+  Error check_argument_kinds(uint32_t k, const Kernel& kernel, const Step& step) {
+    const KernelSignature typed{kernel.name, kernel.kinds, kernel.arg_names};
+    const KernelSignature* sig =
+        kernel.kinds != nullptr ? &typed : find_kernel_signature(step.op_name);
     if (sig == nullptr) return Error::Ok;
-    const size_t n = std::strlen(sig->kinds);
-    EMBER_CHECK_OR_RETURN(n == step.num_args, Error::InvalidProgram,
-                          "method '%s' instruction %u: %s takes %zu arguments, the program "
-                          "passes %u",
-                          name(), k, step.op_name, n, step.num_args);
-    for (size_t a = 0; a < n; ++a) {
-      const EValue& v = *step.args[a];
-      if (value_matches_kind(v, sig->kinds[a])) continue;
-      char arg[64];
-      return set_error(Error::InvalidProgram,
-                       "method '%s' instruction %u: %s argument %zu (%s) must be %s, the program "
-                       "passes a %s",
-                       name(), k, step.op_name, a,
-                       signature_arg_name(*sig, a, arg, sizeof(arg)),
-                       kind_description(sig->kinds[a]), tag_name(v.tag));
-    }
-    return Error::Ok;
+    if (check_kernel_arguments(*sig, step.args, step.num_args) == Error::Ok) return Error::Ok;
+    char reason[400];
+    std::snprintf(reason, sizeof(reason), "%s", last_error_message());
+    return set_error(Error::InvalidProgram, "method '%s' instruction %u: %s", name(), k, reason);
   }
 
-  // A kernel's own load-time check (quantization parameters, ...), told
-  // which tensor arguments hold program constants it can read now.
-  Error run_kernel_check(uint32_t k, const Kernel& kernel, const Step& step,
-                         const flatbuffers::Vector<int32_t>* args) {
-    bool constant[32] = {};
-    EMBER_CHECK_OR_RETURN(step.num_args <= std::size(constant), Error::NotSupported,
-                          "method '%s' instruction %u: %s: %u arguments are too many to check",
-                          name(), k, step.op_name, step.num_args);
+  // constant[a]: args[a] is a tensor whose data is in the program.
+  Error constant_flags(uint32_t k, const Step& step, const flatbuffers::Vector<int32_t>* args,
+                       bool (&constant)[kMaxKernelArgs]) {
+    EMBER_CHECK_OR_RETURN(step.num_args <= kMaxKernelArgs, Error::NotSupported,
+                          "method '%s' instruction %u: %s: %u arguments are more than %zu",
+                          name(), k, step.op_name, step.num_args, kMaxKernelArgs);
     for (uint32_t a = 0; a < step.num_args; ++a) {
       const auto* fv = plan_->values()->Get(static_cast<uint32_t>(args->Get(a)));
       const auto* t = fv->val_type() == ember_fb::KernelTypes::Tensor ? fv->val_as_Tensor() : nullptr;
       constant[a] = t != nullptr && t->allocation_info() == nullptr && t->data_buffer_idx() > 0;
     }
+    return Error::Ok;
+  }
+
+  // The kernel's prepare step (KernelPrepareContext): validates, derives
+  // and packs once; what it leaves is the step's state.
+  Error run_kernel_prepare(uint32_t k, const Kernel& kernel, Step* step,
+                           const flatbuffers::Vector<int32_t>* args) {
+    bool constant[kMaxKernelArgs] = {};
+    EMBER_TRY(constant_flags(k, *step, args, constant));
+    KernelPrepareContext ctx(step->op_name, alloc_, step->args, constant, step->num_args,
+                             method_.thread_pool_);
+    const Error err = kernel.prepare(ctx, step->args);
+    method_.prepared_bytes_ += ctx.prepared_bytes();
+    if (err == Error::Ok) {
+      step->state = ctx.state();
+      return Error::Ok;
+    }
+    char reason[400];
+    std::snprintf(reason, sizeof(reason), "%s", last_error_message());
+    return set_error(err, "method '%s' instruction %u: %s", name(), k, reason);
+  }
+
+  Error run_kernel_check(uint32_t k, const Kernel& kernel, const Step& step,
+                         const flatbuffers::Vector<int32_t>* args) {
+    bool constant[kMaxKernelArgs] = {};
+    EMBER_TRY(constant_flags(k, step, args, constant));
     const Error err = kernel.check(step.args, constant, step.num_args);
     if (err == Error::Ok) return Error::Ok;
     char reason[400];

@@ -9,8 +9,12 @@
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
+#include <new>
+#include <type_traits>
 
 #include "runtime/core/error.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/memory_allocator.h"
 
 namespace ember {
 
@@ -29,6 +33,11 @@ class KernelContext {
     op_name_ = op_name;
     failure_ = Error::Ok;
   }
+
+  /// What the kernel's prepare step left for this instruction (null when it
+  /// has none); the method sets it before each call.
+  void* state() const { return state_; }
+  void set_state(void* state) { state_ = state; }
 
   /// Deterministic random state for ops such as randn (per method, seeded).
   uint64_t& rng_state() { return rng_state_; }
@@ -59,9 +68,75 @@ class KernelContext {
  private:
   const char* op_name_;
   Error failure_ = Error::Ok;
+  void* state_ = nullptr;
   uint64_t rng_state_ = 0x853c49e6748fea9bULL;
   pthreadpool_t pool_ = nullptr;
 };
+
+/// What a kernel's prepare step sees: it runs once per instruction, in
+/// load_method, with the arguments of that call. Tensors have their planned
+/// sizes (for a dynamic tensor, its upper bound) and memory; only constants
+/// (`is_constant`) have data yet. Prepare validates what the program fixes,
+/// derives what `execute` would recompute (geometry, algorithm, ISA) and packs
+/// constant weights into memory from the method's allocator, then leaves a
+/// pointer to that state with `set_state`; the kernel reads it back with
+/// `KernelContext::state()`. The state is never destroyed: keep it trivially
+/// destructible.
+class KernelPrepareContext {
+ public:
+  KernelPrepareContext(const char* op_name, MemoryAllocator* allocator, EValue* const* args,
+                       const bool* constant, size_t num_args, pthreadpool_t pool)
+      : op_name_(op_name), allocator_(allocator), args_(args), constant_(constant),
+        num_args_(num_args), pool_(pool) {}
+
+  const char* op_name() const { return op_name_; }
+
+  /// True when `t` is a tensor argument of this call whose data is in the
+  /// program (fixed for the method's life, so it may be packed now).
+  bool is_constant(const Tensor& t) const;
+
+  /// `bytes` from the method's allocator, or null after failing with
+  /// MemoryAllocationFailed (return `failure()` then). Counted in
+  /// `prepared_bytes()`.
+  void* allocate(size_t bytes, size_t alignment = 64);
+
+  /// A value-initialised T from `allocate`, or null after failing.
+  template <typename T>
+  T* allocate_state() {
+    static_assert(std::is_trivially_destructible_v<T>, "prepared state is never destroyed");
+    void* p = allocate(sizeof(T), alignof(T) > 64 ? alignof(T) : 64);
+    return p != nullptr ? new (p) T() : nullptr;
+  }
+
+  void set_state(void* state) { state_ = state; }
+  void* state() const { return state_; }
+  size_t prepared_bytes() const { return prepared_bytes_; }
+
+  /// Threads the kernel's parallel_for will have (1 without a pool).
+  size_t threads() const { return pool_ != nullptr ? pthreadpool_get_threads_count(pool_) : 1; }
+
+  /// Records a failure with a message (the op's name is prefixed) and
+  /// returns `error`, so prepare can `return ctx.fail(...)`.
+  Error fail(Error error, const char* format, ...) __attribute__((format(printf, 3, 4)));
+  Error failure() const { return failure_; }
+
+ private:
+  const char* op_name_;
+  MemoryAllocator* allocator_;
+  EValue* const* args_;
+  const bool* constant_;
+  size_t num_args_;
+  pthreadpool_t pool_;
+  void* state_ = nullptr;
+  size_t prepared_bytes_ = 0;
+  Error failure_ = Error::Ok;
+};
+
+/// `EMBER_PREPARE_CHECK(ctx, cond, "fmt", ...)`: fail prepare and return the error.
+#define EMBER_PREPARE_CHECK(ctx, cond, ...)                             \
+  do {                                                                  \
+    if (!(cond)) return (ctx).fail(::ember::Error::InvalidArgument, __VA_ARGS__); \
+  } while (0)
 
 /// `EMBER_KERNEL_CHECK(ctx, cond, "fmt", ...)`: fail the kernel and return.
 #define EMBER_KERNEL_CHECK(ctx, cond, ...)                      \

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "runtime/kernel/kernel_signature.h"
+
 namespace ember {
 namespace {
 // Function-local statics would need a guard (a lock); a plain zero-initialised
@@ -29,6 +31,18 @@ const Kernel* find_kernel(std::string_view name) {
     if (name == g_kernels[i].name) return &g_kernels[i];
   }
   return nullptr;
+}
+
+KernelTableRegistration::KernelTableRegistration(const KernelEntry* table, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const KernelEntry& e = table[i];
+    if (e.fn == nullptr) {
+      register_kernel_signature(KernelSignature{e.name, e.kinds, e.arg_names});
+      continue;
+    }
+    (void)register_kernel(Kernel{e.name, e.fn, static_cast<int>(std::strlen(e.kinds)), nullptr,
+                                 e.kinds, e.arg_names, e.prepare});
+  }
 }
 
 size_t registered_kernel_count() { return g_num_kernels; }

@@ -16,6 +16,10 @@ namespace ember {
 /// A kernel gets every schema argument in order, then the return value(s).
 using KernelFn = void (*)(KernelContext& ctx, EValue** args);
 
+/// A kernel's prepare step (KernelPrepareContext), run once per instruction
+/// by load_method with the same arguments.
+using KernelPrepareFn = Error (*)(KernelPrepareContext& ctx, EValue** args);
+
 /// Optional load-time check of one call's arguments, run once by
 /// load_method so that values the program fixes (Int/Double arguments,
 /// constant tensors) are refused before anything executes. `constant[i]` is
@@ -29,9 +33,27 @@ struct Kernel {
   KernelFn fn = nullptr;
   int num_args = -1;  // Count of `args` entries it expects; -1: not checked.
   KernelCheckFn check = nullptr;  // Null: nothing to check at load.
+  // Typed kernels (generated from kernels/ops.yaml): the argument kinds
+  // (kernel_signature.h letters, return slot included) and names load_method
+  // checks, and the optional prepare step.
+  const char* kinds = nullptr;
+  const char* arg_names = nullptr;
+  KernelPrepareFn prepare = nullptr;
+};
+
+/// One row of a generated kernel table (tools/gen_kernels.py). A row with no
+/// `fn` only carries the signature of a kernel that registers itself.
+struct KernelEntry {
+  const char* name;
+  KernelFn fn;
+  const char* kinds;
+  const char* arg_names;
+  KernelPrepareFn prepare;
 };
 
 inline constexpr size_t kMaxKernels = 2048;
+/// The most arguments (return slot included) one kernel call may have.
+inline constexpr size_t kMaxKernelArgs = 32;
 
 /// Adds a kernel; a later registration of the same name replaces the earlier
 /// one (optimized kernels override portable ones). Fails when the table is full.
@@ -49,6 +71,11 @@ struct KernelRegistration {
                      KernelCheckFn check = nullptr) {
     (void)register_kernel(Kernel{name, fn, num_args, check});
   }
+};
+
+/// Registers every row of a generated table (one static object per table).
+struct KernelTableRegistration {
+  KernelTableRegistration(const KernelEntry* table, size_t count);
 };
 
 }  // namespace ember

@@ -44,10 +44,12 @@ bool value_matches_kind(const EValue& v, char kind) {
     case 'L': return v.tag == Tag::IntList;
     case 'l': return v.tag == Tag::IntList || v.is_none();
     case 'F': return v.tag == Tag::DoubleList;
+    case 'f': return v.tag == Tag::DoubleList || v.is_none();
     case 'Q': return v.tag == Tag::BoolList;
     case 'X': return v.tag == Tag::TensorList;
-    case 'O': return v.tag == Tag::OptionalTensorList;
+    case 'O': return v.tag == Tag::OptionalTensorList || v.tag == Tag::TensorList;
     case 'Y': return v.tag == Tag::String;
+    case 'y': return v.tag == Tag::String || v.is_none();
     default: return true;
   }
 }
@@ -67,10 +69,12 @@ const char* kind_description(char kind) {
     case 'L': return "an int list";
     case 'l': return "an int list or None";
     case 'F': return "a float list";
+    case 'f': return "a float list or None";
     case 'Q': return "a bool list";
     case 'X': return "a tensor list";
     case 'O': return "an optional-tensor list";
     case 'Y': return "a string";
+    case 'y': return "a string or None";
     default: return "any value";
   }
 }
@@ -89,6 +93,27 @@ const char* signature_arg_name(const KernelSignature& signature, size_t index, c
   }
   buf[n] = '\0';
   return buf;
+}
+
+}  // namespace ember
+
+namespace ember {
+
+Error check_kernel_arguments(const KernelSignature& signature, EValue* const* args,
+                             size_t num_args) {
+  const size_t n = std::strlen(signature.kinds);
+  EMBER_CHECK_OR_RETURN(n == num_args, Error::InvalidProgram,
+                        "%s takes %zu arguments, the program passes %zu", signature.name, n,
+                        num_args);
+  for (size_t a = 0; a < n; ++a) {
+    const EValue& v = *args[a];
+    if (value_matches_kind(v, signature.kinds[a])) continue;
+    char arg[64];
+    return set_error(Error::InvalidProgram, "%s argument %zu (%s) must be %s, the program passes a %s",
+                     signature.name, a, signature_arg_name(signature, a, arg, sizeof(arg)),
+                     kind_description(signature.kinds[a]), tag_name(v.tag));
+  }
+  return Error::Ok;
 }
 
 }  // namespace ember

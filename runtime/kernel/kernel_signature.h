@@ -9,14 +9,17 @@
 //   D float (Double or Int)          d float or None
 //   B bool (Bool or Int)             b bool or None
 //   L int list         l int list or None
-//   F float list       Q bool list
+//   F float list       f float list or None
+//   Q bool list
 //   X tensor list      O optional-tensor list
-//   Y string           * anything (devices, layouts, prim results)
+//   Y string           y string or None
+//   * anything (devices, layouts, prim results)
 #pragma once
 
 #include <cstddef>
 #include <string_view>
 
+#include "runtime/core/error.h"
 #include "runtime/core/evalue.h"
 
 namespace ember {
@@ -42,6 +45,12 @@ const char* kind_description(char kind);
 /// Writes argument `index`'s name from a comma-separated list into `buf`.
 const char* signature_arg_name(const KernelSignature& signature, size_t index, char* buf,
                                size_t buf_size);
+
+/// Checks a call's argument count and each value's kind against `signature`;
+/// on a mismatch sets the error message ("<op> argument 2 (alpha) must be a
+/// scalar, the program passes a Tensor") and returns InvalidProgram.
+Error check_kernel_arguments(const KernelSignature& signature, EValue* const* args,
+                             size_t num_args);
 
 struct KernelSignatureRegistration {
   KernelSignatureRegistration(const KernelSignature* table, size_t count) {
