@@ -229,7 +229,9 @@ def render_header(entries: list[KernelEntry]) -> str:
     for library in sorted({e.library for e in entries}):
         lines.append(f"namespace ember::kernels::{library} {{")
         for e in entries:
-            if e.library != library or e.boxed:
+            # Boxed kernels are declared too, so flipping an entry to typed
+            # changes only the table, not this header every kernel includes.
+            if e.library != library:
                 continue
             lines.append(f"// {e.schema.full_name}")
             lines.append(declaration(e) + ";")
