@@ -20,7 +20,9 @@
 
 #include "kernels/portable/util/half.h"
 #include "runtime/core/evalue.h"
+#include "runtime/core/memory_allocator.h"
 #include "runtime/kernel/kernel_registry.h"
+#include "runtime/kernel/kernel_signature.h"
 
 namespace ember::testing {
 
@@ -220,8 +222,13 @@ struct CallResult {
 /// argument, as the emitter passes for single-out ops), unless `add_return`
 /// is false. Fails the test if the kernel is missing or its arg count differs.
 /// Same with an explicit context (e.g. for randn's rng state).
+/// Calls a kernel through the lifecycle load_method and execute give it: the
+/// argument-kind check, the load-time check and prepare step (tensors at the
+/// indices in `constants` count as program constants), then `runs` runs on
+/// the one prepared state. A failure at any stage is the result.
 inline CallResult call_kernel(KernelContext& ctx, const char* name, std::vector<EValue*> args,
-                              bool add_return = true) {
+                              bool add_return = true, std::vector<size_t> constants = {},
+                              int runs = 1) {
   CallResult r;
   const Kernel* k = find_kernel(name);
   if (k == nullptr) {
@@ -237,8 +244,43 @@ inline CallResult call_kernel(KernelContext& ctx, const char* name, std::vector<
     return r;
   }
   clear_error_message();
-  ctx.reset(k->name);
-  k->fn(ctx, args.data());
+  const KernelSignature typed{k->name, k->kinds, k->arg_names};
+  const KernelSignature* sig = k->kinds != nullptr ? &typed : find_kernel_signature(name);
+  if (sig != nullptr) {
+    r.error = check_kernel_arguments(*sig, args.data(), args.size());
+    if (r.error != Error::Ok) {
+      r.message = last_error_message();
+      return r;
+    }
+  }
+  bool constant[kMaxKernelArgs] = {};
+  for (size_t i : constants) constant[i] = true;
+  if (k->check != nullptr) {
+    r.error = k->check(args.data(), constant, args.size());
+    if (r.error != Error::Ok) {
+      r.message = std::string(k->name) + ": " + last_error_message();  // As load_method prefixes.
+      return r;
+    }
+  }
+  void* state = nullptr;
+  static std::vector<uint8_t> method_memory;  // Reused: prepared state lives until the next call.
+  if (k->prepare != nullptr) {
+    method_memory.resize(size_t{64} << 20);
+    MemoryAllocator allocator(method_memory.data(), method_memory.size());
+    KernelPrepareContext pctx(k->name, &allocator, args.data(), constant, args.size(), nullptr);
+    r.error = k->prepare(pctx, args.data());
+    if (r.error != Error::Ok) {
+      r.message = last_error_message();
+      return r;
+    }
+    state = pctx.state();
+  }
+  for (int run = 0; run < runs; ++run) {
+    ctx.reset(k->name);
+    ctx.set_state(state);
+    k->fn(ctx, args.data());
+    if (ctx.failure() != Error::Ok) break;
+  }
   r.error = ctx.failure();
   r.message = last_error_message();
   return r;

@@ -35,9 +35,9 @@ TEST(OpCatTest, Errors) {
   EXPECT_KERNEL_FAILS(call_kernel(op, {tl.list({&a, &a}), tf.i(0), &iout.ev}), op, "int32");
   auto& s = tf.make<float>({}, {1});
   EXPECT_KERNEL_FAILS(call_kernel(op, {tl.list({&s}), tf.i(0), &out.ev}), op, "zero-dimensional");
-  EXPECT_KERNEL_FAILS(call_kernel(op, {&a.ev, tf.i(0), &out.ev}), op, "must be a Tensor list");
+  EXPECT_KERNEL_FAILS(call_kernel(op, {&a.ev, tf.i(0), &out.ev}), op, "must be a tensor list");
   EXPECT_KERNEL_FAILS(call_kernel(op, {tl.list({&a, nullptr}), tf.i(0), &out.ev}), op,
-                      "must be a Tensor list");
+                      "must be a tensor list");
 }
 
 TEST(OpSplitWithSizesCopyTest, SplitsIntoTheOutList) {

@@ -168,7 +168,7 @@ TEST(OpDimOrderCopyTest, Errors) {
   EXPECT_KERNEL_FAILS(call_kernel(clone, {&a.ev, tf.b(false), tf.list({0, 1}), &contiguous.ev}),
                       clone, "disagrees");
   EXPECT_KERNEL_FAILS(call_kernel(clone, {&a.ev, tf.b(false), tf.i(2), &contiguous.ev}), clone,
-                      "expected None or an int list");
+                      "must be an int list or None");
   auto& d = tf.make<double>({1, 3, 2, 2});
   EXPECT_KERNEL_FAILS(call_kernel(clone, {&a.ev, tf.b(false), tf.none(), &d.ev}), clone,
                       "float64");

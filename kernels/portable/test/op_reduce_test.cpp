@@ -91,7 +91,7 @@ TEST(OpSumTest, Errors) {
   EXPECT_KERNEL_FAILS(call_kernel("aten::mean.out", {&x.ev, tf.list({1}), tf.b(false), tf.none(), &oi.ev}),
                       "aten::mean.out", "floating");
   EXPECT_KERNEL_FAILS(call_kernel("aten::sum.IntList_out", {tf.i(1), tf.list({1}), tf.b(false), tf.none(), &o.ev}),
-                      "aten::sum.IntList_out", "must be a Tensor");
+                      "aten::sum.IntList_out", "must be a tensor");
 }
 
 TEST(OpMeanProdTest, Values) {
