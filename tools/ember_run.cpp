@@ -205,6 +205,10 @@ int main(int argc, char** argv) {
               opt.verification == Program::Verification::Full ? "full" : "minimal", opt.iters, median,
               sorted.front(), sorted.back());
   std::printf("planned memory %s\n", tools::human_bytes(double(module->planned_bytes(opt.method))).c_str());
+  if (Result<Method*> m = module->method(opt.method); m.ok()) {
+    std::printf("prepared at load %s (kernels' packed weights and state)\n",
+                tools::human_bytes(double(m.get()->prepared_bytes())).c_str());
+  }
   std::printf("threads %zu\n", ember::thread_count());
   if (const long kib = peak_rss_kib(); kib > 0) {
     std::printf("peak RSS %s\n", tools::human_bytes(double(kib) * 1024.0).c_str());

@@ -95,8 +95,12 @@ Result<Method*> Module::method(const std::string& name) {
     loaded->planned_spans.emplace_back(loaded->planned.back().get(), size);
     loaded->planned_total += size;
   }
-  // A first guess from the plan's size; doubled until load_method fits.
-  size_t pool_size = 4096 + meta->num_values() * 256 + meta->num_instructions() * 128;
+  // A first guess from the plan's size, plus room for the kernels' prepare
+  // steps, which pack constant weights (about the size of the constants,
+  // which are at most the file; the pages stay untouched when nothing packs);
+  // doubled until load_method fits.
+  size_t pool_size = 4096 + meta->num_values() * 256 + meta->num_instructions() * 128 +
+                     program_->file_size() + program_->file_size() / 8;
   for (int attempt = 0; attempt < 8; ++attempt, pool_size *= 2) {
     loaded->method.reset();
     loaded->pool = aligned_bytes(pool_size);

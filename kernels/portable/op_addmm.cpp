@@ -1,30 +1,37 @@
 // aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,
 //                 Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
-// args: self, mat1, mat2, beta, alpha, out, out(return).
 // out = beta * self + alpha * (mat1 @ mat2); self broadcasts to [m, n]; with
 // beta == 0 self is ignored (NaN in self does not propagate), as in PyTorch.
-// All tensors share one dtype (see aten::mm.out).
+// All tensors share one dtype (see aten::mm.out). A constant float32 mat2 (a
+// linear layer's weight) is packed once, at prepare, into the GEMM's B panels.
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/matmul.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/portable/util/matmul_out.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
-namespace {
 
-void addmm_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  Tensor* mat1 = tensor_arg(ctx, args, 1, "mat1");
-  if (mat1 == nullptr) return;
-  Tensor* mat2 = tensor_arg(ctx, args, 2, "mat2");
-  if (mat2 == nullptr) return;
-  const EValue* beta = scalar_arg(ctx, args, 3, "beta");
-  if (beta == nullptr) return;
-  const EValue* alpha = scalar_arg(ctx, args, 4, "alpha");
-  if (alpha == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 5, "out");
-  if (out == nullptr) return;
+Error addmm_out_prepare(KernelPrepareContext& ctx, const Tensor& self, const Tensor& mat1,
+                        const Tensor& mat2, const EValue& beta, const EValue& alpha,
+                        Tensor& out) {
+  (void)self;
+  (void)mat1;
+  (void)beta;
+  (void)alpha;
+  (void)out;
+  return prepare_constant_mat2(ctx, mat2);
+}
+
+void addmm_out(KernelContext& ctx, const Tensor& self_arg, const Tensor& mat1_arg,
+               const Tensor& mat2_arg, const EValue& beta_arg, const EValue& alpha_arg,
+               Tensor& out_arg) {
+  const Tensor* self = &self_arg;
+  const Tensor* mat1 = &mat1_arg;
+  const Tensor* mat2 = &mat2_arg;
+  const EValue* beta = &beta_arg;
+  const EValue* alpha = &alpha_arg;
+  Tensor* out = &out_arg;
   EMBER_KERNEL_CHECK(ctx, mat1->dim == 2, "mat1: expected a 2-D tensor, got shape %s",
                      ShapeStr(mat1->shape()).c_str());
   EMBER_KERNEL_CHECK(ctx, mat2->dim == 2, "mat2: expected a 2-D tensor, got shape %s",
@@ -53,13 +60,9 @@ void addmm_out(KernelContext& ctx, EValue** args) {
                       MatView{mat1->data, 0, mat1->strides[0], mat1->strides[1]},
                       MatView{mat2->data, 0, mat2->strides[0], mat2->strides[1]},
                       MatView{out->data, 0, out->strides[0], out->strides[1]},
-                      alpha->scalar_as_double(), b);
+                      alpha->scalar_as_double(), b, prepared_mat2(ctx, *mat2));
   });
   if (!ok) fail_dtype(ctx, "self", self->dtype);
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::addmm.out", addmm_out, 7);
 
 }  // namespace ember::kernels::portable

@@ -1,20 +1,24 @@
 // aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride,
 //     SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding,
 //     SymInt groups, *, Tensor(a!) out) -> Tensor(a!)
-// args: input, weight, bias (None or Tensor), stride, padding, dilation,
-// transposed, output_padding, groups, out, out(return).
 //
 // 1-D ([N, C, L]), 2-D ([N, C, H, W]) and 3-D ([N, C, D, H, W]) convolution
 // with groups, in float32/float64/float16/bfloat16 and the integer dtypes
 // (all tensors one dtype), any dim orders (e.g. channels-last). Transposed
 // convolution (transposed = true) is util/conv_transposed.h; the
-// configuration is checked by util/conv_config.h, at load_method too
-// (conv_load_check). For 1-D and 2-D float32/float64 each
+// configuration is checked by util/conv_config.h, at load_method too (the
+// prepare step, convolution_out_prepare). For 1-D and 2-D float32/float64 each
 // (batch, group) is one GEMM: out[OCg × OH·OW] = weight[OCg × Cg·KH·KW] ·
 // columns, where the im2col columns are packed straight into the GEMM's panels
 // (no column buffer). Depthwise convolutions (one input channel per group, at
 // most 4 output channels per group) skip the GEMM for a direct loop
 // (run_depthwise). 3-D and the other dtypes take util/conv_direct.h.
+//
+// Prepare packs a constant float32 weight once into the GEMM's A panels
+// (PackedPanels, in method-allocator memory): execute then reads them in
+// place instead of repacking the weight of every group on every call.
+#include <cstdio>
+
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/conv_config.h"
@@ -22,7 +26,7 @@
 #include "kernels/portable/util/conv_transposed.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemv.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -31,6 +35,16 @@ struct ConvGeometry {
   int64_t c_per_group, kh, kw;
   int64_t in_h, in_w, out_h, out_w;
   int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+};
+
+// What prepare leaves: the constant float32 weight, packed per group as
+// the GEMM's A operand ([OCg, Cg·KH·KW] each).
+struct ConvPrepared {
+  const void* weight_data = nullptr;  // The constant it was packed from.
+  const float* packed = nullptr;
+  int64_t group_stride = 0;  // Elements between two groups' panels.
+  int64_t ocg = 0, k = 0;
+  int tile = 0;
 };
 
 // Walks k = (c, y, x) of a Cg·KH·KW reduction without divides.
@@ -394,7 +408,7 @@ void run_depthwise(KernelContext& ctx, const Tensor& input, const Tensor& weight
 
 template <typename T>
 void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-              int64_t groups, const ConvGeometry& g, Tensor& out) {
+              int64_t groups, const ConvGeometry& g, const ConvPrepared* prepared, Tensor& out) {
   const bool is_2d = input.dim == 4;
   const int64_t batch = input.sizes[0];
   const int64_t oc_total = weight.sizes[0];
@@ -435,13 +449,24 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
       const WeightSource<T> a{w + grp * ocg * weight.strides[0], weight.strides[0],
                               weight.strides[1], w_sh, w_sw, &g};
       const T* xg = x + b * input.strides[0] + grp * g.c_per_group * in_sc;
-      if (pointwise) {
-        gemm_parallel<T>(ctx, ocg, n, k, a, StridedMatrix<T>{xg, in_sc, in_sw}, T(1), beta, c,
-                         out.strides[1], out_sw);
-      } else {
-        gemm_parallel<T>(ctx, ocg, n, k, a, Im2colSource<T>{xg, in_sc, in_sh, in_sw, &g}, T(1),
-                         beta, c, out.strides[1], out_sw);
+      auto product = [&](const auto& a_source) {
+        if (pointwise) {
+          gemm_parallel<T>(ctx, ocg, n, k, a_source, StridedMatrix<T>{xg, in_sc, in_sw}, T(1),
+                           beta, c, out.strides[1], out_sw);
+        } else {
+          gemm_parallel<T>(ctx, ocg, n, k, a_source, Im2colSource<T>{xg, in_sc, in_sh, in_sw, &g},
+                           T(1), beta, c, out.strides[1], out_sw);
+        }
+      };
+      if constexpr (std::is_same_v<T, float>) {
+        if (prepared != nullptr) {
+          const PackedPanels<float> panels{prepared->packed + grp * prepared->group_stride, ocg,
+                                           k, prepared->tile};
+          product(PackedA<float, WeightSource<float>>{panels, a});
+          continue;
+        }
       }
+      product(a);
     }
   }
 }
@@ -477,16 +502,73 @@ void run_direct(KernelContext& ctx, const Tensor& input, const Tensor& weight, c
   if (!ok) fail_dtype(ctx, "input", input.dtype);
 }
 
-void convolution_out(KernelContext& ctx, EValue** args) {
-  Tensor* input = tensor_arg(ctx, args, kConvInput, "input");
-  if (input == nullptr) return;
-  Tensor* weight = tensor_arg(ctx, args, kConvWeight, "weight");
-  if (weight == nullptr) return;
-  Tensor* bias = nullptr;
-  if (!optional_tensor_arg(ctx, args, kConvBias, "bias", &bias)) return;
-  Tensor* out = tensor_arg(ctx, args, kConvOut, "out");
-  if (out == nullptr) return;
+// The GEMM path's weight geometry, when the call takes it (1-D/2-D float
+// convolution that is neither transposed nor depthwise): false otherwise.
+bool gemm_weight_shape(const Tensor& input, const Tensor& weight, int64_t groups, int64_t* ocg,
+                       int64_t* k) {
+  if (input.dtype != ScalarType::Float || weight.dim < 3 || weight.dim > 4 ||
+      weight.dim != input.dim || groups < 1 || weight.sizes[0] % groups != 0) {
+    return false;
+  }
+  const int64_t c_per_group = weight.sizes[1];
+  *ocg = weight.sizes[0] / groups;
+  if (c_per_group == 1 && *ocg <= kGemvMaxM) return false;  // Depthwise: no GEMM.
+  *k = c_per_group * weight.sizes[2] * (weight.dim == 4 ? weight.sizes[3] : 1);
+  return *ocg > 0 && *k > 0;
+}
 
+}  // namespace
+
+Error convolution_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
+                              const Tensor& weight, const Tensor* bias, IntSpan stride,
+                              IntSpan padding, IntSpan dilation, bool transposed,
+                              IntSpan output_padding, int64_t groups, Tensor& out) {
+  (void)out;
+  const ConvArgs conv_args{stride, padding, dilation, transposed, output_padding, groups};
+  const Error err = conv_load_check(input, ctx.is_constant(input), weight,
+                                    ctx.is_constant(weight), bias, conv_args);
+  if (err != Error::Ok) {
+    char reason[400];
+    std::snprintf(reason, sizeof(reason), "%s", last_error_message());
+    return ctx.fail(err, "%s", reason);
+  }
+  int64_t ocg = 0, k = 0;
+  if (transposed || !ctx.is_constant(weight) || weight.data == nullptr ||
+      !gemm_weight_shape(input, weight, groups, &ocg, &k)) {
+    return Error::Ok;  // Nothing to pack: execute packs per call as before.
+  }
+  const bool is_2d = weight.dim == 4;
+  const int tile = gemm_mr<float>();
+  const int64_t group_stride =
+      packed_panels_size(ocg, k, tile, GemmBlocking<float>::kMC);
+  auto* state = ctx.allocate_state<ConvPrepared>();
+  if (state == nullptr) return ctx.failure();
+  auto* packed = static_cast<float*>(
+      ctx.allocate(static_cast<size_t>(group_stride * groups) * sizeof(float), 64));
+  if (packed == nullptr) return ctx.failure();
+  ConvGeometry g{};
+  g.c_per_group = weight.sizes[1];
+  g.kh = is_2d ? weight.sizes[2] : 1;
+  g.kw = weight.sizes[is_2d ? 3 : 2];
+  const float* w = weight.data_ptr<const float>();
+  for (int64_t grp = 0; grp < groups; ++grp) {
+    const WeightSource<float> a{w + grp * ocg * weight.strides[0], weight.strides[0],
+                                weight.strides[1], is_2d ? weight.strides[2] : 0,
+                                weight.strides[is_2d ? 3 : 2], &g};
+    (void)pack_a_for_gemm<float>(a, ocg, k, packed + grp * group_stride);
+  }
+  *state = ConvPrepared{weight.data, packed, group_stride, ocg, k, tile};
+  ctx.set_state(state);
+  return Error::Ok;
+}
+
+void convolution_out(KernelContext& ctx, const Tensor& input_arg, const Tensor& weight_arg,
+                     const Tensor* bias, IntSpan stride_arg, IntSpan padding_arg,
+                     IntSpan dilation_arg, bool transposed, IntSpan output_padding,
+                     int64_t groups_arg, Tensor& out_arg) {
+  const Tensor* input = &input_arg;
+  const Tensor* weight = &weight_arg;
+  Tensor* out = &out_arg;
   EMBER_KERNEL_CHECK(ctx, input->dim >= 3 && input->dim <= 5,
                      "input: expected [N, C, L], [N, C, H, W] or [N, C, D, H, W], got shape %s",
                      ShapeStr(input->shape()).c_str());
@@ -497,7 +579,9 @@ void convolution_out(KernelContext& ctx, EValue** args) {
   ConvConfig config;
   {
     char msg[400];
-    if (!conv_read_config(args, spatial, &config, msg, sizeof(msg))) {
+    const ConvArgs conv_args{stride_arg, padding_arg, dilation_arg, transposed, output_padding,
+                             groups_arg};
+    if (!conv_read_config(conv_args, spatial, &config, msg, sizeof(msg))) {
       ctx.fail(Error::InvalidArgument, "%s", msg);
       return;
     }
@@ -580,15 +664,18 @@ void convolution_out(KernelContext& ctx, EValue** args) {
     return;
   }
   if (out->numel == 0) return;
+  // The panels prepare packed, if they are of this weight and geometry.
+  const auto* prepared = static_cast<const ConvPrepared*>(ctx.state());
+  if (prepared != nullptr &&
+      (prepared->weight_data != weight->data || prepared->ocg != oc / groups ||
+       prepared->k != g.c_per_group * g.kh * g.kw)) {
+    prepared = nullptr;
+  }
   const bool ok = dispatch_dtype<kF32F64>(input->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run_conv<T>(ctx, *input, *weight, bias, groups, g, *out);
+    run_conv<T>(ctx, *input, *weight, bias, groups, g, prepared, *out);
   });
   if (!ok) fail_dtype(ctx, "input", input->dtype);
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL_WITH_CHECK("aten::convolution.out", convolution_out, 11, conv_load_check);
 
 }  // namespace ember::kernels::portable

@@ -1,17 +1,22 @@
 // aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
-// args: self [m, k], mat2 [k, n], out [m, n], out(return). All three share one
-// dtype: float32/float64 (blocked GEMM), float16/bfloat16 (float accumulation)
-// or an integral type (wrapping). Any dim orders.
+// self [m, k], mat2 [k, n], out [m, n]. All three share one dtype:
+// float32/float64 (blocked GEMM), float16/bfloat16 (float accumulation) or an
+// integral type (wrapping). Any dim orders. A constant float32 mat2 is packed
+// once, at prepare, into the GEMM's B panels.
+#include "kernels/generated/kernel_functions.h"
 #include "kernels/portable/util/matmul_out.h"
-#include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
-namespace {
 
-void mm_out(KernelContext& ctx, EValue** args) { matmul_out(ctx, args, 2); }
+Error mm_out_prepare(KernelPrepareContext& ctx, const Tensor& self, const Tensor& mat2,
+                     Tensor& out) {
+  (void)self;
+  (void)out;
+  return prepare_constant_mat2(ctx, mat2);
+}
 
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::mm.out", mm_out, 4);
+void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out) {
+  matmul_out(ctx, self, mat2, out, 2, prepared_mat2(ctx, mat2));
+}
 
 }  // namespace ember::kernels::portable

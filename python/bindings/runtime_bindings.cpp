@@ -170,6 +170,9 @@ void bind_runtime(nb::module_& m) {
            "DLPack) and scalars; returns a list of outputs (copies): NumPy arrays, or torch "
            "tensors with torch_outputs=True.")
       .def_prop_ro("name", [](PyMethod& self) { return self.name; })
+      .def_prop_ro("prepared_bytes", [](PyMethod& self) { return self.method->prepared_bytes(); },
+                   "Bytes the kernels' prepare steps took at load (constant weights packed "
+                   "for the GEMM, derived state).")
       .def("method_meta", [](PyMethod& self) { return meta_dict(self.method->method_meta()); });
 
   m.def("set_threads", &ember::set_thread_count, nb::arg("threads"),

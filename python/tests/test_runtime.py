@@ -210,3 +210,37 @@ def test_load_from_path_and_bytes_agree(tmp_path: Path) -> None:
     b = Runtime.get().load_program(manager.buffer).load_method().execute([x])[0]
     torch.testing.assert_close(a, b, rtol=0, atol=0)
     assert os.path.getsize(path) == len(manager.buffer)
+
+
+class _ConvLinear(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(8, 16, 3, padding=1)
+        self.depthwise = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.fc = torch.nn.Linear(16 * 6 * 6, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.depthwise(torch.relu(self.conv(x)))
+        return self.fc(y.flatten(1))
+
+
+def test_prepare_packs_constant_weights_once_at_load(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = _ConvLinear().eval()
+    x = torch.randn(5, 8, 6, 6)
+    program = _program(model, (x,))
+    method = Runtime.get().load_program(program.buffer).load_method("forward")
+    # The 3x3 conv's and the linear layer's weights are packed (at least
+    # their size in float32); the depthwise conv takes no GEMM.
+    conv_bytes = model.conv.weight.numel() * 4
+    fc_bytes = model.fc.weight.numel() * 4
+    assert method.prepared_bytes >= conv_bytes + fc_bytes
+    assert method.prepared_bytes < 2 * (conv_bytes + fc_bytes) + 64 * 1024
+    want = model(x)
+    for _ in range(3):  # Every run reads the one packed copy.
+        (got,) = method.execute([x])
+        torch.testing.assert_close(got, want, atol=1e-5 * float(want.abs().max()), rtol=1e-5)
+    pte = tmp_path / "convlinear.pte"
+    program.save(str(pte))
+    out = _ember_run(pte, tmp_path / "out", (x,))
+    assert "prepared at load" in out

@@ -212,3 +212,51 @@ TEST(OpConvolutionTest, Errors) {
 
 }  // namespace
 }  // namespace ember::testing
+
+namespace ember::testing {
+namespace {
+
+// Prepare packs a constant float32 weight per group; execute reads the
+// packed panels (overwriting the weight after prepare changes nothing) and
+// repeated runs on one prepared state give the bits of an unprepared call.
+TEST(OpConvolutionTest, PreparedConstantWeightIsReadFromThePackedPanels) {
+  const int n = 2, c = 24, h = 9, w = 10, oc = 30, groups = 3;
+  TensorFactory tf;
+  auto& x = tf.make<float>({n, c, h, w}, random_floats(size_t(n) * c * h * w, 5));
+  auto& wt = tf.make<float>({oc, c / groups, 3, 3}, random_floats(size_t(oc) * (c / groups) * 9, 6));
+  auto& bias = tf.make<float>({oc}, random_floats(oc, 7));
+  auto& want = tf.make<float>({n, oc, h, w});
+  auto args_for = [&](EValue* out_ev) {
+    return std::vector<EValue*>{&x.ev, &wt.ev, &bias.ev, tf.list({1, 1}), tf.list({1, 1}),
+                                tf.list({1, 1}), tf.b(false), tf.list({0, 0}), tf.i(groups),
+                                out_ev, out_ev};
+  };
+  auto plain_args = args_for(&want.ev);
+  plain_args.pop_back();
+  ASSERT_TRUE(call_kernel(kOp, plain_args).ok());
+
+  const Kernel* kernel = find_kernel(kOp);
+  ASSERT_NE(kernel, nullptr);
+  ASSERT_NE(kernel->prepare, nullptr);
+  auto& out = tf.make<float>({n, oc, h, w});
+  std::vector<EValue*> args = args_for(&out.ev);
+  bool constant[11] = {};
+  constant[1] = true;
+  std::vector<uint8_t> memory(1 << 20);
+  MemoryAllocator allocator(memory.data(), memory.size());
+  KernelPrepareContext pctx(kernel->name, &allocator, args.data(), constant, args.size(), nullptr);
+  ASSERT_EQ(kernel->prepare(pctx, args.data()), Error::Ok) << last_error_message();
+  ASSERT_NE(pctx.state(), nullptr);
+  EXPECT_GE(pctx.prepared_bytes(), sizeof(float) * oc * (c / groups) * 9);
+  std::memset(wt.t.data, 0, wt.bytes.size());
+  for (int run = 0; run < 3; ++run) {
+    KernelContext ctx(kernel->name);
+    ctx.set_state(pctx.state());
+    kernel->fn(ctx, args.data());
+    ASSERT_EQ(ctx.failure(), Error::Ok) << last_error_message();
+    EXPECT_EQ(out.values<float>(), want.values<float>()) << "run " << run;
+  }
+}
+
+}  // namespace
+}  // namespace ember::testing

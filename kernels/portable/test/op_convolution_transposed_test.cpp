@@ -1,6 +1,6 @@
 // aten::convolution.out with transposed = true (util/conv_transposed.h)
 // against a scatter-form reference in double, and its configuration checks
-// at execute and at load (conv_load_check).
+// at execute and at load (the prepare step, conv_load_check).
 #include <pthreadpool.h>
 
 #include <cmath>
@@ -309,10 +309,17 @@ TEST(OpConvolutionTransposedTest, ErrorsNameTheArgumentAndValues) {
       kOp, "[1, 3, 7, 7]");
 }
 
+// The prepare step (load_method) refuses what the program fixes.
 TEST(OpConvolutionTransposedTest, LoadCheckRefusesBadConfigurations) {
   const Kernel* k = find_kernel(kOp);
   ASSERT_NE(k, nullptr);
-  ASSERT_NE(k->check, nullptr);
+  ASSERT_NE(k->prepare, nullptr);
+  static std::vector<uint8_t> memory(1 << 20);
+  auto prepare = [&](EValue** args, const bool* constant) {
+    MemoryAllocator allocator(memory.data(), memory.size());
+    KernelPrepareContext ctx(k->name, &allocator, args, constant, 11, nullptr);
+    return k->prepare(ctx, args);
+  };
   auto check = [&](std::vector<int64_t> stride, std::vector<int64_t> output_padding,
                    int64_t groups, bool transposed, std::vector<int64_t> padding = {0, 0}) {
     TensorFactory tf;
@@ -325,7 +332,9 @@ TEST(OpConvolutionTransposedTest, LoadCheckRefusesBadConfigurations) {
     bool constant[11] = {};
     constant[1] = true;
     clear_error_message();
-    const Error e = k->check(args, constant, 11);
+    MemoryAllocator allocator(memory.data(), memory.size());
+    KernelPrepareContext ctx(k->name, &allocator, args, constant, 11, nullptr);
+    const Error e = k->prepare(ctx, args);
     return std::make_pair(e, std::string(last_error_message()));
   };
   EXPECT_EQ(check({2, 2}, {1, 1}, 1, true).first, Error::Ok);
@@ -352,16 +361,16 @@ TEST(OpConvolutionTransposedTest, LoadCheckRefusesBadConfigurations) {
     EValue* args[] = {&x.ev, &w.ev, tf.none(), tf.list({1, 1}), tf.list({0, 0}),
                       tf.list({1, 1}), tf.b(true), tf.list({0, 0}), tf.i(1), &out.ev, &out.ev};
     bool constant[11] = {};
-    EXPECT_EQ(k->check(args, constant, 11), Error::Ok);
+    EXPECT_EQ(prepare(args, constant), Error::Ok);
     auto& xs = tf.make<float>({1, 2, 5, 5});
     args[0] = &xs.ev;
-    EXPECT_EQ(k->check(args, constant, 11), Error::InvalidProgram);
+    EXPECT_EQ(prepare(args, constant), Error::InvalidProgram);
     EXPECT_NE(std::string(last_error_message()).find("expects 4 input channels, the input has 2"),
               std::string::npos)
         << last_error_message();
     auto& empty = tf.make<float>({1, 4, 0, 5});
     args[0] = &empty.ev;
-    EXPECT_EQ(k->check(args, constant, 11), Error::InvalidProgram);
+    EXPECT_EQ(prepare(args, constant), Error::InvalidProgram);
     EXPECT_NE(std::string(last_error_message())
                   .find("spatial dim 0 has size 0; only the batch and channel dims may be empty"),
               std::string::npos)

@@ -198,3 +198,47 @@ TEST(OpBmmTest, OneRowPerBatchAndBlockedBatches) {
 
 }  // namespace
 }  // namespace ember::testing
+
+namespace ember::testing {
+namespace {
+
+// Prepare packs a constant mat2 once; execute reads the packed panels, not
+// mat2 (overwriting mat2 after prepare does not change the product), and
+// several runs on one prepared state give the same bits.
+TEST(OpMmTest, PreparedConstantMat2IsReadFromThePackedPanels) {
+  const int32_t m = 40, k = 300, n = 120;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist;
+  std::vector<float> av(m * k), bv(k * n);
+  for (float& v : av) v = dist(rng);
+  for (float& v : bv) v = dist(rng);
+  TensorFactory tf;
+  auto& a = tf.make<float>({m, k}, av);
+  auto& b = tf.make<float>({k, n}, bv);
+  auto& want = tf.make<float>({m, n});
+  ASSERT_TRUE(call_kernel("aten::mm.out", {&a.ev, &b.ev, &want.ev}).ok());
+
+  const Kernel* kernel = find_kernel("aten::mm.out");
+  ASSERT_NE(kernel, nullptr);
+  ASSERT_NE(kernel->prepare, nullptr);
+  auto& out = tf.make<float>({m, n});
+  EValue* args[] = {&a.ev, &b.ev, &out.ev, &out.ev};
+  const bool constant[4] = {false, true, false, false};
+  std::vector<uint8_t> memory(4 << 20);
+  MemoryAllocator allocator(memory.data(), memory.size());
+  KernelPrepareContext pctx(kernel->name, &allocator, args, constant, 4, nullptr);
+  ASSERT_EQ(kernel->prepare(pctx, args), Error::Ok) << last_error_message();
+  ASSERT_NE(pctx.state(), nullptr);
+  EXPECT_GE(pctx.prepared_bytes(), sizeof(float) * k * n);
+  std::memset(b.t.data, 0, sizeof(float) * k * n);  // Execute must not read it.
+  for (int run = 0; run < 3; ++run) {
+    KernelContext ctx(kernel->name);
+    ctx.set_state(pctx.state());
+    kernel->fn(ctx, args);
+    ASSERT_EQ(ctx.failure(), Error::Ok) << last_error_message();
+    EXPECT_EQ(out.values<float>(), want.values<float>()) << "run " << run;
+  }
+}
+
+}  // namespace
+}  // namespace ember::testing

@@ -4,22 +4,14 @@
 #include <cstdio>
 
 #include "kernels/portable/util/args.h"
-#include "runtime/core/tensor.h"
 
 namespace ember::kernels::portable {
 namespace {
 
 // Reads one of the per-dim lists into out[0..spatial): a one-value list is
 // broadcast; every value must lie in [min_value, INT32_MAX].
-bool read_list(EValue* const* args, int index, const char* name, int32_t spatial,
-               int64_t min_value, int64_t* out, char* msg, size_t msg_size) {
-  const EValue* v = args[index];
-  if (v == nullptr || v->tag != Tag::IntList) {
-    std::snprintf(msg, msg_size, "%s: (argument %d) must be an int list, got %s", name, index,
-                  v != nullptr ? tag_name(v->tag) : "null");
-    return false;
-  }
-  const std::span<const int64_t> list = v->as_int_list.get();
+bool read_list(IntSpan list, const char* name, int32_t spatial, int64_t min_value, int64_t* out,
+               char* msg, size_t msg_size) {
   if (list.size() != 1 && list.size() != static_cast<size_t>(spatial)) {
     std::snprintf(msg, msg_size, "%s: expected %d values (one per spatial dim) or 1, got %s",
                   name, spatial, ShapeStr(list).c_str());
@@ -39,36 +31,24 @@ bool read_list(EValue* const* args, int index, const char* name, int32_t spatial
 
 }  // namespace
 
-bool conv_read_config(EValue* const* args, int32_t spatial, ConvConfig* config, char* msg,
+bool conv_read_config(const ConvArgs& args, int32_t spatial, ConvConfig* config, char* msg,
                       size_t msg_size) {
   ConvConfig c;
   c.spatial = spatial;
-  const EValue* t = args[kConvTransposed];
-  if (t == nullptr || !(t->is_bool() || t->is_int())) {
-    std::snprintf(msg, msg_size, "transposed: (argument %d) must be a bool, got %s",
-                  kConvTransposed, t != nullptr ? tag_name(t->tag) : "null");
-    return false;
-  }
-  c.transposed = t->scalar_as_int() != 0;
-  const EValue* g = args[kConvGroups];
-  if (g == nullptr || !g->is_int()) {
-    std::snprintf(msg, msg_size, "groups: (argument %d) must be an int, got %s", kConvGroups,
-                  g != nullptr ? tag_name(g->tag) : "null");
-    return false;
-  }
-  c.groups = g->as_int;
+  c.transposed = args.transposed;
+  c.groups = args.groups;
   if (c.groups < 1 || c.groups > INT32_MAX) {
     std::snprintf(msg, msg_size, "groups: must be at least 1, got %" PRId64, c.groups);
     return false;
   }
-  if (!read_list(args, kConvStride, "stride", spatial, 1, c.stride, msg, msg_size) ||
-      !read_list(args, kConvPadding, "padding", spatial, 0, c.padding, msg, msg_size) ||
-      !read_list(args, kConvDilation, "dilation", spatial, 1, c.dilation, msg, msg_size)) {
+  if (!read_list(args.stride, "stride", spatial, 1, c.stride, msg, msg_size) ||
+      !read_list(args.padding, "padding", spatial, 0, c.padding, msg, msg_size) ||
+      !read_list(args.dilation, "dilation", spatial, 1, c.dilation, msg, msg_size)) {
     return false;
   }
   // Without transposed, eager ignores output_padding; so does Ember.
   if (c.transposed) {
-    if (!read_list(args, kConvOutputPadding, "output_padding", spatial, 0, c.output_padding, msg,
+    if (!read_list(args.output_padding, "output_padding", spatial, 0, c.output_padding, msg,
                    msg_size)) {
       return false;
     }
@@ -186,11 +166,8 @@ bool conv_output_size(const ConvConfig& config, int32_t d, int64_t in, int64_t k
   return false;
 }
 
-Error conv_load_check(EValue* const* args, const bool* constant, size_t num_args) {
-  (void)num_args;  // The argument count was checked against the signature.
-  const EValue* w = args[kConvWeight];
-  if (w == nullptr || !w->is_tensor()) return Error::Ok;  // The kernel names it at execute.
-  const Tensor& weight = w->to_tensor();
+Error conv_load_check(const Tensor& input, bool input_constant, const Tensor& weight,
+                      bool weight_constant, const Tensor* bias, const ConvArgs& args) {
   if (weight.dim < 3 || weight.dim > 5) {
     return set_error(Error::InvalidProgram,
                      "weight: expected [*, *, L], [*, *, H, W] or [*, *, D, H, W], got shape %s",
@@ -202,32 +179,28 @@ Error conv_load_check(EValue* const* args, const bool* constant, size_t num_args
   if (!conv_read_config(args, spatial, &config, msg, sizeof(msg))) {
     return set_error(Error::InvalidProgram, "%s", msg);
   }
-  const bool weight_fixed = constant[kConvWeight] || weight.dynamism == TensorShapeDynamism::Static;
+  const bool weight_fixed = weight_constant || weight.dynamism == TensorShapeDynamism::Static;
   if (!weight_fixed) return Error::Ok;
-  const EValue* x = args[kConvInput];
-  const Tensor* input = x != nullptr && x->is_tensor() ? &x->to_tensor() : nullptr;
-  const bool input_static = input != nullptr && input->dynamism == TensorShapeDynamism::Static;
-  if (input_static && input->dim != weight.dim) {
+  const bool input_static = input_constant || input.dynamism == TensorShapeDynamism::Static;
+  if (input_static && input.dim != weight.dim) {
     return set_error(Error::InvalidProgram, "weight: shape %s does not match input of shape %s",
-                     ShapeStr(weight.shape()).c_str(), ShapeStr(input->shape()).c_str());
+                     ShapeStr(weight.shape()).c_str(), ShapeStr(input.shape()).c_str());
   }
-  if (!conv_check_weight(config, weight.shape(), input_static ? input->sizes[1] : -1, msg,
+  if (!conv_check_weight(config, weight.shape(), input_static ? input.sizes[1] : -1, msg,
                          sizeof(msg))) {
     return set_error(Error::InvalidProgram, "%s", msg);
   }
   const int64_t out_channels = conv_out_channels(config, weight.shape());
-  const EValue* b = args[kConvBias];
-  if (b != nullptr && b->is_tensor() && b->to_tensor().dynamism == TensorShapeDynamism::Static) {
-    const Tensor& bias = b->to_tensor();
-    if (bias.dim != 1 || bias.sizes[0] != out_channels) {
+  if (bias != nullptr && bias->dynamism == TensorShapeDynamism::Static) {
+    if (bias->dim != 1 || bias->sizes[0] != out_channels) {
       return set_error(Error::InvalidProgram, "bias: expected shape [%" PRId64 "], got %s",
-                       out_channels, ShapeStr(bias.shape()).c_str());
+                       out_channels, ShapeStr(bias->shape()).c_str());
     }
   }
   if (!input_static) return Error::Ok;
   for (int32_t d = 0; d < spatial; ++d) {
     int64_t size = 0;
-    if (!conv_output_size(config, d, input->sizes[2 + d], weight.sizes[2 + d], &size, msg,
+    if (!conv_output_size(config, d, input.sizes[2 + d], weight.sizes[2 + d], &size, msg,
                           sizeof(msg))) {
       return set_error(Error::InvalidProgram, "%s", msg);
     }

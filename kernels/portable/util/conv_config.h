@@ -1,12 +1,12 @@
 // convolution.out's configuration: stride, padding, dilation, transposed,
-// output_padding and groups (arguments 3 to 8), the weight's shape against
-// them and the output size, checked by one set of functions that both
+// output_padding and groups, the weight's shape against them and the output
+// size, checked by one set of functions that both the prepare step at
 // load_method (conv_load_check) and the kernel call, so a program is refused
 // at load with the message the kernel would give at execute.
 //
-// The kernel checks again at execute: call_kernel runs kernels without a
-// load, and int lists are boxed (an item may be a SymInt computed at run
-// time). The checks are a few integer compares per spatial dim.
+// The kernel checks again at execute: int lists are boxed (an item may be a
+// SymInt computed at run time) and dynamic inputs change size. The checks are
+// a few integer compares per spatial dim.
 #pragma once
 
 #include <cstddef>
@@ -15,13 +15,18 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/evalue.h"
+#include "runtime/core/tensor.h"
+#include "runtime/kernel/kernel_args.h"
 
 namespace ember::kernels::portable {
 
-/// Argument indices of aten::convolution.out.
-inline constexpr int kConvInput = 0, kConvWeight = 1, kConvBias = 2, kConvStride = 3,
-                     kConvPadding = 4, kConvDilation = 5, kConvTransposed = 6,
-                     kConvOutputPadding = 7, kConvGroups = 8, kConvOut = 9;
+/// convolution.out's configuration arguments, as the kernel receives them.
+struct ConvArgs {
+  IntSpan stride, padding, dilation;
+  bool transposed;
+  IntSpan output_padding;
+  int64_t groups;
+};
 
 /// One value per spatial dim (a one-value list is broadcast, as eager does).
 struct ConvConfig {
@@ -34,12 +39,12 @@ struct ConvConfig {
   int64_t groups = 1;
 };
 
-/// Reads arguments 3..8 for `spatial` spatial dims and checks them as
+/// Reads the configuration for `spatial` spatial dims and checks them as
 /// PyTorch does: stride >= 1, padding >= 0, dilation >= 1, groups >= 1; when
 /// transposed, output_padding >= 0 and smaller than the stride or the
 /// dilation of its dim. Each list has one value or one per dim. False after
 /// writing a message naming the argument and its values into `msg`.
-bool conv_read_config(EValue* const* args, int32_t spatial, ConvConfig* config, char* msg,
+bool conv_read_config(const ConvArgs& args, int32_t spatial, ConvConfig* config, char* msg,
                       size_t msg_size);
 
 /// Checks a weight shape against the config: rank spatial + 2, kernel sizes
@@ -61,10 +66,11 @@ inline int64_t conv_out_channels(const ConvConfig& config, std::span<const int32
 bool conv_output_size(const ConvConfig& config, int32_t d, int64_t in, int64_t k, int64_t* out,
                       char* msg, size_t msg_size);
 
-/// load_method's check of a convolution.out call: the configuration always,
-/// the weight's shape when it is a constant or static, the input's channels,
-/// the bias length and the output sizes when those tensors are static.
-/// Error::InvalidProgram after set_error with the message.
-Error conv_load_check(EValue* const* args, const bool* constant, size_t num_args);
+/// The load-time check of a convolution.out call (its prepare step): the
+/// configuration always, the weight's shape when it is a constant or static,
+/// the input's channels, the bias length and the output sizes when those
+/// tensors are static. Error::InvalidProgram after set_error with the message.
+Error conv_load_check(const Tensor& input, bool input_constant, const Tensor& weight,
+                      bool weight_constant, const Tensor* bias, const ConvArgs& args);
 
 }  // namespace ember::kernels::portable

@@ -107,6 +107,100 @@ struct StridedMatrix {
   }
 };
 
+/// A GEMM operand packed once (at a kernel's prepare step, into memory from
+/// the method allocator) in exactly the panels gemm_blocked packs per call:
+/// for A (m×k, `rows` = m) the MR-row strips of each kMC×kKC block, for B
+/// (k×n, `rows` = n) the NR-column strips of each kKC×kNC block. Blocks are
+/// stored row block by row block, each row block's depth blocks in order, so
+/// the block at (r0, p0) starts at r0·k + padded(rows in the block)·p0
+/// (kMC and kNC are multiples of every tile). `tile` is the MR or NR it was
+/// packed for: a microkernel with another tile packs as usual.
+template <typename T>
+struct PackedPanels {
+  const T* data = nullptr;
+  int64_t rows = 0;
+  int64_t depth = 0;
+  int tile = 0;
+
+  const T* block(int64_t r0, int64_t block_rows, int64_t p0) const {
+    const int64_t len = rows - r0 < block_rows ? rows - r0 : block_rows;
+    return data + r0 * depth + (len + tile - 1) / tile * tile * p0;
+  }
+};
+
+/// Elements PackedPanels needs for `rows` × `depth` with tile `tile` in
+/// blocks of `block_rows` rows.
+inline int64_t packed_panels_size(int64_t rows, int64_t depth, int tile, int64_t block_rows) {
+  const int64_t full = rows / block_rows * block_rows;
+  const int64_t last = rows - full;
+  return (full + (last + tile - 1) / tile * tile) * depth;
+}
+
+/// Packs A (m×k) from `source` (any A source) for tile kMR into `dst`
+/// (packed_panels_size(m, k, kMR, kMC) elements).
+template <int kMR, typename T, typename ASource>
+void pack_a_panels(const ASource& source, int64_t m, int64_t k, T* dst) {
+  using B = GemmBlocking<T>;
+  static_assert(B::kMC % kMR == 0);
+  for (int64_t ic = 0; ic < m; ic += B::kMC) {
+    const int64_t mc = m - ic < B::kMC ? m - ic : B::kMC;
+    const int64_t padded = (mc + kMR - 1) / kMR * kMR;
+    for (int64_t pc = 0; pc < k; pc += B::kKC) {
+      const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
+      source.template pack_a<kMR>(ic, mc, pc, kc, dst + ic * k + padded * pc);
+    }
+  }
+}
+
+/// Packs B (k×n) from `source` for tile kNR into `dst`
+/// (packed_panels_size(n, k, kNR, kNC) elements).
+template <int kNR, typename T, typename BSource>
+void pack_b_panels(const BSource& source, int64_t k, int64_t n, T* dst) {
+  using B = GemmBlocking<T>;
+  static_assert(B::kNC % kNR == 0);
+  for (int64_t jc = 0; jc < n; jc += B::kNC) {
+    const int64_t nc = n - jc < B::kNC ? n - jc : B::kNC;
+    const int64_t padded = (nc + kNR - 1) / kNR * kNR;
+    for (int64_t pc = 0; pc < k; pc += B::kKC) {
+      const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
+      source.template pack_b<kNR>(pc, kc, jc, nc, dst + jc * k + padded * pc);
+    }
+  }
+}
+
+/// An A operand read from PackedPanels, or packed from `fallback` when the
+/// microkernel's tile is not the one it was packed for.
+template <typename T, typename Fallback>
+struct PackedA {
+  PackedPanels<T> panels;
+  Fallback fallback;
+
+  template <int kMR>
+  void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) const {
+    fallback.template pack_a<kMR>(i0, mc, p0, kc, dst);
+  }
+  template <int kMR>
+  const T* packed_a(int64_t i0, int64_t p0) const {
+    return kMR == panels.tile ? panels.block(i0, GemmBlocking<T>::kMC, p0) : nullptr;
+  }
+};
+
+/// The B counterpart of PackedA.
+template <typename T, typename Fallback>
+struct PackedB {
+  PackedPanels<T> panels;
+  Fallback fallback;
+
+  template <int kNR>
+  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
+    fallback.template pack_b<kNR>(p0, kc, j0, nc, dst);
+  }
+  template <int kNR>
+  const T* packed_b(int64_t p0, int64_t j0) const {
+    return kNR == panels.tile ? panels.block(j0, GemmBlocking<T>::kNC, p0) : nullptr;
+  }
+};
+
 /// The AVX2+FMA float microkernel (gemm_f32_avx2.cpp): for a 6×kc packed A
 /// strip and a kc×16 packed B strip, c[i*c_rs + j] = alpha·(A·B)[i][j] +
 /// beta·c[...] for the full 6×16 tile (beta == 0 ignores c). Call it only
@@ -184,20 +278,39 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
     for (int64_t pc = 0; pc < k; pc += B::kKC) {
       const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
       const T beta_k = pc == 0 ? beta : T(1);
-      b.template pack_b<kNR>(pc, kc, jc, nc, bpack);
+      // An operand packed at prepare (PackedPanels) is read in place.
+      const T* bp = bpack;
+      if constexpr (requires { b.template packed_b<kNR>(pc, jc); }) {
+        bp = b.template packed_b<kNR>(pc, jc);
+        if (bp == nullptr) {
+          b.template pack_b<kNR>(pc, kc, jc, nc, bpack);
+          bp = bpack;
+        }
+      } else {
+        b.template pack_b<kNR>(pc, kc, jc, nc, bpack);
+      }
       for (int64_t ic = 0; ic < m; ic += B::kMC) {
         const int64_t mc = m - ic < B::kMC ? m - ic : B::kMC;
-        a.template pack_a<kMR>(ic, mc, pc, kc, apack);
+        const T* ap = apack;
+        if constexpr (requires { a.template packed_a<kMR>(ic, pc); }) {
+          ap = a.template packed_a<kMR>(ic, pc);
+          if (ap == nullptr) {
+            a.template pack_a<kMR>(ic, mc, pc, kc, apack);
+            ap = apack;
+          }
+        } else {
+          a.template pack_a<kMR>(ic, mc, pc, kc, apack);
+        }
         for (int64_t jr = 0; jr < nc; jr += kNR) {
           const int64_t nr = nc - jr < kNR ? nc - jr : kNR;
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
             T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
             if (mr == kMR && nr == kNR && c_cs == 1) {
-              kMicro(kc, apack + ir * kc, bpack + jr * kc, ct, c_rs, alpha, beta_k);
+              kMicro(kc, ap + ir * kc, bp + jr * kc, ct, c_rs, alpha, beta_k);
               continue;
             }
-            kMicro(kc, apack + ir * kc, bpack + jr * kc, tile, kNR, T(1), T(0));
+            kMicro(kc, ap + ir * kc, bp + jr * kc, tile, kNR, T(1), T(0));
             for (int64_t i = 0; i < mr; ++i) {
               T* row = ct + i * c_rs;
               const T* tr = tile + i * kNR;
@@ -217,6 +330,48 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
 }
 
 }  // namespace gemm_detail
+
+/// The MR and NR `gemm` uses for T on this CPU (what prepare packs for).
+template <typename T>
+inline int gemm_mr() {
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu_has_avx2_fma()) return 6;
+  }
+  return GemmTile<T>::kMR;
+}
+template <typename T>
+inline int gemm_nr() {
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu_has_avx2_fma()) return 16;
+  }
+  return GemmTile<T>::kNR;
+}
+
+/// Packs A for the tile gemm() uses here; `dst` has
+/// packed_panels_size(m, k, gemm_mr<T>(), kMC) elements.
+template <typename T, typename ASource>
+PackedPanels<T> pack_a_for_gemm(const ASource& source, int64_t m, int64_t k, T* dst) {
+  const int mr = gemm_mr<T>();
+  if (mr == 6) {
+    pack_a_panels<6, T>(source, m, k, dst);
+  } else {
+    pack_a_panels<GemmTile<T>::kMR, T>(source, m, k, dst);
+  }
+  return PackedPanels<T>{dst, m, k, mr};
+}
+
+/// Packs B for the tile gemm() uses here; `dst` has
+/// packed_panels_size(n, k, gemm_nr<T>(), kNC) elements.
+template <typename T, typename BSource>
+PackedPanels<T> pack_b_for_gemm(const BSource& source, int64_t k, int64_t n, T* dst) {
+  const int nr = gemm_nr<T>();
+  if (nr == 16) {
+    pack_b_panels<16, T>(source, k, n, dst);
+  } else {
+    pack_b_panels<GemmTile<T>::kNR, T>(source, k, n, dst);
+  }
+  return PackedPanels<T>{dst, n, k, nr};
+}
 
 /// `gemm` with the portable microkernel, whatever the CPU.
 template <typename T, typename ASource, typename BSource>
@@ -267,6 +422,20 @@ struct OffsetSource {
   template <int kNR, typename T>
   void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
     source->template pack_b<kNR>(p0, kc, col0 + j0, nc, dst);
+  }
+  // Offsets are whole blocks (gemm_parallel splits in kMC / kNC), so a
+  // packed operand's blocks stay addressable.
+  template <int kMR>
+  auto packed_a(int64_t i0, int64_t p0) const
+    requires requires(const Source& s) { s.template packed_a<kMR>(i0, p0); }
+  {
+    return source->template packed_a<kMR>(row0 + i0, p0);
+  }
+  template <int kNR>
+  auto packed_b(int64_t p0, int64_t j0) const
+    requires requires(const Source& s) { s.template packed_b<kNR>(p0, j0); }
+  {
+    return source->template packed_b<kNR>(p0, col0 + j0);
   }
 };
 

@@ -21,10 +21,11 @@ struct MatView {
 };
 
 /// C = alpha · A·B + beta · C for storage type S (m×k times k×n). The
-/// blocked float/double GEMM runs on ctx's thread pool.
+/// blocked float/double GEMM runs on ctx's thread pool; for float it reads
+/// B from `packed_b` (B packed at prepare, PackedPanels) when given.
 template <typename S>
 void matmul_strided(KernelContext& ctx, int64_t m, int64_t n, int64_t k, MatView a, MatView b, MatView c,
-                    double alpha, double beta) {
+                    double alpha, double beta, const PackedPanels<float>* packed_b = nullptr) {
   using CT = compute_t<S>;
   const S* pa = static_cast<const S*>(a.data) + a.offset;
   const S* pb = static_cast<const S*>(b.data) + b.offset;
@@ -41,9 +42,18 @@ void matmul_strided(KernelContext& ctx, int64_t m, int64_t n, int64_t k, MatView
         gemm_small_m<S>(n, m, k, pb, b.cs, b.rs, pa, a.cs, a.rs, al, be, pc, c.cs, c.rs)) {
       return;
     }
+    if constexpr (std::is_same_v<S, float>) {
+      if (packed_b != nullptr) {
+        gemm_parallel<S>(ctx, m, n, k, StridedMatrix<S>{pa, a.rs, a.cs},
+                         PackedB<float, StridedMatrix<float>>{*packed_b, {pb, b.rs, b.cs}}, al,
+                         be, pc, c.rs, c.cs);
+        return;
+      }
+    }
     gemm_parallel<S>(ctx, m, n, k, StridedMatrix<S>{pa, a.rs, a.cs},
                      StridedMatrix<S>{pb, b.rs, b.cs}, al, be, pc, c.rs, c.cs);
   } else {
+    (void)packed_b;
     const CT al = std::is_integral_v<CT> ? static_cast<CT>(static_cast<int64_t>(alpha))
                                          : static_cast<CT>(alpha);
     const CT be = std::is_integral_v<CT> ? static_cast<CT>(static_cast<int64_t>(beta))

@@ -6,9 +6,40 @@
 
 namespace ember::kernels::portable {
 
-void matmul_out(KernelContext& ctx, EValue** args, int32_t rank) {
-  Tensor *self = nullptr, *mat2 = nullptr, *out = nullptr;
-  if (!tensor_tensor_args(ctx, args, &self, &mat2, &out, "mat2")) return;
+Error prepare_constant_mat2(KernelPrepareContext& ctx, const Tensor& mat2) {
+  if (!ctx.is_constant(mat2) || mat2.dtype != ScalarType::Float || mat2.dim != 2 ||
+      mat2.data == nullptr || mat2.numel == 0) {
+    return Error::Ok;
+  }
+  const int64_t k = mat2.sizes[0];
+  const int64_t n = mat2.sizes[1];
+  const int nr = gemm_nr<float>();
+  auto* state = ctx.allocate_state<MatmulPrepared>();
+  if (state == nullptr) return ctx.failure();
+  const int64_t size = packed_panels_size(n, k, nr, GemmBlocking<float>::kNC);
+  auto* packed = static_cast<float*>(ctx.allocate(static_cast<size_t>(size) * sizeof(float), 64));
+  if (packed == nullptr) return ctx.failure();
+  const StridedMatrix<float> b{mat2.data_ptr<const float>(), mat2.strides[0], mat2.strides[1]};
+  state->mat2_data = mat2.data;
+  state->panels = pack_b_for_gemm<float>(b, k, n, packed);
+  ctx.set_state(state);
+  return Error::Ok;
+}
+
+const PackedPanels<float>* prepared_mat2(const KernelContext& ctx, const Tensor& mat2) {
+  const auto* state = static_cast<const MatmulPrepared*>(ctx.state());
+  if (state == nullptr || state->mat2_data != mat2.data || mat2.dim != 2 ||
+      state->panels.depth != mat2.sizes[0] || state->panels.rows != mat2.sizes[1]) {
+    return nullptr;
+  }
+  return &state->panels;
+}
+
+void matmul_out(KernelContext& ctx, const Tensor& self_arg, const Tensor& mat2_arg, Tensor& out_arg,
+                int32_t rank, const PackedPanels<float>* packed) {
+  const Tensor* self = &self_arg;
+  const Tensor* mat2 = &mat2_arg;
+  Tensor* out = &out_arg;
   EMBER_KERNEL_CHECK(ctx, self->dim == rank, "self: expected a %d-D tensor, got shape %s", rank,
                      ShapeStr(self->shape()).c_str());
   EMBER_KERNEL_CHECK(ctx, mat2->dim == rank, "mat2: expected a %d-D tensor, got shape %s", rank,
@@ -40,7 +71,8 @@ void matmul_out(KernelContext& ctx, EValue** args, int32_t rank) {
   const bool ok = dispatch_dtype<kRealTypes>(self->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     auto product = [&](KernelContext& c, int64_t i) {
-      matmul_strided<S>(c, m, n, k, view(*self, i), view(*mat2, i), view(*out, i), 1.0, 0.0);
+      matmul_strided<S>(c, m, n, k, view(*self, i), view(*mat2, i), view(*out, i), 1.0, 0.0,
+                        batched ? nullptr : packed);
     };
     const int64_t macs = int64_t{m} * n * k;
     if (batches > 1 && macs < kGemmParallelMinMacs && batches * macs >= kGemmParallelMinMacs) {

@@ -1,10 +1,11 @@
 // The shared body of aten::mm.out and aten::bmm.out, which differ only in
-// the batch dim.
+// the batch dim, and the weight packing mm and addmm prepare.
 #pragma once
 
 #include <cstdint>
 
-#include "runtime/core/evalue.h"
+#include "kernels/portable/util/gemm.h"
+#include "runtime/core/tensor.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace ember::kernels::portable {
@@ -12,7 +13,23 @@ namespace ember::kernels::portable {
 /// `(Tensor self, Tensor mat2, *, Tensor(a!) out)` with self [b,] m×k and
 /// mat2 [b,] k×n, `rank` being 2 (mm) or 3 (bmm): checks that all three share
 /// one dtype, resizes out to [b,] m×n and writes self · mat2 per batch. Fails
-/// the kernel on any mismatch.
-void matmul_out(KernelContext& ctx, EValue** args, int32_t rank);
+/// the kernel on any mismatch. `packed` (mm) is mat2 packed at prepare.
+void matmul_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out,
+                int32_t rank, const PackedPanels<float>* packed = nullptr);
+
+/// What mm's and addmm's prepare leave: a constant float32 mat2 [k, n]
+/// packed as the GEMM's B operand.
+struct MatmulPrepared {
+  const void* mat2_data = nullptr;  // The constant it was packed from.
+  PackedPanels<float> panels;
+};
+
+/// The prepare step of a product whose B operand is `mat2`: packs it when it
+/// is a 2-D float32 program constant, else leaves no state. Fails only when
+/// the method allocator is exhausted.
+Error prepare_constant_mat2(KernelPrepareContext& ctx, const Tensor& mat2);
+
+/// The panels prepare packed for `mat2`, or null.
+const PackedPanels<float>* prepared_mat2(const KernelContext& ctx, const Tensor& mat2);
 
 }  // namespace ember::kernels::portable

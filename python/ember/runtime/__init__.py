@@ -51,6 +51,11 @@ class Method:
     def name(self) -> str:
         return self._method.name
 
+    @property
+    def prepared_bytes(self) -> int:
+        """Bytes the kernels' prepare steps took at load (packed constant weights)."""
+        return self._method.prepared_bytes
+
     def execute(self, inputs: Sequence[Any]) -> list[Any]:
         """Runs the method on tensors (or scalars); returns a list of tensors."""
         converted = [_to_runtime(x) for x in inputs]

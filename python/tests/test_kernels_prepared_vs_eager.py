@@ -1,0 +1,160 @@
+"""Kernels with a prepare step (the kernel contract's load-time phase), driven
+through the lifecycle a loaded method gives them: ``call_kernel(...,
+constants=[...], runs=N)`` runs the kinds check and prepare once, with the
+listed tensors as program constants, then N runs on that one prepared state.
+
+Convolution packs a constant float32 weight into the GEMM's A panels and
+mm/addmm a constant float32 mat2 into its B panels. The packed panels hold the
+very values the per-call packing would produce, read in the same order, so a
+prepared kernel must give the same bits as the unprepared one (and agree with
+eager within float32's summation tolerance, relative to the output's
+magnitude). Non-constant weights, other dtypes and shapes that take another
+path (depthwise, GEMV, transposed) prepare nothing and still match.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+_C = pytest.importorskip("ember._C")
+
+RNG = np.random.default_rng(11)
+
+
+def rel_err(got: np.ndarray, want: np.ndarray) -> float:
+    scale = max(float(np.abs(want).max()), 1e-30) if want.size else 1.0
+    return float(np.abs(got.astype(np.float64) - want.astype(np.float64)).max() / scale) \
+        if want.size else 0.0
+
+
+CONV_CASES = [
+    # (N, C, H, W, OC, KH, KW, stride, padding, dilation, groups, bias)
+    (1, 16, 9, 11, 24, 3, 3, [1, 1], [1, 1], [1, 1], 1, True),   # im2col GEMM
+    (2, 32, 7, 7, 80, 1, 1, [1, 1], [0, 0], [1, 1], 1, False),   # pointwise GEMM, m > kMC
+    (1, 12, 8, 8, 18, 3, 3, [2, 2], [1, 0], [1, 2], 3, True),    # grouped
+    (1, 8, 6, 6, 8, 3, 3, [1, 1], [1, 1], [1, 1], 8, True),      # depthwise: no GEMM
+    (1, 150, 5, 5, 7, 3, 3, [1, 1], [1, 1], [1, 1], 1, True),    # k = 1350 > kKC
+]
+
+
+def conv_call(x, w, b, stride, padding, dilation, groups, constants, runs):
+    want = torch.ops.aten.convolution.default(
+        torch.from_numpy(x), torch.from_numpy(w), None if b is None else torch.from_numpy(b),
+        stride, padding, dilation, False, [0, 0], groups).numpy()
+    out = np.full(want.shape, np.nan, x.dtype)
+    used = _C.call_kernel("aten::convolution.out",
+                          [x, w, b, stride, padding, dilation, False, [0, 0], groups, out],
+                          constants=constants, runs=runs)
+    return out, want, used
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_convolution_packs_a_constant_weight(case, layout):
+    n, c, h, w_, oc, kh, kw, stride, padding, dilation, groups, has_bias = case
+    x = RNG.standard_normal((n, c, h, w_)).astype(np.float32)
+    w = RNG.standard_normal((oc, c // groups, kh, kw)).astype(np.float32)
+    b = RNG.standard_normal((oc,)).astype(np.float32) if has_bias else None
+    if layout == "channels_last":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+        w = np.ascontiguousarray(w.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    plain, want, used_plain = conv_call(x, w, b, stride, padding, dilation, groups, [], 1)
+    packed, _, used = conv_call(x, w, b, stride, padding, dilation, groups, [1], 3)
+    depthwise = groups == c and oc // groups <= 4
+    assert used_plain == 0
+    if depthwise:
+        assert used == 0, "a depthwise convolution takes no GEMM: nothing to pack"
+    else:
+        # One float per weight element at least (panels are padded to the tile).
+        assert used >= w.size * 4, used
+    np.testing.assert_array_equal(packed, plain)
+    assert rel_err(packed, want) < 1e-5
+
+
+def test_convolution_float64_and_transposed_prepare_nothing():
+    x = RNG.standard_normal((1, 4, 6, 6))
+    w = RNG.standard_normal((6, 4, 3, 3))
+    out = np.empty((1, 6, 4, 4))
+    assert _C.call_kernel("aten::convolution.out",
+                          [x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, out],
+                          constants=[1], runs=2) == 0
+    want = torch.ops.aten.convolution.default(torch.from_numpy(x), torch.from_numpy(w), None,
+                                              [1, 1], [0, 0], [1, 1], False, [0, 0], 1).numpy()
+    assert rel_err(out, want) < 1e-12
+    xt = RNG.standard_normal((1, 4, 5, 5)).astype(np.float32)
+    wt = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    outt = np.empty((1, 3, 7, 7), np.float32)
+    assert _C.call_kernel("aten::convolution.out",
+                          [xt, wt, None, [1, 1], [0, 0], [1, 1], True, [0, 0], 1, outt],
+                          constants=[1], runs=2) == 0
+
+
+def test_convolution_prepare_refuses_a_bad_constant_configuration():
+    x = np.zeros((1, 4, 5, 5), np.float32)
+    w = np.zeros((6, 3, 3, 3), np.float32)  # 3 input channels per group; the input has 4
+    out = np.empty((1, 6, 3, 3), np.float32)
+    with pytest.raises(_C.EmberError, match="prepare.*weight: shape \\[6, 3, 3, 3\\] expects 3 "
+                                            "input channels per group"):
+        _C.call_kernel("aten::convolution.out",
+                       [x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, out], constants=[1])
+
+
+MM_SHAPES = [(5, 7, 9), (64, 200, 130), (130, 96, 97), (3, 40, 50), (17, 1, 33), (0, 8, 8)]
+
+
+@pytest.mark.parametrize("m,k,n", MM_SHAPES)
+@pytest.mark.parametrize("transposed_b", [False, True])
+def test_mm_packs_a_constant_mat2(m, k, n, transposed_b):
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    if transposed_b:  # A linear layer's weight, seen as its transpose.
+        b = np.ascontiguousarray(b.T).T
+    want = (torch.from_numpy(a) @ torch.from_numpy(b)).numpy()
+    plain = np.full((m, n), np.nan, np.float32)
+    packed = np.full((m, n), np.nan, np.float32)
+    assert _C.call_kernel("aten::mm.out", [a, b, plain]) == 0
+    used = _C.call_kernel("aten::mm.out", [a, b, packed], constants=[1], runs=3)
+    assert used >= (b.size * 4 if b.size else 0)
+    np.testing.assert_array_equal(packed, plain)
+    assert rel_err(packed, want) < 1e-5
+
+
+@pytest.mark.parametrize("m,k,n", [(6, 64, 48), (128, 256, 100)])
+@pytest.mark.parametrize("beta,alpha", [(1.0, 1.0), (0.5, 2.0), (0.0, 1.0)])
+def test_addmm_packs_a_constant_weight(m, k, n, beta, alpha):
+    x = RNG.standard_normal((m, k)).astype(np.float32)
+    weight = RNG.standard_normal((n, k)).astype(np.float32)
+    mat2 = weight.T  # What a linear layer's addmm receives.
+    bias = RNG.standard_normal((n,)).astype(np.float32)
+    want = torch.addmm(torch.from_numpy(bias), torch.from_numpy(x), torch.from_numpy(mat2),
+                       beta=beta, alpha=alpha).numpy()
+    plain = np.empty((m, n), np.float32)
+    packed = np.empty((m, n), np.float32)
+    _C.call_kernel("aten::addmm.out", [bias, x, mat2, beta, alpha, plain])
+    used = _C.call_kernel("aten::addmm.out", [bias, x, mat2, beta, alpha, packed], constants=[2],
+                          runs=2)
+    assert used >= mat2.size * 4
+    np.testing.assert_array_equal(packed, plain)
+    assert rel_err(packed, want) < 1e-5
+
+
+def test_a_non_constant_or_other_dtype_mat2_is_not_packed():
+    a = RNG.standard_normal((20, 30))
+    b = RNG.standard_normal((30, 40))
+    out = np.empty((20, 40))
+    assert _C.call_kernel("aten::mm.out", [a, b, out], constants=[1]) == 0  # float64
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    out32 = np.empty((20, 40), np.float32)
+    assert _C.call_kernel("aten::mm.out", [a32, b32, out32], runs=2) == 0  # not constant
+    assert rel_err(out32, a32.astype(np.float64) @ b32.astype(np.float64)) < 1e-5
+
+
+def test_prepare_needs_room_in_the_method_allocator():
+    a = RNG.standard_normal((64, 128)).astype(np.float32)
+    b = RNG.standard_normal((128, 128)).astype(np.float32)
+    out = np.empty((64, 128), np.float32)
+    with pytest.raises(_C.EmberError, match="prepare needs .* more bytes"):
+        _C.call_kernel("aten::mm.out", [a, b, out], constants=[1], prepare_bytes=1024)
