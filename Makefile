@@ -15,7 +15,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 # otherwise hash: without this, every fresh checkout misses the cache.
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers bench fuzz op-coverage op-coverage-opinfo op-coverage-all clean
+.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers size-check bench fuzz op-coverage op-coverage-opinfo op-coverage-all clean
 
 demo: install
 	$(PY) examples/export_cnn.py --out model.pte
@@ -23,7 +23,7 @@ demo: install
 	$(VENV)/bin/ember-run model.pte --iters 50
 	$(VENV)/bin/ember-run model_xnnpack.pte --iters 50
 
-test: install-with-tests test-cpp test-python test-sanitizers
+test: install-with-tests test-cpp test-python test-sanitizers size-check
 
 setup: install
 
@@ -51,6 +51,19 @@ install-with-tests: venv
 
 test-cpp:
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# The core (Program, Method, loader, registries; no kernels, no delegates)
+# in a size-optimised build with -fno-exceptions -fno-rtti: fails when the
+# stripped binary passes the gate. A size check, not a timing.
+SIZE_BUILD_DIR := build/size
+CORE_SIZE_GATE := 40000
+size-check: venv
+	cmake -S . -B $(SIZE_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=MinSizeRel \
+	  -DEMBER_BUILD_SIZE_TEST=ON -DEMBER_BUILD_TOOLS=OFF -DEMBER_ERROR_MESSAGES=OFF \
+	  -DCMAKE_CXX_FLAGS="-fno-asynchronous-unwind-tables" > /dev/null
+	cmake --build $(SIZE_BUILD_DIR) --target ember_core_size -j $(JOBS)
+	$(PY) runtime/test/size/check_size.py $(SIZE_BUILD_DIR)/ember_core_size --gate $(CORE_SIZE_GATE) \
+	  --program tests/programs/m.pte
 
 # The runtime, loader, writer and kernel tests again under ASan + UBSan (LSan on).
 ASAN_BUILD_DIR := build/asan

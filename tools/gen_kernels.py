@@ -268,7 +268,7 @@ def render_source(entries: list[KernelEntry]) -> str:
         '#include "runtime/kernel/kernel_registry.h"\n\n'
         "namespace ember::kernels {\nnamespace {\n\n"
         + "\n\n".join(wrappers) + "\n\n"
-        "constexpr KernelEntry kKernels[] = {\n" + "\n".join(rows) + "\n};\n\n"
+        "constexpr Kernel kKernels[] = {\n" + "\n".join(rows) + "\n};\n\n"
         "const KernelTableRegistration kRegistration(kKernels, std::size(kKernels));\n\n"
         "}  // namespace\n}  // namespace ember::kernels\n"
     )

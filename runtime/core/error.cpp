@@ -4,10 +4,12 @@
 #include <cstdio>
 
 namespace ember {
+#if EMBER_ERROR_MESSAGES
 namespace {
 // Fixed size: the message is for humans, and a long path or op name still fits.
 thread_local char g_error_message[512] = {0};
 }  // namespace
+#endif
 
 const char* error_name(Error error) {
   switch (error) {
@@ -31,6 +33,7 @@ const char* error_name(Error error) {
   return "Unknown";
 }
 
+#if EMBER_ERROR_MESSAGES
 Error set_error(Error error, const char* format, ...) {
   va_list args;
   va_start(args, format);
@@ -42,5 +45,16 @@ Error set_error(Error error, const char* format, ...) {
 const char* last_error_message() { return g_error_message; }
 
 void clear_error_message() { g_error_message[0] = '\0'; }
+#else
+namespace {
+thread_local Error g_error_code = Error::Ok;
+}  // namespace
+
+void set_error_code(Error error) { g_error_code = error; }
+
+const char* last_error_message() { return g_error_code == Error::Ok ? "" : error_name(g_error_code); }
+
+void clear_error_message() { g_error_code = Error::Ok; }
+#endif
 
 }  // namespace ember

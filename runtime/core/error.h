@@ -31,10 +31,26 @@ enum class [[nodiscard]] Error : uint32_t {
 /// Short, stable name of an error code, e.g. "InvalidProgram".
 const char* error_name(Error error);
 
+#ifndef EMBER_ERROR_MESSAGES
+#define EMBER_ERROR_MESSAGES 1
+#endif
+
+#if EMBER_ERROR_MESSAGES
 /// Formats a message into this thread's error buffer and returns `error`.
 /// printf-style; the message is truncated to the buffer's size.
 Error set_error(Error error, const char* format, ...)
     __attribute__((format(printf, 2, 3)));
+#else
+// Built with EMBER_ERROR_MESSAGES=0 (the size-optimised core, CMake
+// -DEMBER_ERROR_MESSAGES=OFF): only the code is kept, and the message text
+// and its formatting are compiled out. last_error_message() then names the code.
+void set_error_code(Error error);
+template <typename... Args>
+inline Error set_error(Error error, const char*, Args&&...) {
+  set_error_code(error);
+  return error;
+}
+#endif
 
 /// The message of the last `set_error` on this thread ("" if none).
 const char* last_error_message();

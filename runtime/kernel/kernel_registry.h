@@ -31,32 +31,27 @@ using KernelCheckFn = Error (*)(EValue* const* args, const bool* constant, size_
 struct Kernel {
   const char* name = nullptr;  // "namespace::op.overload"
   KernelFn fn = nullptr;
-  int num_args = -1;  // Count of `args` entries it expects; -1: not checked.
-  KernelCheckFn check = nullptr;  // Null: nothing to check at load.
   // Typed kernels (generated from kernels/ops.yaml): the argument kinds
   // (kernel_signature.h letters, return slot included) and names load_method
   // checks, and the optional prepare step.
   const char* kinds = nullptr;
   const char* arg_names = nullptr;
   KernelPrepareFn prepare = nullptr;
-};
-
-/// One row of a generated kernel table (tools/gen_kernels.py). A row with no
-/// `fn` only carries the signature of a kernel that registers itself.
-struct KernelEntry {
-  const char* name;
-  KernelFn fn;
-  const char* kinds;
-  const char* arg_names;
-  KernelPrepareFn prepare;
+  // Kernels that register themselves (EMBER_REGISTER_KERNEL): the count of
+  // `args` entries they expect (-1: not checked) and a load-time check.
+  int num_args = -1;
+  KernelCheckFn check = nullptr;
 };
 
 inline constexpr size_t kMaxKernels = 2048;
 /// The most arguments (return slot included) one kernel call may have.
 inline constexpr size_t kMaxKernelArgs = 32;
 
-/// Adds a kernel; a later registration of the same name replaces the earlier
-/// one (optimized kernels override portable ones). Fails when the table is full.
+/// Adds a kernel, by address: `kernel` must outlive every lookup (a static
+/// table row or registration object). A later registration of the same name
+/// replaces the earlier one (optimized kernels override portable ones). Fails
+/// when the registry is full. The registry holds pointers only (zero-initialised,
+/// so it costs no file size).
 Error register_kernel(const Kernel& kernel);
 
 /// The kernel registered under `name`, or null.
@@ -68,14 +63,18 @@ const Kernel& registered_kernel(size_t index);
 
 struct KernelRegistration {
   KernelRegistration(const char* name, KernelFn fn, int num_args,
-                     KernelCheckFn check = nullptr) {
-    (void)register_kernel(Kernel{name, fn, num_args, check});
+                     KernelCheckFn check = nullptr)
+      : kernel{name, fn, nullptr, nullptr, nullptr, num_args, check} {
+    (void)register_kernel(kernel);
   }
+  const Kernel kernel;
 };
 
-/// Registers every row of a generated table (one static object per table).
+/// Registers every row of a generated table (one static object per table);
+/// a row with no `fn` only carries the signature of a kernel that registers
+/// itself.
 struct KernelTableRegistration {
-  KernelTableRegistration(const KernelEntry* table, size_t count);
+  KernelTableRegistration(const Kernel* table, size_t count);
 };
 
 }  // namespace ember
