@@ -6,14 +6,13 @@
 //   aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out)
 //   aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out)
 //   aten::any.all_out(Tensor self, *, Tensor(a!) out)
-// each followed by out(return).
 //
 // amax/amin/max/min keep self's dtype (all dtypes), propagate NaN and fail on
 // an empty reduced dim, as eager does. any gives bool (uint8 for uint8 input);
 // the any of nothing is false.
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -60,23 +59,16 @@ void run_extremum(KernelContext& ctx, const Tensor& self, const ReduceDims& dims
 }
 
 template <bool kMax>
-void amax_out(KernelContext& ctx, EValue** args) {
-  ReductionArgs r;
-  if (!reduction_args(ctx, args, DimArg::kList, 3, &r)) return;
-  run_extremum<kMax>(ctx, *r.self, r.dims, r.keepdim, *r.out);
-}
-
-template <bool kMax>
-void max_unary_out(KernelContext& ctx, EValue** args) {
-  ReductionArgs r;
-  if (!reduction_args(ctx, args, DimArg::kNone, 1, &r)) return;
-  if (r.self->numel == 0) {
+void run_max_unary(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  if (self.numel == 0) {
     ctx.fail(Error::InvalidArgument,
              "self: expected a non-empty tensor (shape %s) for a reduction without dim",
-             ShapeStr(r.self->shape()).c_str());
+             ShapeStr(self.shape()).c_str());
     return;
   }
-  run_extremum<kMax>(ctx, *r.self, r.dims, false, *r.out);
+  ReduceDims dims;
+  reduce_dims_all(self.dim, &dims);
+  run_extremum<kMax>(ctx, self, dims, false, out);
 }
 
 void run_any(KernelContext& ctx, const Tensor& self, const ReduceDims& dims, bool keepdim,
@@ -97,32 +89,45 @@ void run_any(KernelContext& ctx, const Tensor& self, const ReduceDims& dims, boo
   });
 }
 
-void any_dim_out(KernelContext& ctx, EValue** args) {
-  ReductionArgs r;
-  if (!reduction_args(ctx, args, DimArg::kInt, 3, &r)) return;
-  run_any(ctx, *r.self, r.dims, r.keepdim, *r.out);
-}
-
-void any_dims_out(KernelContext& ctx, EValue** args) {
-  ReductionArgs r;
-  if (!reduction_args(ctx, args, DimArg::kList, 3, &r)) return;
-  run_any(ctx, *r.self, r.dims, r.keepdim, *r.out);
-}
-
-void any_all_out(KernelContext& ctx, EValue** args) {
-  ReductionArgs r;
-  if (!reduction_args(ctx, args, DimArg::kNone, 1, &r)) return;
-  run_any(ctx, *r.self, r.dims, r.keepdim, *r.out);
-}
-
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::amax.out", amax_out<true>, 5);
-EMBER_REGISTER_KERNEL("aten::amin.out", amax_out<false>, 5);
-EMBER_REGISTER_KERNEL("aten::max.unary_out", max_unary_out<true>, 3);
-EMBER_REGISTER_KERNEL("aten::min.unary_out", max_unary_out<false>, 3);
-EMBER_REGISTER_KERNEL("aten::any.out", any_dim_out, 5);
-EMBER_REGISTER_KERNEL("aten::any.dims_out", any_dims_out, 5);
-EMBER_REGISTER_KERNEL("aten::any.all_out", any_all_out, 3);
+void amax_out(KernelContext& ctx, const Tensor& self, IntSpan dim, bool keepdim, Tensor& out) {
+  ReduceDims dims;
+  if (!reduce_dims_list(ctx, dim, "dim", self.dim, &dims)) return;
+  run_extremum<true>(ctx, self, dims, keepdim, out);
+}
+
+void amin_out(KernelContext& ctx, const Tensor& self, IntSpan dim, bool keepdim, Tensor& out) {
+  ReduceDims dims;
+  if (!reduce_dims_list(ctx, dim, "dim", self.dim, &dims)) return;
+  run_extremum<false>(ctx, self, dims, keepdim, out);
+}
+
+void max_unary_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_max_unary<true>(ctx, self, out);
+}
+
+void min_unary_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  run_max_unary<false>(ctx, self, out);
+}
+
+void any_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim, Tensor& out) {
+  ReduceDims dims;
+  if (!reduce_dims_one(ctx, dim, self.dim, "dim", &dims)) return;
+  run_any(ctx, self, dims, keepdim, out);
+}
+
+void any_dims_out(KernelContext& ctx, const Tensor& self, std::optional<IntSpan> dim,
+                  bool keepdim, Tensor& out) {
+  ReduceDims dims;
+  if (!reduce_dims_list(ctx, dim, "dim", self.dim, &dims)) return;
+  run_any(ctx, self, dims, keepdim, out);
+}
+
+void any_all_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  ReduceDims dims;
+  reduce_dims_all(self.dim, &dims);
+  run_any(ctx, self, dims, false, out);
+}
 
 }  // namespace ember::kernels::portable

@@ -1,17 +1,15 @@
 // Extremum reductions with indices:
 //   aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out)
 //   aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out)
-//     args: self, dim, keepdim, out, out(return)
 //   aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values)
 //   aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices)
-//     args: self, dim, keepdim, values, indices, (values, indices)(return TensorList)
 //
 // Indices are int64 and count along `dim` (argmax without dim: the flat
 // row-major index). The first extremum wins; a NaN beats every number and
 // the first NaN wins, as in eager. An empty reduced dim fails.
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -76,69 +74,87 @@ void arg_extremum(const Tensor& self, const ReducePlan& plan, Tensor* values, Te
 }
 
 template <bool kMax>
-void argmax_out(KernelContext& ctx, EValue** args) {
-  ReductionArgs r;
-  if (!reduction_args(ctx, args, DimArg::kOptionalInt, 3, &r)) return;
-  Tensor* self = r.self;
-  Tensor* out = r.out;
-  const bool flat = args[1] == nullptr || args[1]->is_none();
-  if (!check_supported(ctx, *self, "self") || !check_dtype(ctx, *out, "out", ScalarType::Long)) {
+void run_argmax(KernelContext& ctx, const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                Tensor& out) {
+  ReduceDims dims;
+  const bool flat = !dim.has_value();
+  if (flat) {
+    reduce_dims_all(self.dim, &dims);
+  } else if (!reduce_dims_one(ctx, *dim, self.dim, "dim", &dims)) {
     return;
   }
-  if (self->dtype == ScalarType::Bool) {
-    fail_dtype(ctx, "self", self->dtype);
+  if (!check_supported(ctx, self, "self") || !check_dtype(ctx, out, "out", ScalarType::Long)) {
     return;
   }
-  if (flat && self->numel == 0) {
+  if (self.dtype == ScalarType::Bool) {
+    fail_dtype(ctx, "self", self.dtype);
+    return;
+  }
+  if (flat && self.numel == 0) {
     ctx.fail(Error::InvalidArgument, "self: expected a non-empty tensor without dim, got shape %s",
-             ShapeStr(self->shape()).c_str());
+             ShapeStr(self.shape()).c_str());
     return;
   }
-  if (!check_nonempty_reduction(ctx, *self, r.dims, "self")) return;
-  if (!resize_reduced(ctx, *self, r.dims, r.keepdim, *out)) return;
-  if (out->numel == 0) return;
+  if (!check_nonempty_reduction(ctx, self, dims, "self")) return;
+  if (!resize_reduced(ctx, self, dims, keepdim, out)) return;
+  if (out.numel == 0) return;
   ReducePlan plan;
-  plan.init(*self, r.dims, *out);
-  (void)dispatch_dtype<kRealTypes>(self->dtype, [&](auto tag) {
+  plan.init(self, dims, out);
+  (void)dispatch_dtype<kRealTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    arg_extremum<kMax, S>(*self, plan, nullptr, *out, nullptr);
+    arg_extremum<kMax, S>(self, plan, nullptr, out, nullptr);
   });
 }
 
+// max.dim_max / min.dim_min: `values` and `indices` carry the schema's names
+// (max, max_values / min, min_indices).
 template <bool kMax>
-void max_dim_out(KernelContext& ctx, EValue** args) {
-  ReductionArgs r;
-  if (!reduction_args(ctx, args, DimArg::kInt, 3, &r, kMax ? "max" : "min")) return;
-  Tensor* self = r.self;
-  Tensor* values = r.out;
-  Tensor* indices = tensor_arg(ctx, args, 4, kMax ? "max_values" : "min_indices");
-  if (indices == nullptr) return;
-  if (!check_supported(ctx, *self, "self") ||
-      !check_dtype(ctx, *values, kMax ? "max" : "min", self->dtype) ||
-      !check_dtype(ctx, *indices, kMax ? "max_values" : "min_indices", ScalarType::Long)) {
+void run_max_dim(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim,
+                 Tensor& values, Tensor& indices) {
+  const char* values_name = kMax ? "max" : "min";
+  const char* indices_name = kMax ? "max_values" : "min_indices";
+  ReduceDims dims;
+  if (!reduce_dims_one(ctx, dim, self.dim, "dim", &dims)) return;
+  if (!check_supported(ctx, self, "self") || !check_dtype(ctx, values, values_name, self.dtype) ||
+      !check_dtype(ctx, indices, indices_name, ScalarType::Long)) {
     return;
   }
-  if (!check_nonempty_reduction(ctx, *self, r.dims, "self")) return;
-  if (!resize_reduced(ctx, *self, r.dims, r.keepdim, *values) ||
-      !resize_reduced(ctx, *self, r.dims, r.keepdim, *indices)) {
+  if (!check_nonempty_reduction(ctx, self, dims, "self")) return;
+  if (!resize_reduced(ctx, self, dims, keepdim, values) ||
+      !resize_reduced(ctx, self, dims, keepdim, indices)) {
     return;
   }
-  if (values->numel == 0) return;
+  if (values.numel == 0) return;
   ReducePlan plan;
-  plan.init(*self, r.dims, *indices);
+  plan.init(self, dims, indices);
   ReducePlan values_plan;
-  values_plan.init(*self, r.dims, *values);
-  (void)dispatch_dtype<kAllTypes>(self->dtype, [&](auto tag) {
+  values_plan.init(self, dims, values);
+  (void)dispatch_dtype<kAllTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    arg_extremum<kMax, S>(*self, plan, values, *indices, &values_plan);
+    arg_extremum<kMax, S>(self, plan, &values, indices, &values_plan);
   });
 }
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::argmax.out", argmax_out<true>, 5);
-EMBER_REGISTER_KERNEL("aten::argmin.out", argmax_out<false>, 5);
-EMBER_REGISTER_KERNEL("aten::max.dim_max", max_dim_out<true>, 6);
-EMBER_REGISTER_KERNEL("aten::min.dim_min", max_dim_out<false>, 6);
+void argmax_out(KernelContext& ctx, const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                Tensor& out) {
+  run_argmax<true>(ctx, self, dim, keepdim, out);
+}
+
+void argmin_out(KernelContext& ctx, const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                Tensor& out) {
+  run_argmax<false>(ctx, self, dim, keepdim, out);
+}
+
+void max_dim_max(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim, Tensor& max,
+                 Tensor& max_values) {
+  run_max_dim<true>(ctx, self, dim, keepdim, max, max_values);
+}
+
+void min_dim_min(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim, Tensor& min,
+                 Tensor& min_indices) {
+  run_max_dim<false>(ctx, self, dim, keepdim, min, min_indices);
+}
 
 }  // namespace ember::kernels::portable

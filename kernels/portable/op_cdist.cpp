@@ -1,8 +1,7 @@
 // aten::_cdist_forward.out(Tensor x1, Tensor x2, float p, int? compute_mode, *, Tensor(a!) out)
-//   args: x1 [*, P, M], x2 [*, R, M], p, compute_mode, out [*, P, R], out(return);
-//   the batch dims broadcast.
+//   x1 [*, P, M], x2 [*, R, M], out [*, P, R]; the batch dims broadcast.
 // aten::_pdist_forward.out(Tensor self, float p=2., *, Tensor(a!) out)
-//   args: self [N, M], p, out [N·(N-1)/2], out(return); pairs (i, j), i < j, in order.
+//   self [N, M], out [N·(N-1)/2]: pairs (i, j), i < j, in order.
 //
 // p-norm distances for p >= 0 (p = 0 counts differing coordinates, p = inf
 // takes the largest), accumulated in float64. compute_mode only chooses eager's
@@ -10,7 +9,7 @@
 #include <cmath>
 
 #include "kernels/portable/util/binary.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -46,75 +45,69 @@ double distance(const S* a, int64_t sa, const S* b, int64_t sb, int64_t m, doubl
   return std::pow(acc, 1.0 / p);
 }
 
-bool read_p(KernelContext& ctx, EValue** args, int index, double* p) {
-  const EValue* v = scalar_arg(ctx, args, index, "p");
-  if (v == nullptr) return false;
-  *p = v->scalar_as_double();
-  if (!(*p >= 0)) {
-    ctx.fail(Error::InvalidArgument, "p: must be a non-negative value, got %g", *p);
+bool check_p(KernelContext& ctx, double p) {
+  if (!(p >= 0)) {
+    ctx.fail(Error::InvalidArgument, "p: must be a non-negative value, got %g", p);
     return false;
   }
   return true;
 }
 
-void cdist_forward_out(KernelContext& ctx, EValue** args) {
-  Tensor* x1 = tensor_arg(ctx, args, 0, "x1");
-  if (x1 == nullptr) return;
-  Tensor* x2 = tensor_arg(ctx, args, 1, "x2");
-  if (x2 == nullptr) return;
-  double p = 2;
-  if (!read_p(ctx, args, 2, &p)) return;
-  Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (out == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, x1->dim >= 2 && x2->dim >= 2,
+}  // namespace
+
+void _cdist_forward_out(KernelContext& ctx, const Tensor& x1, const Tensor& x2, double p,
+                        std::optional<int64_t> compute_mode, Tensor& out) {
+  (void)compute_mode;  // Only picks eager's matmul shortcut for p = 2.
+  if (!check_p(ctx, p)) return;
+  EMBER_KERNEL_CHECK(ctx, x1.dim >= 2 && x2.dim >= 2,
                      "x1, x2: expected at least 2-D tensors, got shapes %s and %s",
-                     ShapeStr(x1->shape()).c_str(), ShapeStr(x2->shape()).c_str());
-  EMBER_KERNEL_CHECK(ctx, x1->sizes[x1->dim - 1] == x2->sizes[x2->dim - 1],
+                     ShapeStr(x1.shape()).c_str(), ShapeStr(x2.shape()).c_str());
+  EMBER_KERNEL_CHECK(ctx, x1.sizes[x1.dim - 1] == x2.sizes[x2.dim - 1],
                      "x1, x2: shapes %s and %s differ in the last dim",
-                     ShapeStr(x1->shape()).c_str(), ShapeStr(x2->shape()).c_str());
-  if (!is_floating_type(x1->dtype)) {
-    fail_dtype(ctx, "x1", x1->dtype);
+                     ShapeStr(x1.shape()).c_str(), ShapeStr(x2.shape()).c_str());
+  if (!is_floating_type(x1.dtype)) {
+    fail_dtype(ctx, "x1", x1.dtype);
     return;
   }
-  if (!check_dtype(ctx, *x2, "x2", x1->dtype) || !check_dtype(ctx, *out, "out", x1->dtype)) {
+  if (!check_dtype(ctx, x2, "x2", x1.dtype) || !check_dtype(ctx, out, "out", x1.dtype)) {
     return;
   }
   int32_t batch[kTensorMaxDim];
   int32_t nb = 0;
   EMBER_KERNEL_CHECK(ctx,
-                     broadcast_shapes({x1->sizes, static_cast<size_t>(x1->dim - 2)},
-                                      {x2->sizes, static_cast<size_t>(x2->dim - 2)}, batch, &nb) &&
+                     broadcast_shapes({x1.sizes, static_cast<size_t>(x1.dim - 2)},
+                                      {x2.sizes, static_cast<size_t>(x2.dim - 2)}, batch, &nb) &&
                          nb + 2 <= kTensorMaxDim,
                      "x1, x2: batch dims of shapes %s and %s do not broadcast",
-                     ShapeStr(x1->shape()).c_str(), ShapeStr(x2->shape()).c_str());
-  const int64_t rows1 = x1->sizes[x1->dim - 2];
-  const int64_t rows2 = x2->sizes[x2->dim - 2];
-  const int64_t m = x1->sizes[x1->dim - 1];
+                     ShapeStr(x1.shape()).c_str(), ShapeStr(x2.shape()).c_str());
+  const int64_t rows1 = x1.sizes[x1.dim - 2];
+  const int64_t rows2 = x2.sizes[x2.dim - 2];
+  const int64_t m = x1.sizes[x1.dim - 1];
   int32_t sizes[kTensorMaxDim];
   for (int32_t d = 0; d < nb; ++d) sizes[d] = batch[d];
   sizes[nb] = static_cast<int32_t>(rows1);
   sizes[nb + 1] = static_cast<int32_t>(rows2);
-  if (!resize_out(ctx, *out, {sizes, static_cast<size_t>(nb + 2)})) return;
-  if (out->numel == 0) return;
+  if (!resize_out(ctx, out, {sizes, static_cast<size_t>(nb + 2)})) return;
+  if (out.numel == 0) return;
   // Batch strides, 0 where an operand broadcasts.
   int64_t s1[kTensorMaxDim], s2[kTensorMaxDim];
   for (int32_t d = 0; d < nb; ++d) {
-    const int32_t d1 = d - (nb - (x1->dim - 2));
-    const int32_t d2 = d - (nb - (x2->dim - 2));
-    s1[d] = d1 >= 0 && x1->sizes[d1] != 1 ? x1->strides[d1] : 0;
-    s2[d] = d2 >= 0 && x2->sizes[d2] != 1 ? x2->strides[d2] : 0;
+    const int32_t d1 = d - (nb - (x1.dim - 2));
+    const int32_t d2 = d - (nb - (x2.dim - 2));
+    s1[d] = d1 >= 0 && x1.sizes[d1] != 1 ? x1.strides[d1] : 0;
+    s2[d] = d2 >= 0 && x2.sizes[d2] != 1 ? x2.strides[d2] : 0;
   }
-  const int64_t* strides[3] = {out->strides, s1, s2};
+  const int64_t* strides[3] = {out.strides, s1, s2};
   StridedLoop<3> loop;
   loop.init({batch, static_cast<size_t>(nb)}, strides);
-  (void)dispatch_dtype<kFloating>(x1->dtype, [&](auto tag) {
+  (void)dispatch_dtype<kFloating>(x1.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const S* a0 = x1->data_ptr<const S>();
-    const S* b0 = x2->data_ptr<const S>();
-    S* o0 = out->data_ptr<S>();
-    const int64_t a_row = x1->strides[x1->dim - 2], a_col = x1->strides[x1->dim - 1];
-    const int64_t b_row = x2->strides[x2->dim - 2], b_col = x2->strides[x2->dim - 1];
-    const int64_t o_row = out->strides[nb], o_col = out->strides[nb + 1];
+    const S* a0 = x1.data_ptr<const S>();
+    const S* b0 = x2.data_ptr<const S>();
+    S* o0 = out.data_ptr<S>();
+    const int64_t a_row = x1.strides[x1.dim - 2], a_col = x1.strides[x1.dim - 1];
+    const int64_t b_row = x2.strides[x2.dim - 2], b_col = x2.strides[x2.dim - 1];
+    const int64_t o_row = out.strides[nb], o_col = out.strides[nb + 1];
     loop.run([&](const int64_t* off, int64_t n, const int64_t* st) {
       for (int64_t bi = 0; bi < n; ++bi) {
         const S* a = a0 + off[1] + bi * st[1];
@@ -131,45 +124,35 @@ void cdist_forward_out(KernelContext& ctx, EValue** args) {
   });
 }
 
-void pdist_forward_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  double p = 2;
-  if (!read_p(ctx, args, 1, &p)) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, self->dim == 2, "self: expected a 2-D tensor, got shape %s",
-                     ShapeStr(self->shape()).c_str());
-  if (!is_floating_type(self->dtype)) {
-    fail_dtype(ctx, "self", self->dtype);
+void _pdist_forward_out(KernelContext& ctx, const Tensor& self, double p, Tensor& out) {
+  if (!check_p(ctx, p)) return;
+  EMBER_KERNEL_CHECK(ctx, self.dim == 2, "self: expected a 2-D tensor, got shape %s",
+                     ShapeStr(self.shape()).c_str());
+  if (!is_floating_type(self.dtype)) {
+    fail_dtype(ctx, "self", self.dtype);
     return;
   }
-  if (!check_dtype(ctx, *out, "out", self->dtype)) return;
-  const int64_t n = self->sizes[0];
-  const int64_t m = self->sizes[1];
+  if (!check_dtype(ctx, out, "out", self.dtype)) return;
+  const int64_t n = self.sizes[0];
+  const int64_t m = self.sizes[1];
   const int64_t pairs = n * (n - 1) / 2;
   EMBER_KERNEL_CHECK(ctx, pairs <= INT32_MAX, "self: %lld rows give too many pairs",
                      static_cast<long long>(n));
   const int32_t size[1] = {static_cast<int32_t>(n > 1 ? pairs : 0)};
-  if (!resize_out(ctx, *out, size)) return;
-  (void)dispatch_dtype<kFloating>(self->dtype, [&](auto tag) {
+  if (!resize_out(ctx, out, size)) return;
+  (void)dispatch_dtype<kFloating>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const S* x = self->data_ptr<const S>();
-    S* o = out->data_ptr<S>();
+    const S* x = self.data_ptr<const S>();
+    S* o = out.data_ptr<S>();
     int64_t k = 0;
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t j = i + 1; j < n; ++j, ++k) {
-        o[k * out->strides[0]] = convert<S>(distance(x + i * self->strides[0], self->strides[1],
-                                                     x + j * self->strides[0], self->strides[1],
-                                                     m, p));
+        o[k * out.strides[0]] = convert<S>(distance(x + i * self.strides[0], self.strides[1],
+                                                    x + j * self.strides[0], self.strides[1],
+                                                    m, p));
       }
     }
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::_cdist_forward.out", cdist_forward_out, 6);
-EMBER_REGISTER_KERNEL("aten::_pdist_forward.out", pdist_forward_out, 4);
 
 }  // namespace ember::kernels::portable

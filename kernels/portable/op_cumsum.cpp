@@ -1,13 +1,12 @@
 // aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 // aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
-// args: self, dim, dtype, out, out(return).
 //
 // The result dtype is `dtype` when given, else out's dtype (int64 for
 // integral and bool input, as eager promotes). Floating results accumulate in
 // float64, integral ones in int64 with wrap-around. Any dim orders.
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -29,52 +28,51 @@ void run_scan(const Tensor& self, const ReducePlan& plan, int64_t len, int64_t i
 }
 
 template <Scan kScan>
-void scan_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  int64_t dim_arg = 0;
-  if (!int_arg(ctx, args, 1, "dim", &dim_arg)) return;
+void run_scan_op(KernelContext& ctx, const Tensor& self, int64_t dim_arg,
+                 std::optional<int64_t> dtype_arg, Tensor& out) {
   int32_t dim = 0;
-  if (!normalize_dim(ctx, dim_arg, self->dim, "dim", &dim)) return;
-  Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (out == nullptr) return;
-  ScalarType dtype = out->dtype;
+  if (!normalize_dim(ctx, dim_arg, self.dim, "dim", &dim)) return;
+  ScalarType dtype = out.dtype;
   bool has_dtype = false;
-  if (!optional_dtype_arg(ctx, args, 2, "dtype", &dtype, &has_dtype)) return;
-  if (!check_supported(ctx, *self, "self") || !check_supported(ctx, *out, "out")) return;
-  if (has_dtype && !check_dtype(ctx, *out, "out", dtype)) return;
-  if (!has_dtype && !can_cast(self->dtype, out->dtype)) {
+  if (!optional_dtype(ctx, dtype_arg, "dtype", &dtype, &has_dtype)) return;
+  if (!check_supported(ctx, self, "self") || !check_supported(ctx, out, "out")) return;
+  if (has_dtype && !check_dtype(ctx, out, "out", dtype)) return;
+  if (!has_dtype && !can_cast(self.dtype, out.dtype)) {
     ctx.fail(Error::InvalidArgument, "out: dtype %s cannot hold the %s of input dtype %s",
-             scalar_type_name(out->dtype), kScan == Scan::kSum ? "cumsum" : "cumprod",
-             scalar_type_name(self->dtype));
+             scalar_type_name(out.dtype), kScan == Scan::kSum ? "cumsum" : "cumprod",
+             scalar_type_name(self.dtype));
     return;
   }
-  if (!resize_out(ctx, *out, self->shape())) return;
-  if (out->numel == 0) return;
+  if (!resize_out(ctx, out, self.shape())) return;
+  if (out.numel == 0) return;
   ReduceDims dims;
-  (void)reduce_dims_one(ctx, dim, self->dim, "dim", &dims);
+  (void)reduce_dims_one(ctx, dim, self.dim, "dim", &dims);
   ReducePlan plan;  // Walks every position of the other dims.
-  plan.init(*self, dims, *out);
-  const int64_t len = self->dim == 0 ? 1 : self->sizes[dim];
-  const int64_t in_step = self->dim == 0 ? 0 : self->strides[dim];
-  const int64_t out_step = self->dim == 0 ? 0 : out->strides[dim];
-  (void)dispatch_dtype<kAllTypes>(self->dtype, [&](auto tag) {
+  plan.init(self, dims, out);
+  const int64_t len = self.dim == 0 ? 1 : self.sizes[dim];
+  const int64_t in_step = self.dim == 0 ? 0 : self.strides[dim];
+  const int64_t out_step = self.dim == 0 ? 0 : out.strides[dim];
+  (void)dispatch_dtype<kAllTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    if (is_floating_type(out->dtype)) {
-      run_scan<kScan, S, double>(*self, plan, len, in_step, out_step, *out);
+    if (is_floating_type(out.dtype)) {
+      run_scan<kScan, S, double>(self, plan, len, in_step, out_step, out);
     } else {
       // A float input cast to an integral dtype truncates first, as eager does.
-      run_scan<kScan, S, int64_t>(*self, plan, len, in_step, out_step, *out);
+      run_scan<kScan, S, int64_t>(self, plan, len, in_step, out_step, out);
     }
   });
 }
 
-void cumsum_out(KernelContext& ctx, EValue** args) { scan_out<Scan::kSum>(ctx, args); }
-void cumprod_out(KernelContext& ctx, EValue** args) { scan_out<Scan::kProd>(ctx, args); }
-
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::cumsum.out", cumsum_out, 5);
-EMBER_REGISTER_KERNEL("aten::cumprod.out", cumprod_out, 5);
+void cumsum_out(KernelContext& ctx, const Tensor& self, int64_t dim, std::optional<int64_t> dtype,
+                Tensor& out) {
+  run_scan_op<Scan::kSum>(ctx, self, dim, dtype, out);
+}
+
+void cumprod_out(KernelContext& ctx, const Tensor& self, int64_t dim,
+                 std::optional<int64_t> dtype, Tensor& out) {
+  run_scan_op<Scan::kProd>(ctx, self, dim, dtype, out);
+}
 
 }  // namespace ember::kernels::portable

@@ -1,6 +1,5 @@
 // aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *,
 //     Tensor(a!) out) -> Tensor(a!)
-// args: self, bins, min, max, out, out(return).
 //
 // A histogram of self's elements over `bins` equal-width bins of [min, max];
 // out (self's dtype, shape [bins]) holds the counts. As eager:
@@ -17,7 +16,7 @@
 
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/dtype.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -63,33 +62,25 @@ void run_histc(KernelContext& ctx, const Tensor& self, int64_t bins, double min_
   }
 }
 
-void histc_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  int64_t bins = 0;
-  if (self == nullptr || !int_arg(ctx, args, 1, "bins", &bins)) return;
-  const EValue* min_value = scalar_arg(ctx, args, 2, "min");
-  const EValue* max_value = min_value ? scalar_arg(ctx, args, 3, "max") : nullptr;
-  if (max_value == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (out == nullptr || !check_dtype(ctx, *out, "out", self->dtype)) return;
-  EMBER_KERNEL_CHECK(ctx, is_floating_type(self->dtype),
-                     "self: histc takes a floating tensor, got %s",
-                     scalar_type_name(self->dtype));
-  EMBER_KERNEL_CHECK(ctx, bins > 0 && bins <= INT32_MAX, "bins: must be > 0, got %lld",
-                     static_cast<long long>(bins));
-  const double lo = min_value->scalar_as_double(), hi = max_value->scalar_as_double();
-  EMBER_KERNEL_CHECK(ctx, !(lo > hi), "max must be larger than min (min %g, max %g)", lo, hi);
-  const int32_t shape[1] = {static_cast<int32_t>(bins)};
-  if (!resize_out(ctx, *out, shape)) return;
-  if (!dispatch_dtype<kFloating>(self->dtype, [&](auto tag) {
-        run_histc<typename decltype(tag)::type>(ctx, *self, bins, lo, hi, *out);
-      })) {
-    fail_dtype(ctx, "self", self->dtype);
-  }
-}
-
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::histc.out", histc_out, 6);
+void histc_out(KernelContext& ctx, const Tensor& self, int64_t bins, const EValue& min,
+               const EValue& max, Tensor& out) {
+  if (!check_dtype(ctx, out, "out", self.dtype)) return;
+  EMBER_KERNEL_CHECK(ctx, is_floating_type(self.dtype),
+                     "self: histc takes a floating tensor, got %s",
+                     scalar_type_name(self.dtype));
+  EMBER_KERNEL_CHECK(ctx, bins > 0 && bins <= INT32_MAX, "bins: must be > 0, got %lld",
+                     static_cast<long long>(bins));
+  const double lo = min.scalar_as_double(), hi = max.scalar_as_double();
+  EMBER_KERNEL_CHECK(ctx, !(lo > hi), "max must be larger than min (min %g, max %g)", lo, hi);
+  const int32_t shape[1] = {static_cast<int32_t>(bins)};
+  if (!resize_out(ctx, out, shape)) return;
+  if (!dispatch_dtype<kFloating>(self.dtype, [&](auto tag) {
+        run_histc<typename decltype(tag)::type>(ctx, self, bins, lo, hi, out);
+      })) {
+    fail_dtype(ctx, "self", self.dtype);
+  }
+}
 
 }  // namespace ember::kernels::portable

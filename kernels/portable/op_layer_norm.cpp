@@ -1,7 +1,5 @@
 // aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight,
 //     Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2)
-// args: input, normalized_shape, weight, bias, eps, out0, out1, out2,
-// (out0, out1, out2)(return TensorList).
 //
 // out0 = (x - mean) * rstd * weight + bias over the last k dims; out1 = mean
 // and out2 = rstd = 1 / sqrt(var + eps) (biased variance), shaped like input
@@ -18,7 +16,7 @@
 #include "kernels/portable/util/layer_norm_f32.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/reduce.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -120,66 +118,49 @@ void layer_norm(KernelContext& ctx, const Tensor& x, const Tensor* w, const Tens
   });
 }
 
-void native_layer_norm_out(KernelContext& ctx, EValue** args) {
-  Tensor* input = tensor_arg(ctx, args, 0, "input");
-  if (input == nullptr) return;
-  std::span<const int64_t> normalized;
-  if (!int_list_arg(ctx, args, 1, "normalized_shape", &normalized)) return;
-  Tensor* weight = nullptr;
-  Tensor* bias = nullptr;
-  if (!optional_tensor_arg(ctx, args, 2, "weight", &weight) ||
-      !optional_tensor_arg(ctx, args, 3, "bias", &bias)) {
-    return;
-  }
-  const EValue* eps_v = scalar_arg(ctx, args, 4, "eps");
-  if (eps_v == nullptr) return;
-  Tensor* out0 = tensor_arg(ctx, args, 5, "out0");
-  Tensor* out1 = out0 ? tensor_arg(ctx, args, 6, "out1") : nullptr;
-  Tensor* out2 = out1 ? tensor_arg(ctx, args, 7, "out2") : nullptr;
-  if (out2 == nullptr) return;
-  const int32_t k = static_cast<int32_t>(normalized.size());
-  bool shape_ok = k >= 1 && k <= input->dim;
+}  // namespace
+
+void native_layer_norm_out(KernelContext& ctx, const Tensor& input, IntSpan normalized_shape,
+                           const Tensor* weight, const Tensor* bias, double eps, Tensor& out0,
+                           Tensor& out1, Tensor& out2) {
+  const int32_t k = static_cast<int32_t>(normalized_shape.size());
+  bool shape_ok = k >= 1 && k <= input.dim;
   for (int32_t i = 0; shape_ok && i < k; ++i) {
-    shape_ok = normalized[i] == input->sizes[input->dim - k + i];
+    shape_ok = normalized_shape[i] == input.sizes[input.dim - k + i];
   }
   EMBER_KERNEL_CHECK(ctx, shape_ok,
                      "normalized_shape: %s is not a non-empty suffix of input shape %s",
-                     ShapeStr(normalized).c_str(), ShapeStr(input->shape()).c_str());
-  if (!is_floating_type(input->dtype)) {
-    fail_dtype(ctx, "input", input->dtype);
+                     ShapeStr(normalized_shape).c_str(), ShapeStr(input.shape()).c_str());
+  if (!is_floating_type(input.dtype)) {
+    fail_dtype(ctx, "input", input.dtype);
     return;
   }
-  for (Tensor* p : {weight, bias}) {
+  for (const Tensor* p : {weight, bias}) {
     if (p == nullptr) continue;
     const char* name = p == weight ? "weight" : "bias";
     bool same = p->dim == k;
-    for (int32_t i = 0; same && i < k; ++i) same = p->sizes[i] == normalized[i];
+    for (int32_t i = 0; same && i < k; ++i) same = p->sizes[i] == normalized_shape[i];
     EMBER_KERNEL_CHECK(ctx, same, "%s: shape %s does not match normalized_shape %s", name,
-                       ShapeStr(p->shape()).c_str(), ShapeStr(normalized).c_str());
-    if (!check_dtype(ctx, *p, name, input->dtype)) return;
+                       ShapeStr(p->shape()).c_str(), ShapeStr(normalized_shape).c_str());
+    if (!check_dtype(ctx, *p, name, input.dtype)) return;
   }
-  if (!check_dtype(ctx, *out0, "out0", input->dtype)) return;
-  EMBER_KERNEL_CHECK(ctx, is_floating_type(out1->dtype) && is_floating_type(out2->dtype),
+  if (!check_dtype(ctx, out0, "out0", input.dtype)) return;
+  EMBER_KERNEL_CHECK(ctx, is_floating_type(out1.dtype) && is_floating_type(out2.dtype),
                      "out1/out2: expected floating dtypes, got %s and %s",
-                     scalar_type_name(out1->dtype), scalar_type_name(out2->dtype));
-  const int32_t axis = input->dim - k;
+                     scalar_type_name(out1.dtype), scalar_type_name(out2.dtype));
+  const int32_t axis = input.dim - k;
   int32_t stat_sizes[kTensorMaxDim];
-  for (int32_t d = 0; d < input->dim; ++d) stat_sizes[d] = d < axis ? input->sizes[d] : 1;
-  const std::span<const int32_t> stat_shape{stat_sizes, static_cast<size_t>(input->dim)};
-  if (!resize_out(ctx, *out0, input->shape()) || !resize_out(ctx, *out1, stat_shape) ||
-      !resize_out(ctx, *out2, stat_shape)) {
+  for (int32_t d = 0; d < input.dim; ++d) stat_sizes[d] = d < axis ? input.sizes[d] : 1;
+  const std::span<const int32_t> stat_shape{stat_sizes, static_cast<size_t>(input.dim)};
+  if (!resize_out(ctx, out0, input.shape()) || !resize_out(ctx, out1, stat_shape) ||
+      !resize_out(ctx, out2, stat_shape)) {
     return;
   }
-  if (out0->numel == 0) return;
-  const double eps = eps_v->scalar_as_double();
-  (void)dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
+  if (out0.numel == 0) return;
+  (void)dispatch_dtype<kFloating>(input.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    layer_norm<S>(ctx, *input, weight, bias, eps, axis, *out0, *out1, *out2);
+    layer_norm<S>(ctx, input, weight, bias, eps, axis, out0, out1, out2);
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::native_layer_norm.out", native_layer_norm_out, 9);
 
 }  // namespace ember::kernels::portable

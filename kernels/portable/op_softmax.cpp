@@ -1,6 +1,5 @@
 // aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
 // aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
-// args: self, dim, half_to_float, out, out(return).
 //
 // Floating dtypes; out has self's dtype, or float32 for a float16/bfloat16
 // self with half_to_float. Numerically stable: the row maximum is subtracted
@@ -17,7 +16,7 @@
 #include "kernels/portable/util/reduce.h"
 #include "kernels/portable/util/softmax_f32.h"
 #include "kernels/portable/util/unary.h"  // unary_detail::same_layout
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -82,38 +81,31 @@ void softmax_rows(const Tensor& self, const ReducePlan& plan, int64_t len, int64
 }
 
 template <bool kLog>
-void softmax_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  int64_t dim_arg = 0;
-  if (!int_arg(ctx, args, 1, "dim", &dim_arg)) return;
+void run_softmax(KernelContext& ctx, const Tensor& self, int64_t dim_arg, bool half_to_float,
+                 Tensor& out) {
   int32_t dim = 0;
-  if (!normalize_dim(ctx, dim_arg, self->dim, "dim", &dim)) return;
-  bool half_to_float = false;
-  if (!bool_arg(ctx, args, 2, "half_to_float", &half_to_float)) return;
-  Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (out == nullptr) return;
-  if (!is_floating_type(self->dtype)) {
-    fail_dtype(ctx, "self", self->dtype);
+  if (!normalize_dim(ctx, dim_arg, self.dim, "dim", &dim)) return;
+  if (!is_floating_type(self.dtype)) {
+    fail_dtype(ctx, "self", self.dtype);
     return;
   }
-  const bool is_16 = self->dtype == ScalarType::Half || self->dtype == ScalarType::BFloat16;
+  const bool is_16 = self.dtype == ScalarType::Half || self.dtype == ScalarType::BFloat16;
   EMBER_KERNEL_CHECK(ctx, !half_to_float || is_16,
                      "half_to_float: needs a float16 or bfloat16 self, got %s",
-                     scalar_type_name(self->dtype));
-  if (!check_dtype(ctx, *out, "out", half_to_float ? ScalarType::Float : self->dtype)) return;
-  if (!resize_out(ctx, *out, self->shape())) return;
-  if (out->numel == 0) return;
-  if (self->dtype == ScalarType::Float && self->dim > 0 &&
-      unary_detail::same_layout(*self, *out)) {
+                     scalar_type_name(self.dtype));
+  if (!check_dtype(ctx, out, "out", half_to_float ? ScalarType::Float : self.dtype)) return;
+  if (!resize_out(ctx, out, self.shape())) return;
+  if (out.numel == 0) return;
+  if (self.dtype == ScalarType::Float && self.dim > 0 &&
+      unary_detail::same_layout(self, out)) {
     // Dense tensors: the dims after `dim` in the dim order span strides[dim]
     // elements, so the data is [outer, len, inner] blocks.
-    const int64_t n = self->sizes[dim];
-    const int64_t inner = self->strides[dim];
-    const float* x = self->data_ptr<const float>();
-    float* y = out->data_ptr<float>();
+    const int64_t n = self.sizes[dim];
+    const int64_t inner = self.strides[dim];
+    const float* x = self.data_ptr<const float>();
+    float* y = out.data_ptr<float>();
     // Independent [n, inner] blocks: split the outer dim over the pool.
-    parallel_range(ctx, self->numel / (n * inner), kParallelMinElements / (n * inner) + 1, 1,
+    parallel_range(ctx, self.numel / (n * inner), kParallelMinElements / (n * inner) + 1, 1,
                    [&](int64_t begin, int64_t end) {
                      softmax_f32(kLog, x + begin * n * inner, y + begin * n * inner, end - begin,
                                  n, inner);
@@ -121,27 +113,34 @@ void softmax_out(KernelContext& ctx, EValue** args) {
     return;
   }
   ReduceDims dims;
-  (void)reduce_dims_one(ctx, dim, self->dim, "dim", &dims);
+  (void)reduce_dims_one(ctx, dim, self.dim, "dim", &dims);
   ReducePlan plan;
-  plan.init(*self, dims, *out);
-  const int64_t len = self->dim == 0 ? 1 : self->sizes[dim];
-  const int64_t in_step = self->dim == 0 ? 0 : self->strides[dim];
-  const int64_t out_step = self->dim == 0 ? 0 : out->strides[dim];
-  (void)dispatch_dtype<kFloating>(self->dtype, [&](auto tag) {
+  plan.init(self, dims, out);
+  const int64_t len = self.dim == 0 ? 1 : self.sizes[dim];
+  const int64_t in_step = self.dim == 0 ? 0 : self.strides[dim];
+  const int64_t out_step = self.dim == 0 ? 0 : out.strides[dim];
+  (void)dispatch_dtype<kFloating>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     if (half_to_float) {
       if constexpr (kIsFloatStorage<S> && !std::is_floating_point_v<S>) {
-        softmax_rows<kLog, S, float>(*self, plan, len, in_step, out_step, *out);
+        softmax_rows<kLog, S, float>(self, plan, len, in_step, out_step, out);
       }
     } else {
-      softmax_rows<kLog, S, S>(*self, plan, len, in_step, out_step, *out);
+      softmax_rows<kLog, S, S>(self, plan, len, in_step, out_step, out);
     }
   });
 }
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::_softmax.out", softmax_out<false>, 5);
-EMBER_REGISTER_KERNEL("aten::_log_softmax.out", softmax_out<true>, 5);
+void _softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float,
+                  Tensor& out) {
+  run_softmax<false>(ctx, self, dim, half_to_float, out);
+}
+
+void _log_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float,
+                      Tensor& out) {
+  run_softmax<true>(ctx, self, dim, half_to_float, out);
+}
 
 }  // namespace ember::kernels::portable

@@ -1,12 +1,9 @@
 // aten::sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values,
 //     Tensor(b!) indices)
-//   args: self, dim, descending, values, indices, (values, indices)(return TensorList)
 // aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False,
 //     Tensor(a!) values, Tensor(b!) indices)
-//   args: self, stable, dim, descending, values, indices, (values, indices)(return)
 // aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *,
 //     Tensor(a!) values, Tensor(b!) indices)
-//   args: self, k, dim, largest, sorted, values, indices, (values, indices)(return)
 //
 // Orders compare values with NaN above every number and break ties by the
 // original index, so every sort is stable (the `stable` flag changes
@@ -16,7 +13,7 @@
 // sorted=False too.
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -69,7 +66,7 @@ void heap_sort(int64_t* idx, int64_t stride, int64_t n, const Before& before) {
 }
 
 struct SortArgs {
-  Tensor* self;
+  const Tensor* self;
   int32_t dim;
   Tensor* values;
   Tensor* indices;
@@ -132,7 +129,7 @@ void sort_rows(const SortArgs& a, int64_t k, bool descending) {
 }
 
 // Checks outputs and resizes them to self's shape with `dim` of size k.
-bool prepare_sort(KernelContext& ctx, const SortArgs& a, int64_t k) {
+bool check_sort_outputs(KernelContext& ctx, const SortArgs& a, int64_t k) {
   if (!check_supported(ctx, *a.self, "self") ||
       !check_dtype(ctx, *a.values, "values", a.self->dtype) ||
       !check_dtype(ctx, *a.indices, "indices", ScalarType::Long)) {
@@ -146,74 +143,50 @@ bool prepare_sort(KernelContext& ctx, const SortArgs& a, int64_t k) {
   return resize_out(ctx, *a.values, shape) && resize_out(ctx, *a.indices, shape);
 }
 
-void run_sort(KernelContext& ctx, EValue** args, int dim_index, int desc_index, int out_index) {
-  SortArgs a{};
-  a.self = tensor_arg(ctx, args, 0, "self");
-  if (a.self == nullptr) return;
-  int64_t dim = -1;
-  if (!int_arg(ctx, args, dim_index, "dim", &dim)) return;
-  if (!normalize_dim(ctx, dim, a.self->dim, "dim", &a.dim)) return;
-  bool descending = false;
-  if (!bool_arg(ctx, args, desc_index, "descending", &descending)) return;
-  a.values = tensor_arg(ctx, args, out_index, "values");
-  if (a.values == nullptr) return;
-  a.indices = tensor_arg(ctx, args, out_index + 1, "indices");
-  if (a.indices == nullptr) return;
-  const int64_t len = a.self->dim == 0 ? 1 : a.self->sizes[a.dim];
-  if (!prepare_sort(ctx, a, len)) return;
-  if (a.values->numel == 0) return;
-  (void)dispatch_dtype<kAllTypes>(a.self->dtype, [&](auto tag) {
+void run_sort(KernelContext& ctx, const Tensor& self, int64_t dim, bool descending,
+              Tensor& values, Tensor& indices) {
+  SortArgs a{&self, 0, &values, &indices};
+  if (!normalize_dim(ctx, dim, self.dim, "dim", &a.dim)) return;
+  const int64_t len = self.dim == 0 ? 1 : self.sizes[a.dim];
+  if (!check_sort_outputs(ctx, a, len)) return;
+  if (values.numel == 0) return;
+  (void)dispatch_dtype<kAllTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     sort_rows<S>(a, len, descending);
   });
 }
 
-void sort_values_out(KernelContext& ctx, EValue** args) { run_sort(ctx, args, 1, 2, 3); }
+}  // namespace
 
-void sort_values_stable_out(KernelContext& ctx, EValue** args) {
-  if (args[1] != nullptr && !args[1]->is_none()) {
-    bool stable = false;
-    if (!bool_arg(ctx, args, 1, "stable", &stable)) return;
-  }
-  run_sort(ctx, args, 2, 3, 4);
+void sort_values(KernelContext& ctx, const Tensor& self, int64_t dim, bool descending,
+                 Tensor& values, Tensor& indices) {
+  run_sort(ctx, self, dim, descending, values, indices);
 }
 
-void topk_values_out(KernelContext& ctx, EValue** args) {
-  SortArgs a{};
-  a.self = tensor_arg(ctx, args, 0, "self");
-  if (a.self == nullptr) return;
-  int64_t k = 0;
-  if (!int_arg(ctx, args, 1, "k", &k)) return;
-  int64_t dim = -1;
-  if (!int_arg(ctx, args, 2, "dim", &dim)) return;
-  if (!normalize_dim(ctx, dim, a.self->dim, "dim", &a.dim)) return;
-  bool largest = true;
-  if (!bool_arg(ctx, args, 3, "largest", &largest)) return;
-  bool sorted = true;
-  if (!bool_arg(ctx, args, 4, "sorted", &sorted)) return;
-  a.values = tensor_arg(ctx, args, 5, "values");
-  if (a.values == nullptr) return;
-  a.indices = tensor_arg(ctx, args, 6, "indices");
-  if (a.indices == nullptr) return;
-  const int64_t len = a.self->dim == 0 ? 1 : a.self->sizes[a.dim];
+void sort_values_stable(KernelContext& ctx, const Tensor& self, std::optional<bool> stable,
+                        int64_t dim, bool descending, Tensor& values, Tensor& indices) {
+  (void)stable;  // Every sort is stable.
+  run_sort(ctx, self, dim, descending, values, indices);
+}
+
+void topk_values(KernelContext& ctx, const Tensor& self, int64_t k, int64_t dim, bool largest,
+                 bool sorted, Tensor& values, Tensor& indices) {
+  (void)sorted;  // The values come back sorted either way.
+  SortArgs a{&self, 0, &values, &indices};
+  if (!normalize_dim(ctx, dim, self.dim, "dim", &a.dim)) return;
+  const int64_t len = self.dim == 0 ? 1 : self.sizes[a.dim];
   EMBER_KERNEL_CHECK(ctx, k >= 0 && k <= len, "k: %lld is out of range for dim %d of size %lld",
                      static_cast<long long>(k), a.dim, static_cast<long long>(len));
-  if (a.self->dtype == ScalarType::Bool) {
-    fail_dtype(ctx, "self", a.self->dtype);
+  if (self.dtype == ScalarType::Bool) {
+    fail_dtype(ctx, "self", self.dtype);
     return;
   }
-  if (!prepare_sort(ctx, a, k)) return;
-  if (a.values->numel == 0) return;
-  (void)dispatch_dtype<kRealTypes>(a.self->dtype, [&](auto tag) {
+  if (!check_sort_outputs(ctx, a, k)) return;
+  if (values.numel == 0) return;
+  (void)dispatch_dtype<kRealTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     sort_rows<S>(a, k, largest);
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::sort.values", sort_values_out, 6);
-EMBER_REGISTER_KERNEL("aten::sort.values_stable", sort_values_stable_out, 7);
-EMBER_REGISTER_KERNEL("aten::topk.values", topk_values_out, 8);
 
 }  // namespace ember::kernels::portable

@@ -5,7 +5,6 @@
 //   aten::mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out)
 //   aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out)
 //   aten::prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out)
-// each followed by out(return).
 //
 // The result dtype is `dtype` when given, else out's dtype (as eager's out
 // overloads do); it must then equal `dtype`. A float32/float64 sum or mean
@@ -18,7 +17,7 @@
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/cascade_sum.h"
 #include "kernels/portable/util/reduce.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -44,10 +43,10 @@ void fold_rows_in_eager_order(const Tensor& self, const ReducePlan& plan, Tensor
 
 template <Fold kFold>
 void run_fold(KernelContext& ctx, const Tensor& self, const ReduceDims& dims, bool keepdim,
-              int dtype_index, EValue** args, Tensor& out) {
+              std::optional<int64_t> dtype_arg, Tensor& out) {
   ScalarType dtype = out.dtype;
   bool has_dtype = false;
-  if (!optional_dtype_arg(ctx, args, dtype_index, "dtype", &dtype, &has_dtype)) return;
+  if (!optional_dtype(ctx, dtype_arg, "dtype", &dtype, &has_dtype)) return;
   if (!check_supported(ctx, self, "self") || !check_supported(ctx, out, "out")) return;
   if (has_dtype && !check_dtype(ctx, out, "out", dtype)) return;
   if (kFold == Fold::Mean && !is_floating_type(out.dtype)) {
@@ -109,35 +108,53 @@ void run_fold(KernelContext& ctx, const Tensor& self, const ReduceDims& dims, bo
   });
 }
 
-// Reads (self, dim list at 1, keepdim at 2, ...).
+// A reduction over `dim` (None or [] reduces every dim).
 template <Fold kFold>
-void fold_dims_out(KernelContext& ctx, EValue** args) {
-  ReductionArgs r;
-  if (!reduction_args(ctx, args, DimArg::kList, 4, &r)) return;
-  run_fold<kFold>(ctx, *r.self, r.dims, r.keepdim, 3, args, *r.out);
+void fold_dims(KernelContext& ctx, const Tensor& self, std::optional<IntSpan> dim, bool keepdim,
+               std::optional<int64_t> dtype, Tensor& out) {
+  ReduceDims dims;
+  if (!reduce_dims_list(ctx, dim, "dim", self.dim, &dims)) return;
+  run_fold<kFold>(ctx, self, dims, keepdim, dtype, out);
 }
 
-// Reads (self, dtype at 1, out at 2): a full reduction to a 0-dim tensor.
+// A full reduction to a 0-dim tensor.
 template <Fold kFold>
-void fold_all_out(KernelContext& ctx, EValue** args) {
-  ReductionArgs r;
-  if (!reduction_args(ctx, args, DimArg::kNone, 2, &r)) return;
-  run_fold<kFold>(ctx, *r.self, r.dims, false, 1, args, *r.out);
-}
-
-void prod_int_out(KernelContext& ctx, EValue** args) {
-  ReductionArgs r;
-  if (!reduction_args(ctx, args, DimArg::kInt, 4, &r)) return;
-  run_fold<Fold::Prod>(ctx, *r.self, r.dims, r.keepdim, 3, args, *r.out);
+void fold_all(KernelContext& ctx, const Tensor& self, std::optional<int64_t> dtype, Tensor& out) {
+  ReduceDims dims;
+  reduce_dims_all(self.dim, &dims);
+  run_fold<kFold>(ctx, self, dims, false, dtype, out);
 }
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::sum.IntList_out", fold_dims_out<Fold::Sum>, 6);
-EMBER_REGISTER_KERNEL("aten::sum.out", fold_all_out<Fold::Sum>, 4);
-EMBER_REGISTER_KERNEL("aten::mean.out", fold_dims_out<Fold::Mean>, 6);
-EMBER_REGISTER_KERNEL("aten::mean.dtype_out", fold_all_out<Fold::Mean>, 4);
-EMBER_REGISTER_KERNEL("aten::prod.int_out", prod_int_out, 6);
-EMBER_REGISTER_KERNEL("aten::prod.out", fold_all_out<Fold::Prod>, 4);
+void sum_IntList_out(KernelContext& ctx, const Tensor& self, std::optional<IntSpan> dim,
+                     bool keepdim, std::optional<int64_t> dtype, Tensor& out) {
+  fold_dims<Fold::Sum>(ctx, self, dim, keepdim, dtype, out);
+}
+
+void sum_out(KernelContext& ctx, const Tensor& self, std::optional<int64_t> dtype, Tensor& out) {
+  fold_all<Fold::Sum>(ctx, self, dtype, out);
+}
+
+void mean_out(KernelContext& ctx, const Tensor& self, std::optional<IntSpan> dim, bool keepdim,
+              std::optional<int64_t> dtype, Tensor& out) {
+  fold_dims<Fold::Mean>(ctx, self, dim, keepdim, dtype, out);
+}
+
+void mean_dtype_out(KernelContext& ctx, const Tensor& self, std::optional<int64_t> dtype,
+                    Tensor& out) {
+  fold_all<Fold::Mean>(ctx, self, dtype, out);
+}
+
+void prod_int_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim,
+                  std::optional<int64_t> dtype, Tensor& out) {
+  ReduceDims dims;
+  if (!reduce_dims_one(ctx, dim, self.dim, "dim", &dims)) return;
+  run_fold<Fold::Prod>(ctx, self, dims, keepdim, dtype, out);
+}
+
+void prod_out(KernelContext& ctx, const Tensor& self, std::optional<int64_t> dtype, Tensor& out) {
+  fold_all<Fold::Prod>(ctx, self, dtype, out);
+}
 
 }  // namespace ember::kernels::portable

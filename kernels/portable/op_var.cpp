@@ -2,7 +2,7 @@
 //   aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
 //       bool keepdim=False, Tensor(a!) out)
 //   aten::var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out)
-// each followed by out(return). Floating dtypes; out has self's dtype.
+// Floating dtypes; out has self's dtype.
 //
 // Two passes in float64 per output (mean, then the sum of squared
 // deviations), which is at least as accurate as eager's Welford. The divisor
@@ -10,7 +10,7 @@
 // NaN or Inf as in eager.
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -54,38 +54,20 @@ void run_var(KernelContext& ctx, const Tensor& self, const ReduceDims& dims, dou
   });
 }
 
-void var_correction_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  ReduceDims dims;
-  if (!reduce_dims_arg(ctx, args, 1, "dim", self->dim, &dims)) return;
-  bool ok = true;
-  const EValue* corr = optional_scalar_arg(ctx, args, 2, "correction", &ok);
-  if (!ok) return;
-  bool keepdim = false;
-  if (!bool_arg(ctx, args, 3, "keepdim", &keepdim)) return;
-  Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (out == nullptr) return;
-  run_var(ctx, *self, dims, corr ? corr->scalar_as_double() : 1.0, keepdim, *out);
-}
-
-void var_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  ReduceDims dims;
-  if (!reduce_dims_arg(ctx, args, 1, "dim", self->dim, &dims)) return;
-  bool unbiased = true;
-  if (!bool_arg(ctx, args, 2, "unbiased", &unbiased)) return;
-  bool keepdim = false;
-  if (!bool_arg(ctx, args, 3, "keepdim", &keepdim)) return;
-  Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (out == nullptr) return;
-  run_var(ctx, *self, dims, unbiased ? 1.0 : 0.0, keepdim, *out);
-}
-
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::var.correction_out", var_correction_out, 6);
-EMBER_REGISTER_KERNEL("aten::var.out", var_out, 6);
+void var_correction_out(KernelContext& ctx, const Tensor& self, std::optional<IntSpan> dim,
+                        const EValue* correction, bool keepdim, Tensor& out) {
+  ReduceDims dims;
+  if (!reduce_dims_list(ctx, dim, "dim", self.dim, &dims)) return;
+  run_var(ctx, self, dims, correction ? correction->scalar_as_double() : 1.0, keepdim, out);
+}
+
+void var_out(KernelContext& ctx, const Tensor& self, std::optional<IntSpan> dim, bool unbiased,
+             bool keepdim, Tensor& out) {
+  ReduceDims dims;
+  if (!reduce_dims_list(ctx, dim, "dim", self.dim, &dims)) return;
+  run_var(ctx, self, dims, unbiased ? 1.0 : 0.0, keepdim, out);
+}
 
 }  // namespace ember::kernels::portable

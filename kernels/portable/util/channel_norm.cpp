@@ -4,13 +4,6 @@
 
 namespace ember::kernels::portable {
 
-bool norm_input_args(KernelContext& ctx, EValue** args, Tensor** input, Tensor** weight,
-                     Tensor** bias) {
-  *input = tensor_arg(ctx, args, 0, "input");
-  return *input != nullptr && optional_tensor_arg(ctx, args, 1, "weight", weight) &&
-         optional_tensor_arg(ctx, args, 2, "bias", bias);
-}
-
 bool check_channel_tensor(KernelContext& ctx, const Tensor* t, const char* name, int64_t c) {
   if (t == nullptr) return true;
   if (t->dim != 1 || t->sizes[0] != c) {

@@ -10,7 +10,6 @@
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/dtype.h"
 #include "kernels/portable/util/reduce.h"
-#include "runtime/core/evalue.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernel/kernel_context.h"
 
@@ -43,11 +42,6 @@ struct PlaneLoop {
     });
   }
 };
-
-/// Reads the `(Tensor input, Tensor? weight, Tensor? bias, ...)` head of a
-/// norm op (weight and bias null for None). False after failing.
-bool norm_input_args(KernelContext& ctx, EValue** args, Tensor** input, Tensor** weight,
-                     Tensor** bias);
 
 /// Fails unless `t` (a per-channel weight, bias or statistic; null for None)
 /// is [c] with a floating dtype.

@@ -17,26 +17,19 @@ bool reduce_dims_one(KernelContext& ctx, int64_t dim, int32_t rank, const char* 
   return true;
 }
 
-bool reduce_dims_arg(KernelContext& ctx, EValue** args, int i, const char* name, int32_t rank,
-                     ReduceDims* out) {
-  const EValue* v = args[i];
-  if (v == nullptr || v->is_none()) {
+bool reduce_dims_list(KernelContext& ctx, std::optional<IntSpan> dim, const char* name,
+                      int32_t rank, ReduceDims* out) {
+  if (!dim.has_value() || dim->empty()) {
     reduce_dims_all(rank, out);
     return true;
   }
-  if (v->is_int()) return reduce_dims_one(ctx, v->as_int, rank, name, out);
-  std::span<const int64_t> list;
-  if (!int_list_arg(ctx, args, i, name, &list)) return false;
-  if (list.empty()) {
-    reduce_dims_all(rank, out);
-    return true;
-  }
+  const IntSpan list = *dim;
   *out = ReduceDims{};
   out->rank = rank;
   bool seen_scalar_dim = false;  // A 0-dim tensor's single "dim".
-  for (int64_t dim : list) {
+  for (int64_t d64 : list) {
     int32_t d = 0;
-    if (!normalize_dim(ctx, dim, rank, name, &d)) return false;
+    if (!normalize_dim(ctx, d64, rank, name, &d)) return false;
     bool& slot = rank == 0 ? seen_scalar_dim : out->reduced[d];
     if (slot) {
       ctx.fail(Error::InvalidArgument, "%s: dim %d appears multiple times in %s", name, d,
@@ -81,36 +74,14 @@ bool check_nonempty_reduction(KernelContext& ctx, const Tensor& in, const Reduce
   return true;
 }
 
-bool reduction_args(KernelContext& ctx, EValue** args, DimArg dim_arg, int out_index,
-                    ReductionArgs* r, const char* out_name) {
-  r->self = tensor_arg(ctx, args, 0, "self");
-  if (r->self == nullptr) return false;
-  const bool none = args[1] == nullptr || args[1]->is_none();
-  const bool no_dim = dim_arg == DimArg::kNone || (dim_arg == DimArg::kOptionalInt && none);
-  if (no_dim) {
-    reduce_dims_all(r->self->dim, &r->dims);
-  } else if (dim_arg == DimArg::kList) {
-    if (!reduce_dims_arg(ctx, args, 1, "dim", r->self->dim, &r->dims)) return false;
-  } else {
-    int64_t dim = 0;
-    if (!int_arg(ctx, args, 1, "dim", &dim)) return false;
-    if (!reduce_dims_one(ctx, dim, r->self->dim, "dim", &r->dims)) return false;
-  }
-  if (dim_arg != DimArg::kNone && !bool_arg(ctx, args, 2, "keepdim", &r->keepdim)) return false;
-  r->out = tensor_arg(ctx, args, out_index, out_name);
-  return r->out != nullptr;
-}
-
-bool optional_dtype_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                        ScalarType* dtype, bool* has) {
+bool optional_dtype(KernelContext& ctx, std::optional<int64_t> value, const char* name,
+                    ScalarType* dtype, bool* has) {
   *has = false;
-  if (args[i] == nullptr || args[i]->is_none()) return true;
-  int64_t v = 0;
-  if (!int_arg(ctx, args, i, name, &v)) return false;
-  *dtype = static_cast<ScalarType>(v);
+  if (!value.has_value()) return true;
+  *dtype = static_cast<ScalarType>(*value);
   if (!is_supported_dtype(*dtype)) {
     ctx.fail(Error::InvalidArgument, "%s: unsupported dtype %lld", name,
-             static_cast<long long>(v));
+             static_cast<long long>(*value));
     return false;
   }
   *has = true;

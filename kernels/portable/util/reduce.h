@@ -13,12 +13,14 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/dtype.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/tensor.h"
+#include "runtime/kernel/kernel_args.h"
 
 namespace ember::kernels::portable {
 
@@ -28,11 +30,11 @@ struct ReduceDims {
   int32_t rank = 0;
 };
 
-/// Reads a reduction dim argument at args[i]: None or an empty list (every
-/// dim), an int list, or a single int. Negative dims wrap; a repeated dim
-/// fails. A 0-dim tensor accepts dims 0 and -1. False after failing.
-bool reduce_dims_arg(KernelContext& ctx, EValue** args, int i, const char* name, int32_t rank,
-                     ReduceDims* out);
+/// Reads a reduction's dim list (`int[1] dim` or `int[1]? dim`): None or an
+/// empty list reduces every dim. Negative dims wrap; a repeated dim fails. A
+/// 0-dim tensor accepts dims 0 and -1. False after failing.
+bool reduce_dims_list(KernelContext& ctx, std::optional<IntSpan> dim, const char* name,
+                      int32_t rank, ReduceDims* out);
 
 /// Marks every dim reduced.
 void reduce_dims_all(int32_t rank, ReduceDims* out);
@@ -54,31 +56,10 @@ bool resize_reduced(KernelContext& ctx, const Tensor& in, const ReduceDims& dims
 bool check_nonempty_reduction(KernelContext& ctx, const Tensor& in, const ReduceDims& dims,
                               const char* what);
 
-/// How a reduction gives its dims at args[1].
-enum class DimArg {
-  kList,         // int[1]? dim: None or [] reduces every dim.
-  kInt,          // int dim.
-  kOptionalInt,  // int? dim: None reduces every dim.
-  kNone,         // No dim (nor keepdim) argument: every dim is reduced.
-};
-
-/// The arguments reductions start with: self (args[0]), the dims (args[1])
-/// and keepdim (args[2]) unless DimArg::kNone, and an out tensor.
-struct ReductionArgs {
-  Tensor* self = nullptr;
-  ReduceDims dims;
-  bool keepdim = false;
-  Tensor* out = nullptr;
-};
-
-/// Reads self, dims, keepdim and the out tensor at args[out_index] (named
-/// `out_name`), in that order. False after failing.
-bool reduction_args(KernelContext& ctx, EValue** args, DimArg dim_arg, int out_index,
-                    ReductionArgs* r, const char* out_name = "out");
-
-/// Reads an optional `ScalarType? dtype` argument; `*has` false for None.
-bool optional_dtype_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                        ScalarType* dtype, bool* has);
+/// Reads a `ScalarType? dtype` argument: `*has` false for None, else `*dtype`
+/// set. False after failing on a dtype Ember does not support.
+bool optional_dtype(KernelContext& ctx, std::optional<int64_t> value, const char* name,
+                    ScalarType* dtype, bool* has);
 
 struct ReducePlan {
   StridedLoop<2> kept;  // Operand 0: out, operand 1: in.
