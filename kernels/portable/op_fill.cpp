@@ -1,10 +1,8 @@
 // Fills:
 //   aten::full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None,
-//                       Tensor(a!) out)        args: self, fill_value, memory_format, out, ret
-//   aten::fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out)
-//                                              args: self, value, out, ret
-//   aten::scalar_tensor.out(Scalar s, *, Tensor(a!) out)
-//                                              args: s, out, ret
+//                       Tensor(a!) out) -> Tensor(a!)
+//   aten::fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)
+//   aten::scalar_tensor.out(Scalar s, *, Tensor(a!) out) -> Tensor(a!)
 // out takes self's shape (a 0-dim shape for scalar_tensor) and is filled with
 // the value cast to out's dtype (floats truncate toward zero into integers;
 // any non-zero value is true). A value out of the dtype's range fails, as
@@ -16,7 +14,7 @@
 #include <type_traits>
 
 #include "kernels/portable/util/binary.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -84,41 +82,20 @@ void fill_with(KernelContext& ctx, std::span<const int32_t> shape, const EValue&
   });
 }
 
-void full_like_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  const EValue* value = scalar_arg(ctx, args, 1, "fill_value");
-  if (value == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, args[2] != nullptr && (args[2]->is_none() || args[2]->is_int()),
-                     "argument 'memory_format' (index 2) must be None or an int, got %s",
-                     args[2] ? tag_name(args[2]->tag) : "null");
-  Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (out == nullptr) return;
-  fill_with(ctx, self->shape(), *value, "fill_value", *out);
-}
-
-void fill_scalar_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  const EValue* value = scalar_arg(ctx, args, 1, "value");
-  if (value == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
-  fill_with(ctx, self->shape(), *value, "value", *out);
-}
-
-void scalar_tensor_out(KernelContext& ctx, EValue** args) {
-  const EValue* value = scalar_arg(ctx, args, 0, "s");
-  if (value == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 1, "out");
-  if (out == nullptr) return;
-  fill_with(ctx, {}, *value, "s", *out);
-}
-
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::full_like.out", full_like_out, 5);
-EMBER_REGISTER_KERNEL("aten::fill.Scalar_out", fill_scalar_out, 4);
-EMBER_REGISTER_KERNEL("aten::scalar_tensor.out", scalar_tensor_out, 3);
+void full_like_out(KernelContext& ctx, const Tensor& self, const EValue& fill_value,
+                   std::optional<int64_t> memory_format, Tensor& out) {
+  (void)memory_format;  // Out's strides already are the format.
+  fill_with(ctx, self.shape(), fill_value, "fill_value", out);
+}
+
+void fill_Scalar_out(KernelContext& ctx, const Tensor& self, const EValue& value, Tensor& out) {
+  fill_with(ctx, self.shape(), value, "value", out);
+}
+
+void scalar_tensor_out(KernelContext& ctx, const EValue& s, Tensor& out) {
+  fill_with(ctx, {}, s, "s", out);
+}
 
 }  // namespace ember::kernels::portable

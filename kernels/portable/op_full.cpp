@@ -1,11 +1,9 @@
 // aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)
-// args: size, fill_value, out, out(return). Fills out (shape `size`, any
-// dtype) with fill_value cast to out's dtype.
+// Fills out (shape `size`, any dtype) with fill_value cast to out's dtype.
 // aten::zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
-// args: size, out, out(return).
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -29,30 +27,17 @@ void fill_out(KernelContext& ctx, std::span<const int64_t> size, const EValue& v
   });
 }
 
-void full_out(KernelContext& ctx, EValue** args) {
-  std::span<const int64_t> size;
-  if (!int_list_arg(ctx, args, 0, "size", &size)) return;
-  const EValue* value = scalar_arg(ctx, args, 1, "fill_value");
-  if (value == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
-  fill_out(ctx, size, *value, *out);
+}  // namespace
+
+void full_out(KernelContext& ctx, IntSpan size, const EValue& fill_value, Tensor& out) {
+  fill_out(ctx, size, fill_value, out);
 }
 
-void zeros_out(KernelContext& ctx, EValue** args) {
-  std::span<const int64_t> size;
-  if (!int_list_arg(ctx, args, 0, "size", &size)) return;
-  Tensor* out = tensor_arg(ctx, args, 1, "out");
-  if (out == nullptr) return;
+void zeros_out(KernelContext& ctx, IntSpan size, Tensor& out) {
   EValue zero;
   zero.tag = Tag::Int;
   zero.as_int = 0;
-  fill_out(ctx, size, zero, *out);
+  fill_out(ctx, size, zero, out);
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::full.out", full_out, 4);
-EMBER_REGISTER_KERNEL("aten::zeros.out", zeros_out, 3);
 
 }  // namespace ember::kernels::portable

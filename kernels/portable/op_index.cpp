@@ -1,14 +1,14 @@
 // Advanced indexing: reading and writing `self[indices]`.
 //
 // aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)
-//   args: self, indices, out, out(return). out = self[indices] (see
-//   util/advanced_index.h for the indexing rules). With a mask the result size
-//   depends on the data: out must be dynamically bounded with room for it.
+//   out = self[indices] (see util/advanced_index.h for the indexing rules).
+//   With a mask the result size depends on the data: out must be dynamically
+//   bounded with room for it.
 // aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values,
 //     bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)
-//   args: self, indices, values, accumulate, out, out(return). out = self, then
-//   out[indices] = values (broadcast to the indexed shape), or += with
-//   accumulate (repeated indices add up; without it the last write wins).
+//   out = self, then out[indices] = values (broadcast to the indexed shape),
+//   or += with accumulate (repeated indices add up; without it the last write
+//   wins).
 // All dtypes; out and values must have self's dtype. An index out of range
 // fails the kernel naming the index and dim.
 #include "kernels/portable/util/advanced_index.h"
@@ -17,68 +17,53 @@
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/copy.h"
 #include "kernels/portable/util/view.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
-namespace {
 
-void index_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  std::span<Tensor* const> indices;
-  if (self == nullptr || !optional_tensor_list_arg(ctx, args, 1, "indices", &indices)) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr || !check_supported(ctx, *self, "self") ||
-      !check_dtype(ctx, *out, "out", self->dtype)) {
-    return;
-  }
+void index_Tensor_out(KernelContext& ctx, const Tensor& self, TensorList indices, Tensor& out) {
+  if (!check_supported(ctx, self, "self") || !check_dtype(ctx, out, "out", self.dtype)) return;
   AdvancedIndex plan;
-  if (!plan.init(ctx, *self, indices, "indices")) return;
-  if (!resize_out(ctx, *out, plan.shape())) return;
-  if (out->numel == 0) return;
-  dispatch_element_size(self->dtype, [&](auto tag) {
+  if (!plan.init(ctx, self, indices, "indices")) return;
+  if (!resize_out(ctx, out, plan.shape())) return;
+  if (out.numel == 0) return;
+  dispatch_element_size(self.dtype, [&](auto tag) {
     using U = typename decltype(tag)::type;
-    const U* s = self->data_ptr<U>();
-    U* o = out->data_ptr<U>();
+    const U* s = self.data_ptr<U>();
+    U* o = out.data_ptr<U>();
     for_each_index(plan.shape(), [&](const int32_t* idx) {
       int64_t off = 0;
-      if (!plan.offset(ctx, idx, self->strides, "indices", &off)) return false;
-      o[offset_of(idx, out->strides, out->dim)] = s[off];
+      if (!plan.offset(ctx, idx, self.strides, "indices", &off)) return false;
+      o[offset_of(idx, out.strides, out.dim)] = s[off];
       return true;
     });
   });
 }
 
-void index_put_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  std::span<Tensor* const> indices;
-  if (self == nullptr || !optional_tensor_list_arg(ctx, args, 1, "indices", &indices)) return;
-  Tensor* values = tensor_arg(ctx, args, 2, "values");
-  bool accumulate = false;
-  if (values == nullptr || !bool_arg(ctx, args, 3, "accumulate", &accumulate)) return;
-  Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (out == nullptr || !check_supported(ctx, *self, "self") ||
-      !check_dtype(ctx, *values, "values", self->dtype) ||
-      !check_dtype(ctx, *out, "out", self->dtype)) {
+void index_put_out(KernelContext& ctx, const Tensor& self, TensorList indices,
+                   const Tensor& values, bool accumulate, Tensor& out) {
+  if (!check_supported(ctx, self, "self") || !check_dtype(ctx, values, "values", self.dtype) ||
+      !check_dtype(ctx, out, "out", self.dtype)) {
     return;
   }
   AdvancedIndex plan;
-  if (!plan.init(ctx, *self, indices, "indices")) return;
-  EMBER_KERNEL_CHECK(ctx, broadcastable_to(*values, plan.shape()),
+  if (!plan.init(ctx, self, indices, "indices")) return;
+  EMBER_KERNEL_CHECK(ctx, broadcastable_to(values, plan.shape()),
                      "values: shape %s does not broadcast to the indexed shape %s",
-                     ShapeStr(values->shape()).c_str(), ShapeStr(plan.shape()).c_str());
-  if (!resize_out(ctx, *out, self->shape())) return;
-  if (out->numel == 0) return;
-  if (out->data != self->data) strided_copy(*self, self->strides, *out);
+                     ShapeStr(values.shape()).c_str(), ShapeStr(plan.shape()).c_str());
+  if (!resize_out(ctx, out, self.shape())) return;
+  if (out.numel == 0) return;
+  if (out.data != self.data) strided_copy(self, self.strides, out);
   int64_t vstrides[kTensorMaxDim];
-  broadcast_strides(*values, plan.shape(), vstrides);
+  broadcast_strides(values, plan.shape(), vstrides);
   const int32_t rdim = plan.result_dim;
-  (void)dispatch_dtype<kAllTypes>(self->dtype, [&](auto tag) {
+  (void)dispatch_dtype<kAllTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const S* v = values->data_ptr<S>();
-    S* o = out->data_ptr<S>();
+    const S* v = values.data_ptr<S>();
+    S* o = out.data_ptr<S>();
     for_each_index(plan.shape(), [&](const int32_t* idx) {
       int64_t off = 0;
-      if (!plan.offset(ctx, idx, out->strides, "indices", &off)) return false;
+      if (!plan.offset(ctx, idx, out.strides, "indices", &off)) return false;
       const S x = v[offset_of(idx, vstrides, rdim)];
       if (accumulate) {
         using CT = compute_t<S>;
@@ -90,10 +75,5 @@ void index_put_out(KernelContext& ctx, EValue** args) {
     });
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::index.Tensor_out", index_out, 4);
-EMBER_REGISTER_KERNEL("aten::index_put.out", index_put_out, 6);
 
 }  // namespace ember::kernels::portable

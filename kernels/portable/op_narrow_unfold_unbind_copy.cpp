@@ -2,38 +2,30 @@
 //
 // aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *,
 //     Tensor(a!) out) -> Tensor(a!)
-//   args: self, dim, start, length, out, out(return). Keeps `length` elements
-//   of `dim` from `start` (negative start counts from the end).
+//   Keeps `length` elements of `dim` from `start` (negative start counts from
+//   the end).
 // aten::unfold_copy.out(Tensor self, int dimension, int size, int step, *,
 //     Tensor(a!) out) -> Tensor(a!)
-//   args: self, dimension, size, step, out, out(return). Every window of
-//   `size` elements of `dimension`, `step` apart: that dim becomes the window
-//   count and a new last dim of `size` holds each window.
+//   Every window of `size` elements of `dimension`, `step` apart: that dim
+//   becomes the window count and a new last dim of `size` holds each window.
 // aten::unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()
-//   args: self, dim, out, return. out[i] = self.select(dim, i).
+//   out[i] = self.select(dim, i).
 // All dtypes; outs must have self's dtype.
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/copy.h"
 #include "kernels/portable/util/view.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
-namespace {
 
-void narrow_copy_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  int64_t dim = 0, start = 0, length = 0;
-  if (self == nullptr || !int_arg(ctx, args, 1, "dim", &dim) ||
-      !int_arg(ctx, args, 2, "start", &start) || !int_arg(ctx, args, 3, "length", &length)) {
-    return;
-  }
-  Tensor* out = tensor_arg(ctx, args, 4, "out");
+void narrow_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t start,
+                     int64_t length, Tensor& out) {
   if (!check_view_copy_args(ctx, self, out)) return;
-  EMBER_KERNEL_CHECK(ctx, self->dim > 0, "self: cannot narrow a 0-dim tensor");
+  EMBER_KERNEL_CHECK(ctx, self.dim > 0, "self: cannot narrow a 0-dim tensor");
   int32_t d = 0;
-  if (!normalize_dim(ctx, dim, self->dim, "dim", &d)) return;
-  const int64_t size = self->sizes[d];
+  if (!normalize_dim(ctx, dim, self.dim, "dim", &d)) return;
+  const int64_t size = self.sizes[d];
   EMBER_KERNEL_CHECK(ctx, start >= -size && start <= size,
                      "start: %lld is out of range for dim %d of size %lld",
                      static_cast<long long>(start), d, static_cast<long long>(size));
@@ -43,32 +35,26 @@ void narrow_copy_out(KernelContext& ctx, EValue** args) {
                      static_cast<long long>(start), static_cast<long long>(length), d,
                      static_cast<long long>(size));
   TensorView v;
-  for (int32_t i = 0; i < self->dim; ++i) {
-    v.sizes[i] = i == d ? static_cast<int32_t>(length) : self->sizes[i];
-    v.strides[i] = self->strides[i];
+  for (int32_t i = 0; i < self.dim; ++i) {
+    v.sizes[i] = i == d ? static_cast<int32_t>(length) : self.sizes[i];
+    v.strides[i] = self.strides[i];
   }
-  v.finish(*self, self->dim, length == 0 ? 0 : start * self->strides[d]);
-  if (!resize_out(ctx, *out, v.t.shape())) return;
-  if (out->numel > 0) strided_copy(v.t, v.strides, *out);
+  v.finish(self, self.dim, length == 0 ? 0 : start * self.strides[d]);
+  if (!resize_out(ctx, out, v.t.shape())) return;
+  if (out.numel > 0) strided_copy(v.t, v.strides, out);
 }
 
-void unfold_copy_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  int64_t dimension = 0, size = 0, step = 0;
-  if (self == nullptr || !int_arg(ctx, args, 1, "dimension", &dimension) ||
-      !int_arg(ctx, args, 2, "size", &size) || !int_arg(ctx, args, 3, "step", &step)) {
-    return;
-  }
-  Tensor* out = tensor_arg(ctx, args, 4, "out");
+void unfold_copy_out(KernelContext& ctx, const Tensor& self, int64_t dimension, int64_t size,
+                     int64_t step, Tensor& out) {
   if (!check_view_copy_args(ctx, self, out)) return;
-  EMBER_KERNEL_CHECK(ctx, self->dim < kTensorMaxDim,
+  EMBER_KERNEL_CHECK(ctx, self.dim < kTensorMaxDim,
                      "self: unfolding shape %s needs %d dims, more than the maximum of %d",
-                     ShapeStr(self->shape()).c_str(), self->dim + 1, kTensorMaxDim);
+                     ShapeStr(self.shape()).c_str(), self.dim + 1, kTensorMaxDim);
   int32_t d = 0;
   // A 0-dim self unfolds as a 1-element dim (as eager): dimension 0 or -1.
-  if (!normalize_dim(ctx, dimension, self->dim == 0 ? 1 : self->dim, "dimension", &d)) return;
-  const int64_t extent = self->dim == 0 ? 1 : self->sizes[d];
-  const int64_t stride = self->dim == 0 ? 1 : self->strides[d];
+  if (!normalize_dim(ctx, dimension, self.dim == 0 ? 1 : self.dim, "dimension", &d)) return;
+  const int64_t extent = self.dim == 0 ? 1 : self.sizes[d];
+  const int64_t stride = self.dim == 0 ? 1 : self.strides[d];
   EMBER_KERNEL_CHECK(ctx, size >= 0 && size <= extent,
                      "size: %lld must be in [0, %lld], the size of dimension %d",
                      static_cast<long long>(size), static_cast<long long>(extent), d);
@@ -76,55 +62,44 @@ void unfold_copy_out(KernelContext& ctx, EValue** args) {
                      static_cast<long long>(step));
   TensorView v;
   int32_t k = 0;
-  for (int32_t i = 0; i < self->dim; ++i, ++k) {
-    v.sizes[k] = self->sizes[i];
-    v.strides[k] = self->strides[i];
+  for (int32_t i = 0; i < self.dim; ++i, ++k) {
+    v.sizes[k] = self.sizes[i];
+    v.strides[k] = self.strides[i];
   }
-  if (self->dim > 0) {
+  if (self.dim > 0) {
     v.sizes[d] = static_cast<int32_t>((extent - size) / step + 1);
     v.strides[d] = step * stride;
   }
   v.sizes[k] = static_cast<int32_t>(size);
   v.strides[k] = stride;
-  v.finish(*self, k + 1, 0);
-  if (!resize_out(ctx, *out, v.t.shape())) return;
-  if (out->numel > 0) strided_copy(v.t, v.strides, *out);
+  v.finish(self, k + 1, 0);
+  if (!resize_out(ctx, out, v.t.shape())) return;
+  if (out.numel > 0) strided_copy(v.t, v.strides, out);
 }
 
-void unbind_copy_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  int64_t dim = 0;
-  if (self == nullptr || !int_arg(ctx, args, 1, "dim", &dim)) return;
-  std::span<Tensor* const> outs;
-  if (!tensor_list_arg(ctx, args, 2, "out", &outs)) return;
-  if (!check_supported(ctx, *self, "self")) return;
-  EMBER_KERNEL_CHECK(ctx, self->dim > 0, "self: cannot unbind a 0-dim tensor");
+void unbind_copy_int_out(KernelContext& ctx, const Tensor& self, int64_t dim, TensorList out) {
+  if (!check_supported(ctx, self, "self")) return;
+  EMBER_KERNEL_CHECK(ctx, self.dim > 0, "self: cannot unbind a 0-dim tensor");
   int32_t d = 0;
-  if (!normalize_dim(ctx, dim, self->dim, "dim", &d)) return;
-  EMBER_KERNEL_CHECK(ctx, outs.size() == static_cast<size_t>(self->sizes[d]),
+  if (!normalize_dim(ctx, dim, self.dim, "dim", &d)) return;
+  EMBER_KERNEL_CHECK(ctx, out.size() == static_cast<size_t>(self.sizes[d]),
                      "out: has %zu tensors but self of shape %s has size %d at dim %d",
-                     outs.size(), ShapeStr(self->shape()).c_str(), self->sizes[d], d);
-  for (size_t i = 0; i < outs.size(); ++i) {
-    Tensor& out = *outs[i];
-    if (!check_dtype(ctx, out, "out", self->dtype)) return;
+                     out.size(), ShapeStr(self.shape()).c_str(), self.sizes[d], d);
+  for (size_t i = 0; i < out.size(); ++i) {
+    Tensor& o = *out[i];
+    if (!check_dtype(ctx, o, "out", self.dtype)) return;
     TensorView v;
     int32_t k = 0;
-    for (int32_t j = 0; j < self->dim; ++j) {
+    for (int32_t j = 0; j < self.dim; ++j) {
       if (j == d) continue;
-      v.sizes[k] = self->sizes[j];
-      v.strides[k] = self->strides[j];
+      v.sizes[k] = self.sizes[j];
+      v.strides[k] = self.strides[j];
       ++k;
     }
-    v.finish(*self, k, static_cast<int64_t>(i) * self->strides[d]);
-    if (!resize_out(ctx, out, v.t.shape())) return;
-    if (out.numel > 0) strided_copy(v.t, v.strides, out);
+    v.finish(self, k, static_cast<int64_t>(i) * self.strides[d]);
+    if (!resize_out(ctx, o, v.t.shape())) return;
+    if (o.numel > 0) strided_copy(v.t, v.strides, o);
   }
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::narrow_copy.out", narrow_copy_out, 6);
-EMBER_REGISTER_KERNEL("aten::unfold_copy.out", unfold_copy_out, 6);
-EMBER_REGISTER_KERNEL("aten::unbind_copy.int_out", unbind_copy_out, 4);
 
 }  // namespace ember::kernels::portable

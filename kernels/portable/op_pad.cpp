@@ -2,15 +2,14 @@
 //
 // aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *,
 //     Tensor(a!) out) -> Tensor(a!)
-//   args: self, pad, value, out, out(return). `pad` holds (left, right) pairs
-//   from the last dim backwards; negative entries crop. Any dtype.
+//   `pad` holds (left, right) pairs from the last dim backwards; negative
+//   entries crop. Any dtype.
 // aten::reflection_pad{1,2,3}d.out(Tensor self, SymInt[2k] padding, *,
 //     Tensor(a!) out) -> Tensor(a!)
 // aten::replication_pad{1,2,3}d.out(...same...)
-//   args: self, padding, out, out(return). Pads the last k dims of a (k+1)-
-//   or (k+2)-dim self; reflection mirrors without repeating the edge (each
-//   pad must be smaller than its dim), replication repeats the edge (dims
-//   must be non-empty). Any dtype.
+//   Pads the last k dims of a (k+1)- or (k+2)-dim self; reflection mirrors
+//   without repeating the edge (each pad must be smaller than its dim),
+//   replication repeats the edge (dims must be non-empty). Any dtype.
 // out's dtype must be self's.
 #include <type_traits>
 
@@ -18,67 +17,61 @@
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/copy.h"
 #include "kernels/portable/util/view.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
-namespace {
 
-void constant_pad_nd_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  std::span<const int64_t> pad;
-  if (self == nullptr || !int_list_arg(ctx, args, 1, "pad", &pad)) return;
-  const EValue* value = scalar_arg(ctx, args, 2, "value");
-  Tensor* out = value ? tensor_arg(ctx, args, 3, "out") : nullptr;
-  if (out == nullptr || !check_supported(ctx, *self, "self") ||
-      !check_dtype(ctx, *out, "out", self->dtype)) {
-    return;
-  }
-  EMBER_KERNEL_CHECK(ctx, pad.size() % 2 == 0 && pad.size() / 2 <= static_cast<size_t>(self->dim),
+void constant_pad_nd_out(KernelContext& ctx, const Tensor& self, IntSpan pad,
+                         const EValue& value, Tensor& out) {
+  if (!check_supported(ctx, self, "self") || !check_dtype(ctx, out, "out", self.dtype)) return;
+  EMBER_KERNEL_CHECK(ctx, pad.size() % 2 == 0 && pad.size() / 2 <= static_cast<size_t>(self.dim),
                      "pad: %s must have an even length of at most 2 * %d (self has shape %s)",
-                     ShapeStr(pad).c_str(), self->dim, ShapeStr(self->shape()).c_str());
+                     ShapeStr(pad).c_str(), self.dim, ShapeStr(self.shape()).c_str());
   int32_t shape[kTensorMaxDim];
   int64_t lo[kTensorMaxDim] = {};
   int64_t hi[kTensorMaxDim] = {};
-  for (int32_t d = 0; d < self->dim; ++d) {
-    const size_t p = static_cast<size_t>(self->dim - 1 - d) * 2;
+  for (int32_t d = 0; d < self.dim; ++d) {
+    const size_t p = static_cast<size_t>(self.dim - 1 - d) * 2;
     if (p < pad.size()) {
       lo[d] = pad[p];
       hi[d] = pad[p + 1];
     }
-    const int64_t n = self->sizes[d] + lo[d] + hi[d];
+    const int64_t n = self.sizes[d] + lo[d] + hi[d];
     EMBER_KERNEL_CHECK(ctx, n >= 0 && n <= INT32_MAX,
                        "pad: %s gives dim %d of self (shape %s) the invalid size %lld",
-                       ShapeStr(pad).c_str(), d, ShapeStr(self->shape()).c_str(),
+                       ShapeStr(pad).c_str(), d, ShapeStr(self.shape()).c_str(),
                        static_cast<long long>(n));
     shape[d] = static_cast<int32_t>(n);
   }
-  if (!resize_out(ctx, *out, {shape, static_cast<size_t>(self->dim)})) return;
-  if (out->numel == 0) return;
-  (void)dispatch_dtype<kAllTypes>(out->dtype, [&](auto tag) {
+  if (!resize_out(ctx, out, {shape, static_cast<size_t>(self.dim)})) return;
+  if (out.numel == 0) return;
+  (void)dispatch_dtype<kAllTypes>(out.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const S v = (std::is_integral_v<S> && !value->is_double())
-                    ? static_cast<S>(value->scalar_as_int())
-                    : convert<S>(scalar_as<compute_t<S>>(*value));
-    S* d = out->data_ptr<S>();
-    for (int64_t i = 0; i < out->numel; ++i) d[i] = v;  // Dense in any dim order.
+    const S v = (std::is_integral_v<S> && !value.is_double())
+                    ? static_cast<S>(value.scalar_as_int())
+                    : convert<S>(scalar_as<compute_t<S>>(value));
+    S* d = out.data_ptr<S>();
+    for (int64_t i = 0; i < out.numel; ++i) d[i] = v;  // Dense in any dim order.
   });
   // The interior: self cropped by negative pads, placed after positive ones.
   TensorView src, dst;
   int64_t src_off = 0, dst_off = 0;
-  for (int32_t d = 0; d < self->dim; ++d) {
+  for (int32_t d = 0; d < self.dim; ++d) {
     const int64_t skip = lo[d] < 0 ? -lo[d] : 0;
-    const int64_t n = self->sizes[d] - skip - (hi[d] < 0 ? -hi[d] : 0);
+    const int64_t n = self.sizes[d] - skip - (hi[d] < 0 ? -hi[d] : 0);
     if (n <= 0) return;
     src.sizes[d] = dst.sizes[d] = static_cast<int32_t>(n);
-    src.strides[d] = self->strides[d];
-    dst.strides[d] = out->strides[d];
-    src_off += skip * self->strides[d];
-    dst_off += (lo[d] > 0 ? lo[d] : 0) * out->strides[d];
+    src.strides[d] = self.strides[d];
+    dst.strides[d] = out.strides[d];
+    src_off += skip * self.strides[d];
+    dst_off += (lo[d] > 0 ? lo[d] : 0) * out.strides[d];
   }
-  src.finish(*self, self->dim, src_off);
-  dst.finish(*out, self->dim, dst_off);
+  src.finish(self, self.dim, src_off);
+  dst.finish(out, self.dim, dst_off);
   strided_copy(src.t, src.strides, dst.t);
 }
+
+namespace {
 
 enum class PadMode { kReflect, kReplicate };
 
@@ -95,69 +88,62 @@ inline int64_t source_index(int64_t o, int64_t lo, int64_t size) {
 }
 
 template <PadMode kMode, int kDims>
-void pad_nd_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  std::span<const int64_t> padding;
-  if (self == nullptr || !int_list_arg(ctx, args, 1, "padding", &padding)) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr || !check_supported(ctx, *self, "self") ||
-      !check_dtype(ctx, *out, "out", self->dtype)) {
-    return;
-  }
+void pad_nd(KernelContext& ctx, const Tensor& self, IntSpan padding, Tensor& out) {
+  if (!check_supported(ctx, self, "self") || !check_dtype(ctx, out, "out", self.dtype)) return;
   EMBER_KERNEL_CHECK(ctx, padding.size() == 2 * kDims, "padding: %s must have %d entries",
                      ShapeStr(padding).c_str(), 2 * kDims);
-  EMBER_KERNEL_CHECK(ctx, self->dim == kDims + 1 || self->dim == kDims + 2,
+  EMBER_KERNEL_CHECK(ctx, self.dim == kDims + 1 || self.dim == kDims + 2,
                      "self: expected %d or %d dims, got shape %s", kDims + 1, kDims + 2,
-                     ShapeStr(self->shape()).c_str());
-  const int32_t first = self->dim - kDims;  // First padded dim.
+                     ShapeStr(self.shape()).c_str());
+  const int32_t first = self.dim - kDims;  // First padded dim.
   int32_t shape[kTensorMaxDim];
   int64_t lo[kTensorMaxDim] = {};
-  for (int32_t d = 0; d < self->dim; ++d) {
-    shape[d] = self->sizes[d];
+  for (int32_t d = 0; d < self.dim; ++d) {
+    shape[d] = self.sizes[d];
     if (d < first) continue;
-    const size_t p = static_cast<size_t>(self->dim - 1 - d) * 2;
-    const int64_t l = padding[p], r = padding[p + 1], size = self->sizes[d];
+    const size_t p = static_cast<size_t>(self.dim - 1 - d) * 2;
+    const int64_t l = padding[p], r = padding[p + 1], size = self.sizes[d];
     if constexpr (kMode == PadMode::kReflect) {
       EMBER_KERNEL_CHECK(ctx, l < size && r < size,
                          "padding: (%lld, %lld) at dim %d must be smaller than that dim of "
                          "self (shape %s)",
                          static_cast<long long>(l), static_cast<long long>(r), d,
-                         ShapeStr(self->shape()).c_str());
+                         ShapeStr(self.shape()).c_str());
     } else {
       EMBER_KERNEL_CHECK(ctx, size > 0, "self: dim %d of shape %s is empty and cannot be "
-                         "replicated", d, ShapeStr(self->shape()).c_str());
+                         "replicated", d, ShapeStr(self.shape()).c_str());
     }
     const int64_t n = size + l + r;
     EMBER_KERNEL_CHECK(ctx, n >= 1 && n <= INT32_MAX,
                        "padding: %s gives dim %d of self (shape %s) the invalid size %lld",
-                       ShapeStr(padding).c_str(), d, ShapeStr(self->shape()).c_str(),
+                       ShapeStr(padding).c_str(), d, ShapeStr(self.shape()).c_str(),
                        static_cast<long long>(n));
     // Negative pads crop; source indices must stay inside self.
     EMBER_KERNEL_CHECK(ctx, kMode == PadMode::kReplicate || (-l < size && -r < size),
                        "padding: %s crops dim %d of self (shape %s) away",
-                       ShapeStr(padding).c_str(), d, ShapeStr(self->shape()).c_str());
+                       ShapeStr(padding).c_str(), d, ShapeStr(self.shape()).c_str());
     lo[d] = l;
     shape[d] = static_cast<int32_t>(n);
   }
-  if (!resize_out(ctx, *out, {shape, static_cast<size_t>(self->dim)})) return;
-  if (out->numel == 0) return;
-  const int32_t last = self->dim - 1;
-  dispatch_element_size(self->dtype, [&](auto tag) {
+  if (!resize_out(ctx, out, {shape, static_cast<size_t>(self.dim)})) return;
+  if (out.numel == 0) return;
+  const int32_t last = self.dim - 1;
+  dispatch_element_size(self.dtype, [&](auto tag) {
     using U = typename decltype(tag)::type;
-    const U* s = self->data_ptr<U>();
-    U* o = out->data_ptr<U>();
+    const U* s = self.data_ptr<U>();
+    U* o = out.data_ptr<U>();
     // One row of out's last dim per outer index.
     for_each_index({shape, static_cast<size_t>(last)}, [&](const int32_t* idx) {
       int64_t so = 0, oo = 0;
       for (int32_t d = 0; d < last; ++d) {
-        const int64_t i = d < first ? idx[d] : source_index<kMode>(idx[d], lo[d], self->sizes[d]);
-        so += i * self->strides[d];
-        oo += idx[d] * out->strides[d];
+        const int64_t i = d < first ? idx[d] : source_index<kMode>(idx[d], lo[d], self.sizes[d]);
+        so += i * self.strides[d];
+        oo += idx[d] * out.strides[d];
       }
-      const int64_t size = self->sizes[last];
+      const int64_t size = self.sizes[last];
       for (int32_t j = 0; j < shape[last]; ++j) {
-        o[oo + j * out->strides[last]] =
-            s[so + source_index<kMode>(j, lo[last], size) * self->strides[last]];
+        o[oo + j * out.strides[last]] =
+            s[so + source_index<kMode>(j, lo[last], size) * self.strides[last]];
       }
       return true;
     });
@@ -166,12 +152,18 @@ void pad_nd_out(KernelContext& ctx, EValue** args) {
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::constant_pad_nd.out", constant_pad_nd_out, 5);
-EMBER_REGISTER_KERNEL("aten::reflection_pad1d.out", (pad_nd_out<PadMode::kReflect, 1>), 4);
-EMBER_REGISTER_KERNEL("aten::reflection_pad2d.out", (pad_nd_out<PadMode::kReflect, 2>), 4);
-EMBER_REGISTER_KERNEL("aten::reflection_pad3d.out", (pad_nd_out<PadMode::kReflect, 3>), 4);
-EMBER_REGISTER_KERNEL("aten::replication_pad1d.out", (pad_nd_out<PadMode::kReplicate, 1>), 4);
-EMBER_REGISTER_KERNEL("aten::replication_pad2d.out", (pad_nd_out<PadMode::kReplicate, 2>), 4);
-EMBER_REGISTER_KERNEL("aten::replication_pad3d.out", (pad_nd_out<PadMode::kReplicate, 3>), 4);
+#define EMBER_PAD_ND(op, mode, dims)                                                     \
+  void op##_out(KernelContext& ctx, const Tensor& self, IntSpan padding, Tensor& out) { \
+    pad_nd<PadMode::mode, dims>(ctx, self, padding, out);                               \
+  }
+
+EMBER_PAD_ND(reflection_pad1d, kReflect, 1)
+EMBER_PAD_ND(reflection_pad2d, kReflect, 2)
+EMBER_PAD_ND(reflection_pad3d, kReflect, 3)
+EMBER_PAD_ND(replication_pad1d, kReplicate, 1)
+EMBER_PAD_ND(replication_pad2d, kReplicate, 2)
+EMBER_PAD_ND(replication_pad3d, kReplicate, 3)
+
+#undef EMBER_PAD_ND
 
 }  // namespace ember::kernels::portable

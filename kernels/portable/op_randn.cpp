@@ -1,6 +1,5 @@
 // aten::randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
-// args: size, out, out(return). Standard normal samples into out (float32,
-// float64, float16, bfloat16).
+// Standard normal samples into out (float32, float64, float16, bfloat16).
 //
 // Generator (documented so results can be reproduced elsewhere): the 64-bit
 // state in `ctx.rng_state()` advances as splitmix64 (state += 0x9E3779B97F4A7C15,
@@ -16,26 +15,23 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/random.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
-namespace {
 
-void randn_out(KernelContext& ctx, EValue** args) {
-  Tensor* out = nullptr;
+void randn_out(KernelContext& ctx, IntSpan size, Tensor& out) {
   int32_t shape[kTensorMaxDim];
-  size_t rank = 0;
-  if (!size_out_args(ctx, args, &out, shape, &rank)) return;
-  if (!resize_out(ctx, *out, {shape, rank})) return;
+  if (!size_to_shape(ctx, size, shape)) return;
+  if (!resize_out(ctx, out, {shape, size.size()})) return;
   uint64_t& state = ctx.rng_state();
-  const bool ok = dispatch_dtype<kFloating>(out->dtype, [&](auto tag) {
+  const bool ok = dispatch_dtype<kFloating>(out.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    S* d = out->data_ptr<S>();
+    S* d = out.data_ptr<S>();
     double spare = 0.0;
     bool have_spare = false;
     StridedLoop<1> loop;
-    const int64_t* strides[1] = {out->strides};
-    loop.init(out->shape(), strides);
+    const int64_t* strides[1] = {out.strides};
+    loop.init(out.shape(), strides);
     loop.run([&](const int64_t* off, int64_t n, const int64_t* st) {
       for (int64_t i = 0; i < n; ++i) {
         double z;
@@ -55,11 +51,7 @@ void randn_out(KernelContext& ctx, EValue** args) {
       }
     });
   });
-  if (!ok) fail_dtype(ctx, "out", out->dtype);
+  if (!ok) fail_dtype(ctx, "out", out.dtype);
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::randn.out", randn_out, 3);
 
 }  // namespace ember::kernels::portable

@@ -2,7 +2,6 @@
 //
 // aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False,
 //     Tensor(a!) out) -> Tensor(a!)
-//   args: self, dim, index, sparse_grad, out, out(return).
 //   out[i] = self[i with i[dim] = index[i]]; out has index's shape.
 // aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *,
 //     Tensor(a!) out) -> Tensor(a!)
@@ -10,11 +9,10 @@
 //     Tensor(a!) out) -> Tensor(a!)
 // aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *,
 //     Tensor(a!) out) -> Tensor(a!)
-//   args: self, dim, index, src|value, out, out(return). out = self, then for
-//   every i of index: out[i with i[dim] = index[i]] (=|+=) src[i] (or value).
+//   out = self, then for every i of index: out[i with i[dim] = index[i]]
+//   (=|+=) src[i] (or value).
 // aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src,
 //     str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)
-//   args: self, dim, index, src, reduce, include_self, out, out(return).
 //   reduce is sum, prod, mean (integers: floor division), amax or amin (NaN
 //   propagates); without include_self, targets start from the reduction's
 //   identity and a mean counts only scattered values.
@@ -29,7 +27,7 @@
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/copy.h"
 #include "kernels/portable/util/view.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -103,30 +101,6 @@ bool for_each_target(KernelContext& ctx, const Tensor& index, const Dims& target
     return true;
   });
   return ok;
-}
-
-void gather_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  int64_t dim = 0;
-  if (self == nullptr || !int_arg(ctx, args, 1, "dim", &dim)) return;
-  Tensor* index = tensor_arg(ctx, args, 2, "index");
-  bool sparse = false;
-  if (index == nullptr || !bool_arg(ctx, args, 3, "sparse_grad", &sparse)) return;
-  Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (out == nullptr || !check_dtype(ctx, *out, "out", self->dtype)) return;
-  int32_t d = 0;
-  if (!check_gather_scatter(ctx, *self, dim, *index, nullptr, &d)) return;
-  if (!resize_out(ctx, *out, index->shape())) return;
-  if (out->numel == 0) return;
-  const Dims s(*self), o(*out);
-  dispatch_element_size(self->dtype, [&](auto tag) {
-    using U = typename decltype(tag)::type;
-    const U* sp = self->data_ptr<U>();
-    U* op = out->data_ptr<U>();
-    (void)for_each_target(ctx, *index, s, d, "index", [&](int64_t soff, const int32_t* idx) {
-      op[offset_of(idx, o.strides, o.dim)] = sp[soff];
-    });
-  });
 }
 
 /// max (or min) of a and b; NaN wins, as in PyTorch.
@@ -250,77 +224,60 @@ void scatter_impl(KernelContext& ctx, const Tensor& self, int64_t dim, const Ten
   if (!ok) fail_dtype(ctx, "self", self.dtype);
 }
 
-void scatter_src_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  int64_t dim = 0;
-  if (self == nullptr || !int_arg(ctx, args, 1, "dim", &dim)) return;
-  Tensor* index = tensor_arg(ctx, args, 2, "index");
-  Tensor* src = index ? tensor_arg(ctx, args, 3, "src") : nullptr;
-  Tensor* out = src ? tensor_arg(ctx, args, 4, "out") : nullptr;
-  if (out == nullptr) return;
-  scatter_impl(ctx, *self, dim, *index, src, nullptr, Reduce::kAssign, true, *out);
+}  // namespace
+
+void gather_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index,
+                bool sparse_grad, Tensor& out) {
+  (void)sparse_grad;
+  if (!check_dtype(ctx, out, "out", self.dtype)) return;
+  int32_t d = 0;
+  if (!check_gather_scatter(ctx, self, dim, index, nullptr, &d)) return;
+  if (!resize_out(ctx, out, index.shape())) return;
+  if (out.numel == 0) return;
+  const Dims s(self), o(out);
+  dispatch_element_size(self.dtype, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    const U* sp = self.data_ptr<U>();
+    U* op = out.data_ptr<U>();
+    (void)for_each_target(ctx, index, s, d, "index", [&](int64_t soff, const int32_t* idx) {
+      op[offset_of(idx, o.strides, o.dim)] = sp[soff];
+    });
+  });
 }
 
-void scatter_value_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  int64_t dim = 0;
-  if (self == nullptr || !int_arg(ctx, args, 1, "dim", &dim)) return;
-  Tensor* index = tensor_arg(ctx, args, 2, "index");
-  const EValue* value = index ? scalar_arg(ctx, args, 3, "value") : nullptr;
-  Tensor* out = value ? tensor_arg(ctx, args, 4, "out") : nullptr;
-  if (out == nullptr) return;
-  scatter_impl(ctx, *self, dim, *index, nullptr, value, Reduce::kAssign, true, *out);
+void scatter_src_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index,
+                     const Tensor& src, Tensor& out) {
+  scatter_impl(ctx, self, dim, index, &src, nullptr, Reduce::kAssign, true, out);
 }
 
-void scatter_add_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  int64_t dim = 0;
-  if (self == nullptr || !int_arg(ctx, args, 1, "dim", &dim)) return;
-  Tensor* index = tensor_arg(ctx, args, 2, "index");
-  Tensor* src = index ? tensor_arg(ctx, args, 3, "src") : nullptr;
-  Tensor* out = src ? tensor_arg(ctx, args, 4, "out") : nullptr;
-  if (out == nullptr) return;
-  scatter_impl(ctx, *self, dim, *index, src, nullptr, Reduce::kSum, true, *out);
+void scatter_value_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index,
+                       const EValue& value, Tensor& out) {
+  scatter_impl(ctx, self, dim, index, nullptr, &value, Reduce::kAssign, true, out);
 }
 
-void scatter_reduce_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  int64_t dim = 0;
-  if (self == nullptr || !int_arg(ctx, args, 1, "dim", &dim)) return;
-  Tensor* index = tensor_arg(ctx, args, 2, "index");
-  Tensor* src = index ? tensor_arg(ctx, args, 3, "src") : nullptr;
-  if (src == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, args[4] != nullptr && args[4]->tag == Tag::String,
-                     "argument 'reduce' (index 4) must be a string, got %s",
-                     args[4] ? tag_name(args[4]->tag) : "null");
-  bool include_self = true;
-  if (!bool_arg(ctx, args, 5, "include_self", &include_self)) return;
-  Tensor* out = tensor_arg(ctx, args, 6, "out");
-  if (out == nullptr) return;
-  const std::string_view name = args[4]->as_string;
+void scatter_add_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index,
+                     const Tensor& src, Tensor& out) {
+  scatter_impl(ctx, self, dim, index, &src, nullptr, Reduce::kSum, true, out);
+}
+
+void scatter_reduce_two_out(KernelContext& ctx, const Tensor& self, int64_t dim,
+                            const Tensor& index, const Tensor& src, std::string_view reduce,
+                            bool include_self, Tensor& out) {
   Reduce r;
-  if (name == "sum") r = Reduce::kSum;
-  else if (name == "prod") r = Reduce::kProd;
-  else if (name == "mean") r = Reduce::kMean;
-  else if (name == "amax") r = Reduce::kMax;
-  else if (name == "amin") r = Reduce::kMin;
+  if (reduce == "sum") r = Reduce::kSum;
+  else if (reduce == "prod") r = Reduce::kProd;
+  else if (reduce == "mean") r = Reduce::kMean;
+  else if (reduce == "amax") r = Reduce::kMax;
+  else if (reduce == "amin") r = Reduce::kMin;
   else {
     ctx.fail(Error::InvalidArgument,
              "reduce: '%.*s' is not one of sum, prod, mean, amax, amin",
-             static_cast<int>(name.size()), name.data());
+             static_cast<int>(reduce.size()), reduce.data());
     return;
   }
-  EMBER_KERNEL_CHECK(ctx, !(r == Reduce::kMean && self->dtype == ScalarType::Bool),
+  EMBER_KERNEL_CHECK(ctx, !(r == Reduce::kMean && self.dtype == ScalarType::Bool),
                      "self: reduce 'mean' does not support dtype bool");
-  scatter_impl(ctx, *self, dim, *index, src, nullptr, r, include_self, *out);
+  scatter_impl(ctx, self, dim, index, &src, nullptr, r, include_self, out);
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::gather.out", gather_out, 6);
-EMBER_REGISTER_KERNEL("aten::scatter.src_out", scatter_src_out, 6);
-EMBER_REGISTER_KERNEL("aten::scatter.value_out", scatter_value_out, 6);
-EMBER_REGISTER_KERNEL("aten::scatter_add.out", scatter_add_out, 6);
-EMBER_REGISTER_KERNEL("aten::scatter_reduce.two_out", scatter_reduce_out, 8);
 
 }  // namespace ember::kernels::portable

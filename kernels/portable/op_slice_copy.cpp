@@ -2,38 +2,26 @@
 //
 // aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None,
 //     SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)
-//   args: self, dim, start, end, step, out, out(return). Python slicing:
-//   negative start/end count from the end, both clamp to [0, size]; step > 0.
+//   Python slicing: negative start/end count from the end, both clamp to
+//   [0, size]; step > 0.
 // aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None,
 //     SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)
-//   args: self, src, dim, start, end, step, out, out(return). out = self with
-//   the slice replaced by src (whose shape must be the slice's).
+//   out = self with the slice replaced by src (whose shape must be the
+//   slice's).
 // aten::select_copy.int_out(Tensor self, int dim, SymInt index, *,
 //     Tensor(a!) out) -> Tensor(a!)
-//   args: self, dim, index, out, out(return). Drops `dim`, keeping `index`
-//   (negative wraps).
+//   Drops `dim`, keeping `index` (negative wraps).
 // aten::select_scatter.out(Tensor self, Tensor src, int dim, SymInt index, *,
 //     Tensor(a!) out) -> Tensor(a!)
-//   args: self, src, dim, index, out, out(return).
 // All dtypes; out (and src) must have self's dtype.
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/copy.h"
 #include "kernels/portable/util/view.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
-
-/// Reads an optional int (None → `fallback`); false after failing.
-bool optional_int_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                      int64_t fallback, int64_t* out) {
-  if (args[i] != nullptr && args[i]->is_none()) {
-    *out = fallback;
-    return true;
-  }
-  return int_arg(ctx, args, i, name, out);
-}
 
 struct SliceSpec {
   int32_t dim = 0;
@@ -42,16 +30,13 @@ struct SliceSpec {
   int32_t len = 0;
 };
 
-/// Parses dim/start/end/step at args[first..first+3] against self.
-bool parse_slice(KernelContext& ctx, EValue** args, int first, const Tensor& self,
+/// Checks dim/start/end/step against self (None start: 0, None end: the
+/// size); false after failing.
+bool parse_slice(KernelContext& ctx, const Tensor& self, int64_t dim,
+                 std::optional<int64_t> start_arg, std::optional<int64_t> end_arg, int64_t step,
                  SliceSpec* s) {
-  int64_t dim = 0, start = 0, end = 0, step = 1;
-  if (!int_arg(ctx, args, first, "dim", &dim) ||
-      !optional_int_arg(ctx, args, first + 1, "start", 0, &start) ||
-      !optional_int_arg(ctx, args, first + 2, "end", INT64_MAX, &end) ||
-      !int_arg(ctx, args, first + 3, "step", &step)) {
-    return false;
-  }
+  int64_t start = start_arg.value_or(0);
+  int64_t end = end_arg.value_or(INT64_MAX);
   if (self.dim == 0) {
     ctx.fail(Error::InvalidArgument, "self: cannot slice a 0-dim tensor");
     return false;
@@ -96,12 +81,9 @@ void select_view(const Tensor& base, int32_t dim, int64_t index, TensorView& v) 
   v.finish(base, base.dim - 1, index * base.strides[dim]);
 }
 
-bool parse_select(KernelContext& ctx, EValue** args, int first, const Tensor& self,
-                  int32_t* dim, int64_t* index) {
-  int64_t d = 0, i = 0;
-  if (!int_arg(ctx, args, first, "dim", &d) || !int_arg(ctx, args, first + 1, "index", &i)) {
-    return false;
-  }
+/// Checks dim and index against self; false after failing.
+bool parse_select(KernelContext& ctx, const Tensor& self, int64_t d, int64_t i, int32_t* dim,
+                  int64_t* index) {
   if (self.dim == 0) {
     ctx.fail(Error::InvalidArgument, "self: cannot select from a 0-dim tensor");
     return false;
@@ -124,71 +106,62 @@ bool check_operands(KernelContext& ctx, const Tensor& self, const Tensor* src, c
   return check_dtype(ctx, out, "out", self.dtype);
 }
 
-void slice_copy_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  Tensor* out = self ? tensor_arg(ctx, args, 5, "out") : nullptr;
-  if (out == nullptr || !check_operands(ctx, *self, nullptr, *out)) return;
-  SliceSpec s;
-  if (!parse_slice(ctx, args, 1, *self, &s)) return;
-  TensorView v;
-  slice_view(*self, s, v);
-  if (!resize_out(ctx, *out, v.t.shape())) return;
-  if (out->numel == 0) return;
-  strided_copy(v.t, v.strides, *out);
-}
-
-void slice_scatter_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  Tensor* src = self ? tensor_arg(ctx, args, 1, "src") : nullptr;
-  Tensor* out = src ? tensor_arg(ctx, args, 6, "out") : nullptr;
-  if (out == nullptr || !check_operands(ctx, *self, src, *out)) return;
-  SliceSpec s;
-  if (!parse_slice(ctx, args, 2, *self, &s)) return;
-  if (!resize_out(ctx, *out, self->shape())) return;
-  TensorView v;
-  slice_view(*out, s, v);
-  if (!check_same_shape(ctx, *src, "src", v.t, "the slice")) return;
-  if (out->numel == 0) return;
-  if (out->data != self->data) strided_copy(*self, self->strides, *out);
-  if (v.t.numel > 0) strided_copy(*src, src->strides, v.t);
-}
-
-void select_copy_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  Tensor* out = self ? tensor_arg(ctx, args, 3, "out") : nullptr;
-  if (out == nullptr || !check_operands(ctx, *self, nullptr, *out)) return;
-  int32_t dim = 0;
-  int64_t index = 0;
-  if (!parse_select(ctx, args, 1, *self, &dim, &index)) return;
-  TensorView v;
-  select_view(*self, dim, index, v);
-  if (!resize_out(ctx, *out, v.t.shape())) return;
-  if (out->numel == 0) return;
-  strided_copy(v.t, v.strides, *out);
-}
-
-void select_scatter_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  Tensor* src = self ? tensor_arg(ctx, args, 1, "src") : nullptr;
-  Tensor* out = src ? tensor_arg(ctx, args, 4, "out") : nullptr;
-  if (out == nullptr || !check_operands(ctx, *self, src, *out)) return;
-  int32_t dim = 0;
-  int64_t index = 0;
-  if (!parse_select(ctx, args, 2, *self, &dim, &index)) return;
-  if (!resize_out(ctx, *out, self->shape())) return;
-  TensorView v;
-  select_view(*out, dim, index, v);
-  if (!check_same_shape(ctx, *src, "src", v.t, "the selected slice")) return;
-  if (out->numel == 0) return;
-  if (out->data != self->data) strided_copy(*self, self->strides, *out);
-  strided_copy(*src, src->strides, v.t);
-}
-
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::slice_copy.Tensor_out", slice_copy_out, 7);
-EMBER_REGISTER_KERNEL("aten::slice_scatter.out", slice_scatter_out, 8);
-EMBER_REGISTER_KERNEL("aten::select_copy.int_out", select_copy_out, 5);
-EMBER_REGISTER_KERNEL("aten::select_scatter.out", select_scatter_out, 6);
+void slice_copy_Tensor_out(KernelContext& ctx, const Tensor& self, int64_t dim,
+                           std::optional<int64_t> start, std::optional<int64_t> end, int64_t step,
+                           Tensor& out) {
+  if (!check_operands(ctx, self, nullptr, out)) return;
+  SliceSpec s;
+  if (!parse_slice(ctx, self, dim, start, end, step, &s)) return;
+  TensorView v;
+  slice_view(self, s, v);
+  if (!resize_out(ctx, out, v.t.shape())) return;
+  if (out.numel == 0) return;
+  strided_copy(v.t, v.strides, out);
+}
+
+void slice_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& src, int64_t dim,
+                       std::optional<int64_t> start, std::optional<int64_t> end, int64_t step,
+                       Tensor& out) {
+  if (!check_operands(ctx, self, &src, out)) return;
+  SliceSpec s;
+  if (!parse_slice(ctx, self, dim, start, end, step, &s)) return;
+  if (!resize_out(ctx, out, self.shape())) return;
+  TensorView v;
+  slice_view(out, s, v);
+  if (!check_same_shape(ctx, src, "src", v.t, "the slice")) return;
+  if (out.numel == 0) return;
+  if (out.data != self.data) strided_copy(self, self.strides, out);
+  if (v.t.numel > 0) strided_copy(src, src.strides, v.t);
+}
+
+void select_copy_int_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t index,
+                         Tensor& out) {
+  if (!check_operands(ctx, self, nullptr, out)) return;
+  int32_t d = 0;
+  int64_t i = 0;
+  if (!parse_select(ctx, self, dim, index, &d, &i)) return;
+  TensorView v;
+  select_view(self, d, i, v);
+  if (!resize_out(ctx, out, v.t.shape())) return;
+  if (out.numel == 0) return;
+  strided_copy(v.t, v.strides, out);
+}
+
+void select_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& src, int64_t dim,
+                        int64_t index, Tensor& out) {
+  if (!check_operands(ctx, self, &src, out)) return;
+  int32_t d = 0;
+  int64_t i = 0;
+  if (!parse_select(ctx, self, dim, index, &d, &i)) return;
+  if (!resize_out(ctx, out, self.shape())) return;
+  TensorView v;
+  select_view(out, d, i, v);
+  if (!check_same_shape(ctx, src, "src", v.t, "the selected slice")) return;
+  if (out.numel == 0) return;
+  if (out.data != self.data) strided_copy(self, self.strides, out);
+  strided_copy(src, src.strides, v.t);
+}
 
 }  // namespace ember::kernels::portable

@@ -1,19 +1,18 @@
 // Copies that only change the shape, not the row-major order of elements.
 //
 // aten::squeeze_copy.dim_out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
-//   args: self, dim, out, out(return). Drops `dim` when its size is 1.
+//   Drops `dim` when its size is 1.
 // aten::squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)
-//   args: self, dim, out, out(return). Drops each listed dim of size 1.
+//   Drops each listed dim of size 1.
 // aten::unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
-//   args: self, dim, out, out(return). Inserts a size-1 dim at `dim`
-//   (in [-rank-1, rank]).
+//   Inserts a size-1 dim at `dim` (in [-rank-1, rank]).
 // aten::alias_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-//   args: self, out, out(return). out = self.
+//   out = self.
 // All dtypes; out's dtype must match self's. out may have any dim order.
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/copy.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -25,9 +24,9 @@ void finish_reshape(KernelContext& ctx, const Tensor& self, std::span<const int3
   reshape_copy(self, out);
 }
 
-bool prepare(KernelContext& ctx, const Tensor* self, Tensor* out) {
-  return self != nullptr && out != nullptr && check_supported(ctx, *self, "self") &&
-         check_dtype(ctx, *out, "out", self->dtype);
+/// self of a dtype the kernels know, out of self's dtype.
+bool check_operands(KernelContext& ctx, const Tensor& self, const Tensor& out) {
+  return check_supported(ctx, self, "self") && check_dtype(ctx, out, "out", self.dtype);
 }
 
 /// Squeezes the dims flagged in `drop` (only those of size 1).
@@ -40,64 +39,45 @@ void squeeze_flagged(KernelContext& ctx, const Tensor& self, const bool* drop, T
   finish_reshape(ctx, self, {shape, static_cast<size_t>(n)}, out);
 }
 
-void squeeze_copy_dim_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  int64_t dim = 0;
-  if (self == nullptr || !int_arg(ctx, args, 1, "dim", &dim)) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (!prepare(ctx, self, out)) return;
-  int32_t d = 0;
-  if (!normalize_dim(ctx, dim, self->dim, "dim", &d)) return;
-  bool drop[kTensorMaxDim] = {};
-  if (self->dim > 0) drop[d] = true;
-  squeeze_flagged(ctx, *self, drop, *out);
-}
-
-void squeeze_copy_dims_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  std::span<const int64_t> dims;
-  if (self == nullptr || !int_list_arg(ctx, args, 1, "dim", &dims)) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (!prepare(ctx, self, out)) return;
-  bool drop[kTensorMaxDim] = {};
-  for (int64_t dim : dims) {
-    int32_t d = 0;
-    if (!normalize_dim(ctx, dim, self->dim, "dim", &d)) return;
-    EMBER_KERNEL_CHECK(ctx, self->dim == 0 || !drop[d], "dim: %s repeats dim %d",
-                       ShapeStr(dims).c_str(), d);
-    if (self->dim > 0) drop[d] = true;
-  }
-  squeeze_flagged(ctx, *self, drop, *out);
-}
-
-void unsqueeze_copy_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  int64_t dim = 0;
-  if (self == nullptr || !int_arg(ctx, args, 1, "dim", &dim)) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (!prepare(ctx, self, out)) return;
-  EMBER_KERNEL_CHECK(ctx, self->dim < kTensorMaxDim, "self: rank %d is already the maximum",
-                     self->dim);
-  int32_t d = 0;
-  if (!normalize_dim(ctx, dim, self->dim + 1, "dim", &d)) return;
-  int32_t shape[kTensorMaxDim];
-  for (int32_t i = 0, k = 0; i <= self->dim; ++i) shape[i] = i == d ? 1 : self->sizes[k++];
-  finish_reshape(ctx, *self, {shape, static_cast<size_t>(self->dim + 1)}, *out);
-}
-
-void alias_copy_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  Tensor* out = self ? tensor_arg(ctx, args, 1, "out") : nullptr;
-  if (!prepare(ctx, self, out)) return;
-  if (!resize_out(ctx, *out, self->shape())) return;
-  if (out->numel > 0 && out->data != self->data) strided_copy(*self, self->strides, *out);
-}
-
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::squeeze_copy.dim_out", squeeze_copy_dim_out, 4);
-EMBER_REGISTER_KERNEL("aten::squeeze_copy.dims_out", squeeze_copy_dims_out, 4);
-EMBER_REGISTER_KERNEL("aten::unsqueeze_copy.out", unsqueeze_copy_out, 4);
-EMBER_REGISTER_KERNEL("aten::alias_copy.out", alias_copy_out, 3);
+void squeeze_copy_dim_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out) {
+  if (!check_operands(ctx, self, out)) return;
+  int32_t d = 0;
+  if (!normalize_dim(ctx, dim, self.dim, "dim", &d)) return;
+  bool drop[kTensorMaxDim] = {};
+  if (self.dim > 0) drop[d] = true;
+  squeeze_flagged(ctx, self, drop, out);
+}
+
+void squeeze_copy_dims_out(KernelContext& ctx, const Tensor& self, IntSpan dim, Tensor& out) {
+  if (!check_operands(ctx, self, out)) return;
+  bool drop[kTensorMaxDim] = {};
+  for (int64_t v : dim) {
+    int32_t d = 0;
+    if (!normalize_dim(ctx, v, self.dim, "dim", &d)) return;
+    EMBER_KERNEL_CHECK(ctx, self.dim == 0 || !drop[d], "dim: %s repeats dim %d",
+                       ShapeStr(dim).c_str(), d);
+    if (self.dim > 0) drop[d] = true;
+  }
+  squeeze_flagged(ctx, self, drop, out);
+}
+
+void unsqueeze_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out) {
+  if (!check_operands(ctx, self, out)) return;
+  EMBER_KERNEL_CHECK(ctx, self.dim < kTensorMaxDim, "self: rank %d is already the maximum",
+                     self.dim);
+  int32_t d = 0;
+  if (!normalize_dim(ctx, dim, self.dim + 1, "dim", &d)) return;
+  int32_t shape[kTensorMaxDim];
+  for (int32_t i = 0, k = 0; i <= self.dim; ++i) shape[i] = i == d ? 1 : self.sizes[k++];
+  finish_reshape(ctx, self, {shape, static_cast<size_t>(self.dim + 1)}, out);
+}
+
+void alias_copy_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  if (!check_operands(ctx, self, out)) return;
+  if (!resize_out(ctx, out, self.shape())) return;
+  if (out.numel > 0 && out.data != self.data) strided_copy(self, self.strides, out);
+}
 
 }  // namespace ember::kernels::portable

@@ -4,9 +4,8 @@
 
 namespace ember::kernels::portable {
 
-bool check_view_copy_args(KernelContext& ctx, const Tensor* self, Tensor* out) {
-  return self != nullptr && out != nullptr && check_supported(ctx, *self, "self") &&
-         check_dtype(ctx, *out, "out", self->dtype);
+bool check_view_copy_args(KernelContext& ctx, const Tensor& self, const Tensor& out) {
+  return check_supported(ctx, self, "self") && check_dtype(ctx, out, "out", self.dtype);
 }
 
 bool check_index_dtype(KernelContext& ctx, const Tensor& index, const char* name) {
@@ -27,40 +26,6 @@ bool checked_index(KernelContext& ctx, int64_t value, int64_t size, int32_t dim,
     return false;
   }
   *out = v;
-  return true;
-}
-
-}  // namespace ember::kernels::portable
-
-namespace ember::kernels::portable {
-
-bool tensor_list_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                     std::span<Tensor* const>* out) {
-  if (args[i] == nullptr || args[i]->tag != Tag::TensorList) {
-    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be a Tensor list, got %s",
-             name, i, args[i] ? tag_name(args[i]->tag) : "null");
-    return false;
-  }
-  *out = args[i]->as_tensor_list.get();
-  for (size_t k = 0; k < out->size(); ++k) {
-    if ((*out)[k] == nullptr) {
-      ctx.fail(Error::InvalidArgument, "%s: entry %zu is None", name, k);
-      return false;
-    }
-  }
-  return true;
-}
-
-bool optional_tensor_list_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                              std::span<Tensor* const>* out) {
-  if (args[i] == nullptr ||
-      (args[i]->tag != Tag::OptionalTensorList && args[i]->tag != Tag::TensorList)) {
-    ctx.fail(Error::InvalidArgument,
-             "argument '%s' (index %d) must be an optional Tensor list, got %s", name, i,
-             args[i] ? tag_name(args[i]->tag) : "null");
-    return false;
-  }
-  *out = args[i]->as_tensor_list.get();
   return true;
 }
 

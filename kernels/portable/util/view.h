@@ -13,9 +13,9 @@
 
 namespace ember::kernels::portable {
 
-/// The arguments every copy of a view checks: self and out present, self's
-/// dtype one the kernels know, out of self's dtype. False after failing.
-bool check_view_copy_args(KernelContext& ctx, const Tensor* self, Tensor* out);
+/// The checks every copy of a view makes: self's dtype one the kernels know,
+/// out of self's dtype. False after failing.
+bool check_view_copy_args(KernelContext& ctx, const Tensor& self, const Tensor& out);
 
 /// A tensor header over another tensor's memory. Fill `sizes`/`strides` for
 /// `dim` dims, then call `finish`; `t` is then usable as a Tensor (its dim
@@ -122,18 +122,5 @@ inline int64_t offset_of(const int32_t* idx, const int64_t* strides, int32_t dim
   for (int32_t d = 0; d < dim; ++d) off += idx[d] * strides[d];
   return off;
 }
-
-}  // namespace ember::kernels::portable
-
-namespace ember::kernels::portable {
-
-/// A Tensor[] argument (every entry a tensor). False after failing.
-bool tensor_list_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                     std::span<Tensor* const>* out);
-
-/// A Tensor?[] argument (entries may be null for None); a plain Tensor[] is
-/// accepted too. False after failing.
-bool optional_tensor_list_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                              std::span<Tensor* const>* out);
 
 }  // namespace ember::kernels::portable
