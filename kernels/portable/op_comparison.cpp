@@ -45,23 +45,29 @@ void compare_scalar(KernelContext& ctx, const Tensor& self, const EValue& other,
 
 }  // namespace
 
-#define EMBER_COMPARISON(op, Cmp)                                                           \
-  void op##_Tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other,        \
-                       Tensor& out) {                                                      \
-    compare_tensor<Cmp>(ctx, self, other, out);                                            \
-  }                                                                                        \
-  void op##_Scalar_out(KernelContext& ctx, const Tensor& self, const EValue& other,        \
-                       Tensor& out) {                                                      \
-    compare_scalar<Cmp>(ctx, self, other, out);                                            \
+#define EMBER_COMPARE_TENSOR(op, Cmp)                                                       \
+  void op##_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) { \
+    compare_tensor<Cmp>(ctx, self, other, out);                                             \
+  }
+#define EMBER_COMPARE_SCALAR(op, Cmp)                                                       \
+  void op##_out(KernelContext& ctx, const Tensor& self, const EValue& other, Tensor& out) { \
+    compare_scalar<Cmp>(ctx, self, other, out);                                             \
   }
 
-EMBER_COMPARISON(eq, Eq)
-EMBER_COMPARISON(ne, Ne)
-EMBER_COMPARISON(lt, Lt)
-EMBER_COMPARISON(le, Le)
-EMBER_COMPARISON(gt, Gt)
-EMBER_COMPARISON(ge, Ge)
+EMBER_COMPARE_TENSOR(eq_Tensor, Eq)
+EMBER_COMPARE_TENSOR(ne_Tensor, Ne)
+EMBER_COMPARE_TENSOR(lt_Tensor, Lt)
+EMBER_COMPARE_TENSOR(le_Tensor, Le)
+EMBER_COMPARE_TENSOR(gt_Tensor, Gt)
+EMBER_COMPARE_TENSOR(ge_Tensor, Ge)
+EMBER_COMPARE_SCALAR(eq_Scalar, Eq)
+EMBER_COMPARE_SCALAR(ne_Scalar, Ne)
+EMBER_COMPARE_SCALAR(lt_Scalar, Lt)
+EMBER_COMPARE_SCALAR(le_Scalar, Le)
+EMBER_COMPARE_SCALAR(gt_Scalar, Gt)
+EMBER_COMPARE_SCALAR(ge_Scalar, Ge)
 
-#undef EMBER_COMPARISON
+#undef EMBER_COMPARE_TENSOR
+#undef EMBER_COMPARE_SCALAR
 
 }  // namespace ember::kernels::portable

@@ -25,25 +25,31 @@ void logical(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor
 
 }  // namespace
 
-// The names come in full: and, or and xor are C++ operator names, not identifiers.
-#define EMBER_BITWISE_LOGICAL(bitwise_op, logical_op, Op)                                   \
-  void bitwise_op##_Tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, \
-                               Tensor& out) {                                              \
-    binary_tensor_out<kIntegral | kBoolType, false>(ctx, self, other, out, Op{});          \
-  }                                                                                        \
-  void bitwise_op##_Scalar_out(KernelContext& ctx, const Tensor& self, const EValue& other, \
-                               Tensor& out) {                                              \
-    binary_scalar_out<kIntegral | kBoolType>(ctx, self, other, out, Op{});                 \
-  }                                                                                        \
-  void logical_op##_out(KernelContext& ctx, const Tensor& self, const Tensor& other,        \
-                        Tensor& out) {                                                     \
-    logical<Op>(ctx, self, other, out);                                                    \
+#define EMBER_BITWISE_TENSOR(op, Op)                                                        \
+  void op##_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) { \
+    binary_tensor_out<kIntegral | kBoolType, false>(ctx, self, other, out, Op{});           \
+  }
+#define EMBER_BITWISE_SCALAR(op, Op)                                                        \
+  void op##_out(KernelContext& ctx, const Tensor& self, const EValue& other, Tensor& out) { \
+    binary_scalar_out<kIntegral | kBoolType>(ctx, self, other, out, Op{});                  \
+  }
+#define EMBER_LOGICAL(op, Op)                                                               \
+  void op##_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) { \
+    logical<Op>(ctx, self, other, out);                                                     \
   }
 
-EMBER_BITWISE_LOGICAL(bitwise_and, logical_and, And)
-EMBER_BITWISE_LOGICAL(bitwise_or, logical_or, Or)
-EMBER_BITWISE_LOGICAL(bitwise_xor, logical_xor, Xor)
+EMBER_BITWISE_TENSOR(bitwise_and_Tensor, And)
+EMBER_BITWISE_TENSOR(bitwise_or_Tensor, Or)
+EMBER_BITWISE_TENSOR(bitwise_xor_Tensor, Xor)
+EMBER_BITWISE_SCALAR(bitwise_and_Scalar, And)
+EMBER_BITWISE_SCALAR(bitwise_or_Scalar, Or)
+EMBER_BITWISE_SCALAR(bitwise_xor_Scalar, Xor)
+EMBER_LOGICAL(logical_and, And)
+EMBER_LOGICAL(logical_or, Or)
+EMBER_LOGICAL(logical_xor, Xor)
 
-#undef EMBER_BITWISE_LOGICAL
+#undef EMBER_BITWISE_TENSOR
+#undef EMBER_BITWISE_SCALAR
+#undef EMBER_LOGICAL
 
 }  // namespace ember::kernels::portable
