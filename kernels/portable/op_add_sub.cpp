@@ -1,9 +1,8 @@
 // aten::add.out / aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)
-// args: self, other, alpha, out, out(return). out = self ± alpha * other with
-// broadcasting and PyTorch type promotion. add takes every dtype (bool: logical
-// or); sub rejects bool, as PyTorch does.
+// out = self ± alpha * other with broadcasting and PyTorch type promotion.
+// add takes every dtype (bool: logical or); sub rejects bool, as PyTorch does.
 #include "kernels/portable/util/binary.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -11,22 +10,15 @@ namespace {
 enum class Sign { Plus, Minus };
 
 template <Sign kSign>
-void add_sub_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  Tensor* other = tensor_arg(ctx, args, 1, "other");
-  if (other == nullptr) return;
-  const EValue* alpha = scalar_arg(ctx, args, 2, "alpha");
-  if (alpha == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (out == nullptr) return;
-  const ScalarType common = result_type(*self, *other);
-  if (!prepare_binary(ctx, *self, *other, *out, common)) return;
+void add_sub(KernelContext& ctx, const Tensor& self, const Tensor& other, const EValue& alpha,
+             Tensor& out) {
+  const ScalarType common = result_type(self, other);
+  if (!prepare_binary(ctx, self, other, out, common)) return;
   if (kSign == Sign::Minus && common == ScalarType::Bool) {
     ctx.fail(Error::InvalidArgument, "self: subtraction of bool tensors is not supported");
     return;
   }
-  if (alpha->is_double() && !is_floating_type(common)) {
+  if (alpha.is_double() && !is_floating_type(common)) {
     ctx.fail(Error::InvalidArgument, "alpha: a floating alpha needs floating inputs, got %s",
              scalar_type_name(common));
     return;
@@ -34,8 +26,8 @@ void add_sub_out(KernelContext& ctx, EValue** args) {
   auto body = [&](auto tag) {
     using S = typename decltype(tag)::type;
     using CT = compute_t<S>;
-    const CT a = scalar_as<CT>(*alpha);
-    apply_binary<S>(*self, *other, *out, [a](CT x, CT y) {
+    const CT a = scalar_as<CT>(alpha);
+    apply_binary<S>(self, other, out, [a](CT x, CT y) {
       if constexpr (kSign == Sign::Plus) {
         return wrap_add(x, wrap_mul(a, y));
       } else {
@@ -54,7 +46,14 @@ void add_sub_out(KernelContext& ctx, EValue** args) {
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::add.out", add_sub_out<Sign::Plus>, 5);
-EMBER_REGISTER_KERNEL("aten::sub.out", add_sub_out<Sign::Minus>, 5);
+void add_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const EValue& alpha,
+             Tensor& out) {
+  add_sub<Sign::Plus>(ctx, self, other, alpha, out);
+}
+
+void sub_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const EValue& alpha,
+             Tensor& out) {
+  add_sub<Sign::Minus>(ctx, self, other, alpha, out);
+}
 
 }  // namespace ember::kernels::portable

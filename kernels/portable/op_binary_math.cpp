@@ -6,7 +6,6 @@
 //   aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out)
 //   aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out)
 //   aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out)
-// args: the two operands, out, out(return).
 // maximum/minimum: every dtype; NaN propagates (unlike fmax/fmin, every dtype).
 // atan2: integral and bool inputs compute in float32. hypot: floating dtypes;
 // nextafter: floating dtypes (16-bit ones step in their own grid); gcd: integral dtypes (non-negative results). fmod (sign of self) and remainder (sign
@@ -22,7 +21,7 @@
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/binary_driver.h"
 #include "kernels/portable/util/division.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -132,117 +131,109 @@ struct Mod {
   }
 };
 
-template <bool kFloor, bool kScalar>
-void mod_out(KernelContext& ctx, EValue** args) {
+// fmod and remainder, `other` a Tensor or a Scalar (EValue). The op sets
+// `zero` on an integer division by zero; the kernel then fails.
+template <bool kFloor, typename Other>
+void fmod_remainder(KernelContext& ctx, const Tensor& self, const Other& other, Tensor& out) {
   bool zero = false;
-  if constexpr (kScalar) {
-    binary_scalar_out<kRealTypes>(ctx, args, Mod<kFloor>{&zero});
+  if constexpr (std::is_same_v<Other, Tensor>) {
+    binary_tensor_out<kRealTypes, false>(ctx, self, other, out, Mod<kFloor>{&zero});
   } else {
-    binary_tensor_out<kRealTypes, false>(ctx, args, Mod<kFloor>{&zero});
+    binary_scalar_out<kRealTypes>(ctx, self, other, out, Mod<kFloor>{&zero});
   }
   if (zero && ctx.failure() == Error::Ok) {
     ctx.fail(Error::InvalidArgument, "other: integer division by zero");
   }
 }
 
-void maximum_out(KernelContext& ctx, EValue** args) {
-  binary_tensor_out<kAllTypes, false>(ctx, args, Maximum{});
+}  // namespace
+
+void maximum_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
+  binary_tensor_out<kAllTypes, false>(ctx, self, other, out, Maximum{});
 }
-void minimum_out(KernelContext& ctx, EValue** args) {
-  binary_tensor_out<kAllTypes, false>(ctx, args, Minimum{});
+void minimum_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
+  binary_tensor_out<kAllTypes, false>(ctx, self, other, out, Minimum{});
 }
-void atan2_out(KernelContext& ctx, EValue** args) {
-  binary_tensor_out<kFloating, true>(ctx, args, Atan2{});
+void atan2_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
+  binary_tensor_out<kFloating, true>(ctx, self, other, out, Atan2{});
 }
-void fmax_out(KernelContext& ctx, EValue** args) {
-  binary_tensor_out<kAllTypes, false>(ctx, args, Fmax{});
+void fmax_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
+  binary_tensor_out<kAllTypes, false>(ctx, self, other, out, Fmax{});
 }
-void fmin_out(KernelContext& ctx, EValue** args) {
-  binary_tensor_out<kAllTypes, false>(ctx, args, Fmin{});
+void fmin_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
+  binary_tensor_out<kAllTypes, false>(ctx, self, other, out, Fmin{});
 }
-void hypot_out(KernelContext& ctx, EValue** args) {
-  binary_tensor_out<kFloating, false>(ctx, args, Hypot{});
+void hypot_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
+  binary_tensor_out<kFloating, false>(ctx, self, other, out, Hypot{});
 }
 // 16-bit results step in their own grid, not float's.
-void nextafter_out(KernelContext& ctx, EValue** args) {
-  const Tensor* out = args[3] != nullptr && args[3]->is_tensor() ? args[3]->as_tensor : nullptr;
-  if (out != nullptr && out->dtype == ScalarType::Half) {
-    binary_tensor_out<kHalfBF16, false>(ctx, args, Nextafter16<Half>{});
-  } else if (out != nullptr && out->dtype == ScalarType::BFloat16) {
-    binary_tensor_out<kHalfBF16, false>(ctx, args, Nextafter16<BFloat16>{});
+void nextafter_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
+  if (out.dtype == ScalarType::Half) {
+    binary_tensor_out<kHalfBF16, false>(ctx, self, other, out, Nextafter16<Half>{});
+  } else if (out.dtype == ScalarType::BFloat16) {
+    binary_tensor_out<kHalfBF16, false>(ctx, self, other, out, Nextafter16<BFloat16>{});
   } else {
-    binary_tensor_out<kF32F64, false>(ctx, args, Nextafter{});
+    binary_tensor_out<kF32F64, false>(ctx, self, other, out, Nextafter{});
   }
 }
-void gcd_out(KernelContext& ctx, EValue** args) {
-  binary_tensor_out<kIntegral, false>(ctx, args, Gcd{});
+void gcd_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
+  binary_tensor_out<kIntegral, false>(ctx, self, other, out, Gcd{});
 }
-void pow_tensor_tensor_out(KernelContext& ctx, EValue** args) {
-  binary_tensor_out<kRealTypes, false>(ctx, args, Pow{});
+void fmod_Tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
+  fmod_remainder<false>(ctx, self, other, out);
+}
+void fmod_Scalar_out(KernelContext& ctx, const Tensor& self, const EValue& other, Tensor& out) {
+  fmod_remainder<false>(ctx, self, other, out);
+}
+void remainder_Tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other,
+                          Tensor& out) {
+  fmod_remainder<true>(ctx, self, other, out);
+}
+void remainder_Scalar_out(KernelContext& ctx, const Tensor& self, const EValue& other,
+                          Tensor& out) {
+  fmod_remainder<true>(ctx, self, other, out);
+}
+void pow_Tensor_Tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& exponent,
+                           Tensor& out) {
+  binary_tensor_out<kRealTypes, false>(ctx, self, exponent, out, Pow{});
 }
 
-void pow_tensor_scalar_out(KernelContext& ctx, EValue** args) {
-  Tensor *self = nullptr, *out = nullptr;
-  const EValue* exponent = nullptr;
-  if (!tensor_scalar_args(ctx, args, "exponent", &self, &exponent, &out)) return;
-  const ScalarType common = prepare_tensor_scalar(ctx, *self, "self", *exponent, *out, false);
+void pow_Tensor_Scalar_out(KernelContext& ctx, const Tensor& self, const EValue& exponent,
+                           Tensor& out) {
+  const ScalarType common = prepare_tensor_scalar(ctx, self, "self", exponent, out, false);
   if (common == kUndefinedDtype) return;
-  EMBER_KERNEL_CHECK(ctx, is_floating_type(common) || exponent->scalar_as_double() >= 0,
+  EMBER_KERNEL_CHECK(ctx, is_floating_type(common) || exponent.scalar_as_double() >= 0,
                      "exponent: integers to negative integer powers are not allowed (dtype %s)",
                      scalar_type_name(common));
   // Eager allows bool ** bool here: x ** True = x, x ** False = True.
   if (common == ScalarType::Bool) {
-    const bool e = exponent->scalar_as_int() != 0;
-    apply_unary<BoolByte>(*self, *out, [e](bool x) { return e ? x : true; });
+    const bool e = exponent.scalar_as_int() != 0;
+    apply_unary<BoolByte>(self, out, [e](bool x) { return e ? x : true; });
     return;
   }
   const bool ok = dispatch_dtype<kRealTypes>(common, [&](auto tag) {
     using S = typename decltype(tag)::type;
     using CT = compute_t<S>;
-    const CT e = scalar_as<CT>(*exponent);
+    const CT e = scalar_as<CT>(exponent);
     if constexpr (kIsIntegerCompute<CT>) {
-      apply_unary<S>(*self, *out, [e](CT x) { return pow_int(x, e); });
+      apply_unary<S>(self, out, [e](CT x) { return pow_int(x, e); });
     } else if (e == CT(2)) {
-      apply_unary<S>(*self, *out, [](CT x) { return x * x; });  // Exact, and vectorises.
+      apply_unary<S>(self, out, [](CT x) { return x * x; });  // Exact, and vectorises.
     } else if (e == CT(0.5)) {
-      apply_unary<S>(*self, *out, [](CT x) { return std::sqrt(x); });
+      apply_unary<S>(self, out, [](CT x) { return std::sqrt(x); });
     } else {
-      apply_unary<S>(*self, *out, [e](CT x) { return std::pow(x, e); });
+      apply_unary<S>(self, out, [e](CT x) { return std::pow(x, e); });
     }
   });
   if (!ok) fail_dtype(ctx, "self/exponent (promoted)", common);
 }
 
-void pow_scalar_out(KernelContext& ctx, EValue** args) {
-  const EValue* base = scalar_arg(ctx, args, 0, "self");
-  if (base == nullptr) return;
-  Tensor* exponent = tensor_arg(ctx, args, 1, "exponent");
-  if (exponent == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
-  const ScalarType common = prepare_tensor_scalar(ctx, *exponent, "exponent", *base, *out, false);
+void pow_Scalar_out(KernelContext& ctx, const EValue& self, const Tensor& exponent, Tensor& out) {
+  const ScalarType common = prepare_tensor_scalar(ctx, exponent, "exponent", self, out, false);
   if (common == kUndefinedDtype) return;
-  if (!apply_with_scalar<kRealTypes, true>(*exponent, *base, *out, common, Pow{})) {
+  if (!apply_with_scalar<kRealTypes, true>(exponent, self, out, common, Pow{})) {
     fail_dtype(ctx, "self/exponent (promoted)", common);
   }
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::maximum.out", maximum_out, 4);
-EMBER_REGISTER_KERNEL("aten::minimum.out", minimum_out, 4);
-EMBER_REGISTER_KERNEL("aten::atan2.out", atan2_out, 4);
-EMBER_REGISTER_KERNEL("aten::fmax.out", fmax_out, 4);
-EMBER_REGISTER_KERNEL("aten::fmin.out", fmin_out, 4);
-EMBER_REGISTER_KERNEL("aten::hypot.out", hypot_out, 4);
-EMBER_REGISTER_KERNEL("aten::nextafter.out", nextafter_out, 4);
-EMBER_REGISTER_KERNEL("aten::gcd.out", gcd_out, 4);
-EMBER_REGISTER_KERNEL("aten::fmod.Tensor_out", (mod_out<false, false>), 4);
-EMBER_REGISTER_KERNEL("aten::fmod.Scalar_out", (mod_out<false, true>), 4);
-EMBER_REGISTER_KERNEL("aten::remainder.Tensor_out", (mod_out<true, false>), 4);
-EMBER_REGISTER_KERNEL("aten::remainder.Scalar_out", (mod_out<true, true>), 4);
-EMBER_REGISTER_KERNEL("aten::pow.Tensor_Tensor_out", pow_tensor_tensor_out, 4);
-EMBER_REGISTER_KERNEL("aten::pow.Tensor_Scalar_out", pow_tensor_scalar_out, 4);
-EMBER_REGISTER_KERNEL("aten::pow.Scalar_out", pow_scalar_out, 4);
 
 }  // namespace ember::kernels::portable

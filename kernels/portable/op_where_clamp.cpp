@@ -1,8 +1,6 @@
 // Three-operand selects:
 //   aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out)
-//       args: condition, self, other, out, out(return)
 //   aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out)
-//       args: self, min (None or Tensor), max (None or Tensor), out, out(return)
 // All three operands broadcast together. where: condition bool (uint8 also,
 // as eager still accepts it), self/other promoted, every dtype. clamp:
 // min(max(self, min), max) in the promoted dtype of the given tensors, every
@@ -13,7 +11,7 @@
 
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/elementwise_mixed.h"
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -36,83 +34,67 @@ bool broadcast_three(KernelContext& ctx, const Tensor* const* ts, const char* co
   return resize_out(ctx, out, {shape, static_cast<size_t>(dim)});
 }
 
-void where_self_out(KernelContext& ctx, EValue** args) {
-  Tensor* cond = tensor_arg(ctx, args, 0, "condition");
-  if (cond == nullptr) return;
-  Tensor* self = tensor_arg(ctx, args, 1, "self");
-  if (self == nullptr) return;
-  Tensor* other = tensor_arg(ctx, args, 2, "other");
-  if (other == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (out == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, cond->dtype == ScalarType::Bool || cond->dtype == ScalarType::Byte,
-                     "condition: expected dtype bool, got %s", scalar_type_name(cond->dtype));
-  if (!check_supported(ctx, *self, "self") || !check_supported(ctx, *other, "other") ||
-      !check_supported(ctx, *out, "out")) {
-    return;
-  }
-  const Tensor* ts[3] = {cond, self, other};
-  const char* names[3] = {"condition", "self", "other"};
-  if (!broadcast_three(ctx, ts, names, *out)) return;
-  const ScalarType common = result_type(*self, *other);
-  if (!check_can_cast(ctx, common, *out)) return;
-  (void)dispatch_dtype<kAllTypes>(common, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    using CT = compute_t<S>;
-    // Read the condition as bool whatever its storage (uint8 → != 0).
-    apply_ternary<BoolByte, S>(*cond, *self, *other, *out,
-                               [](bool c, CT x, CT y) { return c ? x : y; });
-  });
-}
-
 template <typename T>
 inline bool is_nan_value(T v) {
   if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
   else return false;
 }
 
-void clamp_tensor_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  Tensor* lo = nullptr;
-  Tensor* hi = nullptr;
-  if (!optional_tensor_arg(ctx, args, 1, "min", &lo)) return;
-  if (!optional_tensor_arg(ctx, args, 2, "max", &hi)) return;
-  Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (out == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, lo != nullptr || hi != nullptr,
-                     "at least one of min and max must be given");
-  if (!check_supported(ctx, *self, "self") || (lo && !check_supported(ctx, *lo, "min")) ||
-      (hi && !check_supported(ctx, *hi, "max")) || !check_supported(ctx, *out, "out")) {
+}  // namespace
+
+void where_self_out(KernelContext& ctx, const Tensor& condition, const Tensor& self,
+                    const Tensor& other, Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx,
+                     condition.dtype == ScalarType::Bool || condition.dtype == ScalarType::Byte,
+                     "condition: expected dtype bool, got %s", scalar_type_name(condition.dtype));
+  if (!check_supported(ctx, self, "self") || !check_supported(ctx, other, "other") ||
+      !check_supported(ctx, out, "out")) {
     return;
   }
-  ResultTypeState rt;
-  rt.add_tensor(*self);
-  if (lo != nullptr) rt.add_tensor(*lo);
-  if (hi != nullptr) rt.add_tensor(*hi);
-  const ScalarType common = rt.result();
-  EMBER_KERNEL_CHECK(ctx, !(common == ScalarType::Bool && lo != nullptr && hi != nullptr),
-                     "self: unsupported dtype bool with both min and max (as eager)");
-  // A missing bound is replaced by self, and its side of the clamp skipped.
-  const bool has_lo = lo != nullptr;
-  const bool has_hi = hi != nullptr;
-  const Tensor* ts[3] = {self, has_lo ? lo : self, has_hi ? hi : self};
-  const char* names[3] = {"self", "min", "max"};
-  if (!broadcast_three(ctx, ts, names, *out) || !check_can_cast(ctx, common, *out)) return;
+  const Tensor* ts[3] = {&condition, &self, &other};
+  const char* names[3] = {"condition", "self", "other"};
+  if (!broadcast_three(ctx, ts, names, out)) return;
+  const ScalarType common = result_type(self, other);
+  if (!check_can_cast(ctx, common, out)) return;
   (void)dispatch_dtype<kAllTypes>(common, [&](auto tag) {
     using S = typename decltype(tag)::type;
     using CT = compute_t<S>;
-    apply_ternary<S, S>(*ts[0], *ts[1], *ts[2], *out, [=](CT x, CT l, CT h) {
+    // Read the condition as bool whatever its storage (uint8 → != 0).
+    apply_ternary<BoolByte, S>(condition, self, other, out,
+                               [](bool c, CT x, CT y) { return c ? x : y; });
+  });
+}
+
+void clamp_Tensor_out(KernelContext& ctx, const Tensor& self, const Tensor* min,
+                      const Tensor* max, Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, min != nullptr || max != nullptr,
+                     "at least one of min and max must be given");
+  if (!check_supported(ctx, self, "self") || (min && !check_supported(ctx, *min, "min")) ||
+      (max && !check_supported(ctx, *max, "max")) || !check_supported(ctx, out, "out")) {
+    return;
+  }
+  ResultTypeState rt;
+  rt.add_tensor(self);
+  if (min != nullptr) rt.add_tensor(*min);
+  if (max != nullptr) rt.add_tensor(*max);
+  const ScalarType common = rt.result();
+  EMBER_KERNEL_CHECK(ctx, !(common == ScalarType::Bool && min != nullptr && max != nullptr),
+                     "self: unsupported dtype bool with both min and max (as eager)");
+  // A missing bound is replaced by self, and its side of the clamp skipped.
+  const bool has_lo = min != nullptr;
+  const bool has_hi = max != nullptr;
+  const Tensor* ts[3] = {&self, has_lo ? min : &self, has_hi ? max : &self};
+  const char* names[3] = {"self", "min", "max"};
+  if (!broadcast_three(ctx, ts, names, out) || !check_can_cast(ctx, common, out)) return;
+  (void)dispatch_dtype<kAllTypes>(common, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using CT = compute_t<S>;
+    apply_ternary<S, S>(*ts[0], *ts[1], *ts[2], out, [=](CT x, CT l, CT h) {
       if (has_lo) x = (is_nan_value(x) || x > l) ? x : l;  // max(x, l), NaN-propagating
       if (has_hi) x = (is_nan_value(x) || x < h) ? x : h;
       return x;
     });
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::where.self_out", where_self_out, 5);
-EMBER_REGISTER_KERNEL("aten::clamp.Tensor_out", clamp_tensor_out, 5);
 
 }  // namespace ember::kernels::portable

@@ -141,6 +141,10 @@ TEST(OpDivModeTest, TruncFloorAndZero) {
   EValue bad = str_value("round");
   EXPECT_KERNEL_FAILS(call_kernel("aten::div.out_mode", {&a.ev, &b.ev, &bad, &out.ev}),
                       "aten::div.out_mode", "rounding_mode");
+  // A rounding_mode that is not a string is refused at load, before the kernel runs.
+  EXPECT_KERNEL_FAILS(call_kernel("aten::div.out_mode", {&a.ev, &b.ev, tf.i(1), &out.ev}),
+                      "aten::div.out_mode",
+                      "argument 2 (rounding_mode) must be a string or None");
   auto& bl = tf.make<bool>({4});
   EXPECT_KERNEL_FAILS(call_kernel("aten::div.out_mode", {&bl.ev, &bl.ev, &trunc, &bl.ev}),
                       "aten::div.out_mode", "bool");

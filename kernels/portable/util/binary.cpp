@@ -46,16 +46,6 @@ bool tensor_tensor_args(KernelContext& ctx, EValue** args, Tensor** self, Tensor
   return *out != nullptr;
 }
 
-bool tensor_scalar_args(KernelContext& ctx, EValue** args, const char* scalar_name, Tensor** self,
-                        const EValue** scalar, Tensor** out) {
-  *self = tensor_arg(ctx, args, 0, "self");
-  if (*self == nullptr) return false;
-  *scalar = scalar_arg(ctx, args, 1, scalar_name);
-  if (*scalar == nullptr) return false;
-  *out = tensor_arg(ctx, args, 2, "out");
-  return *out != nullptr;
-}
-
 ScalarType prepare_tensor_scalar(KernelContext& ctx, const Tensor& t, const char* name,
                                  const EValue& scalar, Tensor& out, bool to_float) {
   if (!check_supported(ctx, t, name) || !check_supported(ctx, out, "out")) {

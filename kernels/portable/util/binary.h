@@ -24,14 +24,9 @@ bool check_supported(KernelContext& ctx, const Tensor& t, const char* name);
 bool check_can_cast(KernelContext& ctx, ScalarType common, const Tensor& out);
 
 /// Reads the tensors self (args[0]), other (args[1], named `other_name`) and
-/// out (args[2]). False after failing.
+/// out (args[2]) of a boxed kernel (matmul_out.cpp). False after failing.
 bool tensor_tensor_args(KernelContext& ctx, EValue** args, Tensor** self, Tensor** other,
                         Tensor** out, const char* other_name = "other");
-
-/// Reads the tensor self (args[0]), the Scalar at args[1] (named
-/// `scalar_name`) and the tensor out (args[2]). False after failing.
-bool tensor_scalar_args(KernelContext& ctx, EValue** args, const char* scalar_name, Tensor** self,
-                        const EValue** scalar, Tensor** out);
 
 /// For a tensor (named `name`) combined with a Scalar: checks the dtypes,
 /// resizes out to the tensor's shape and checks the promoted dtype (float32

@@ -12,15 +12,14 @@ namespace ember::kernels::portable {
 /// out = op(self, other), broadcast, in the promoted dtype (float32 for
 /// integral/bool results when kToFloat) if it is in kSet.
 template <uint32_t kSet, bool kToFloat, typename Op>
-void binary_tensor_out(KernelContext& ctx, EValue** args, Op op) {
-  Tensor *self = nullptr, *other = nullptr, *out = nullptr;
-  if (!tensor_tensor_args(ctx, args, &self, &other, &out)) return;
-  ScalarType common = result_type(*self, *other);
+void binary_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out,
+                       Op op) {
+  ScalarType common = result_type(self, other);
   if (kToFloat && !is_floating_type(common)) common = ScalarType::Float;
-  if (!prepare_binary(ctx, *self, *other, *out, common)) return;
+  if (!prepare_binary(ctx, self, other, out, common)) return;
   const bool ok = dispatch_dtype<kSet>(common, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    apply_binary<S>(*self, *other, *out, op, &ctx);
+    apply_binary<S>(self, other, out, op, &ctx);
   });
   if (!ok) fail_dtype(ctx, "self/other (promoted)", common);
 }
@@ -46,13 +45,11 @@ template <uint32_t kSet, bool kScalarFirst = false, typename Op>
 /// out = op(self, other) for a Scalar other, in the promoted dtype if it is
 /// in kSet.
 template <uint32_t kSet, typename Op>
-void binary_scalar_out(KernelContext& ctx, EValue** args, Op op) {
-  Tensor *self = nullptr, *out = nullptr;
-  const EValue* other = nullptr;
-  if (!tensor_scalar_args(ctx, args, "other", &self, &other, &out)) return;
-  const ScalarType common = prepare_tensor_scalar(ctx, *self, "self", *other, *out, false);
+void binary_scalar_out(KernelContext& ctx, const Tensor& self, const EValue& other, Tensor& out,
+                       Op op) {
+  const ScalarType common = prepare_tensor_scalar(ctx, self, "self", other, out, false);
   if (common == kUndefinedDtype) return;
-  if (!apply_with_scalar<kSet>(*self, *other, *out, common, op)) {
+  if (!apply_with_scalar<kSet>(self, other, out, common, op)) {
     fail_dtype(ctx, "self/other (promoted)", common);
   }
 }
