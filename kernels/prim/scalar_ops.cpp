@@ -167,29 +167,30 @@ void round_op(KernelContext& ctx, const EValue& a, EValue& out) {
 
 }  // namespace
 
-#define EMBER_PRIM_BINARY(op, kind)                                                 \
-  void op##_Scalar(KernelContext& ctx, const EValue& a, const EValue& b, EValue& result) { \
-    binary_op<BinOp::kind>(ctx, a, b, result);                                  \
+// One typed kernel per op over the shared template.
+#define EMBER_PRIM_BINARY(fn, kind)                                               \
+  void fn(KernelContext& ctx, const EValue& a, const EValue& b, EValue& result) { \
+    binary_op<BinOp::kind>(ctx, a, b, result);                                    \
   }
-EMBER_PRIM_BINARY(add, Add)
-EMBER_PRIM_BINARY(sub, Sub)
-EMBER_PRIM_BINARY(mul, Mul)
-EMBER_PRIM_BINARY(floordiv, FloorDiv)
-EMBER_PRIM_BINARY(truediv, TrueDiv)
-EMBER_PRIM_BINARY(mod, Mod)
-EMBER_PRIM_BINARY(sym_max, Max)
-EMBER_PRIM_BINARY(sym_min, Min)
+EMBER_PRIM_BINARY(add_Scalar, Add)
+EMBER_PRIM_BINARY(sub_Scalar, Sub)
+EMBER_PRIM_BINARY(mul_Scalar, Mul)
+EMBER_PRIM_BINARY(floordiv_Scalar, FloorDiv)
+EMBER_PRIM_BINARY(truediv_Scalar, TrueDiv)
+EMBER_PRIM_BINARY(mod_Scalar, Mod)
+EMBER_PRIM_BINARY(sym_max_Scalar, Max)
+EMBER_PRIM_BINARY(sym_min_Scalar, Min)
 #undef EMBER_PRIM_BINARY
 
-#define EMBER_PRIM_COMPARE(op, kind)                                                \
-  void op##_Scalar(KernelContext&, const EValue& a, const EValue& b, EValue& result) { \
-    compare_op<CmpOp::kind>(a, b, result);                                      \
+#define EMBER_PRIM_COMPARE(fn, kind)                                          \
+  void fn(KernelContext&, const EValue& a, const EValue& b, EValue& result) { \
+    compare_op<CmpOp::kind>(a, b, result);                                    \
   }
-EMBER_PRIM_COMPARE(eq, Eq)
-EMBER_PRIM_COMPARE(gt, Gt)
-EMBER_PRIM_COMPARE(ge, Ge)
-EMBER_PRIM_COMPARE(lt, Lt)
-EMBER_PRIM_COMPARE(le, Le)
+EMBER_PRIM_COMPARE(eq_Scalar, Eq)
+EMBER_PRIM_COMPARE(gt_Scalar, Gt)
+EMBER_PRIM_COMPARE(ge_Scalar, Ge)
+EMBER_PRIM_COMPARE(lt_Scalar, Lt)
+EMBER_PRIM_COMPARE(le_Scalar, Le)
 #undef EMBER_PRIM_COMPARE
 
 void neg_Scalar(KernelContext&, const EValue& a, EValue& result) {
