@@ -72,6 +72,27 @@ TEST(OpQuantizeTest, ChooseQparams) {
   EXPECT_EQ(zp.values<int64_t>()[0], -128 - static_cast<int64_t>(std::nearbyint(-1.f / s)));
 }
 
+TEST(OpQuantizeTest, ChooseQparamsPrepareRefusesInvalidArguments) {
+  TensorFactory tf;
+  auto& x = tf.make<float>({2}, {-1.f, 1.f});
+  auto& scale = tf.make<double>({1});
+  auto& zp = tf.make<int64_t>({1});
+  EValue ret;
+  Tensor* outs[2] = {&scale.t, &zp.t};
+  ret.tag = Tag::TensorList;
+  ret.as_tensor_list = TensorListRef{outs, 2};
+  const auto choose = [&](int64_t qmin, int64_t qmax, double eps, int64_t dtype) {
+    return call_kernel(kChoose, {&x.ev, tf.i(qmin), tf.i(qmax), tf.d(eps), tf.i(dtype), &scale.ev,
+                                 &zp.ev, &ret}, false);
+  };
+  const CallResult r = choose(1, 127, 1e-7, kInt8);
+  EXPECT_EQ(r.error, Error::InvalidProgram);  // Refused at load, before any run.
+  EXPECT_KERNEL_FAILS(r, kChoose, "[quant_min, quant_max] = [1, 127] must contain 0");
+  EXPECT_KERNEL_FAILS(choose(-128, 127, 0.0, kInt8), kChoose, "eps 0 must be finite and > 0");
+  EXPECT_KERNEL_FAILS(choose(-128, 127, 1e-7, static_cast<int64_t>(ScalarType::Float)), kChoose,
+                      "dtype must be a quantized integer dtype");
+}
+
 TEST(OpQuantizeTest, RefusesInvalidParameters) {
   TensorFactory tf;
   auto& x = tf.make<float>({2});
