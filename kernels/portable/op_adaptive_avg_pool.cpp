@@ -1,15 +1,14 @@
 // aten::_adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out)
 // aten::_adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out)
-// args: self, output_size, out, out(return).
 //
 // Output cell o of a dim covers input [floor(o·in/out), ceil((o+1)·in/out)).
 // Floating dtypes, any dim order. Summed as eager sums, bit for bit: one
 // float32 chain (float64 for double) in window order d, h, w, then divided by
 // the window's depth, height and width in turn (see op_avg_pool.cpp for why
 // quantized programs need eager's exact rounding).
+#include "kernels/generated/kernel_functions.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/pool.h"
-#include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -55,15 +54,10 @@ void adaptive_avg_pool(const Tensor& input, Tensor& out, const PoolGeometry& g) 
 }
 
 template <int kNd>
-void adaptive_avg_pool_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  std::span<const int64_t> output_size;
-  if (!int_list_arg(ctx, args, 1, "output_size", &output_size)) return;
-  Tensor* out = tensor_arg(ctx, args, 2, "out");
-  if (out == nullptr) return;
+void adaptive_avg_pool_out(KernelContext& ctx, const Tensor& self, IntSpan output_size,
+                           Tensor& out) {
   PoolGeometry g;
-  if (!pool_input(ctx, *self, kNd, &g)) return;
+  if (!pool_input(ctx, self, kNd, &g)) return;
   EMBER_KERNEL_CHECK(ctx, output_size.size() == static_cast<size_t>(kNd),
                      "output_size: expected %d values, got %s", kNd,
                      ShapeStr(output_size).c_str());
@@ -72,19 +66,26 @@ void adaptive_avg_pool_out(KernelContext& ctx, EValue** args) {
                        "output_size: %s has a negative value", ShapeStr(output_size).c_str());
     g.out[3 - kNd + i] = output_size[i];
   }
-  if (!check_dtype(ctx, *out, "out", self->dtype)) return;
-  if (!pool_resize_out(ctx, *self, *out, &g)) return;
-  if (out->numel == 0) return;
-  const bool ok = dispatch_dtype<kFloating>(self->dtype, [&](auto tag) {
+  if (!check_dtype(ctx, out, "out", self.dtype)) return;
+  if (!pool_resize_out(ctx, self, out, &g)) return;
+  if (out.numel == 0) return;
+  const bool ok = dispatch_dtype<kFloating>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    adaptive_avg_pool<S>(*self, *out, g);
+    adaptive_avg_pool<S>(self, out, g);
   });
-  if (!ok) fail_dtype(ctx, "self", self->dtype);
+  if (!ok) fail_dtype(ctx, "self", self.dtype);
 }
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::_adaptive_avg_pool2d.out", adaptive_avg_pool_out<2>, 4);
-EMBER_REGISTER_KERNEL("aten::_adaptive_avg_pool3d.out", adaptive_avg_pool_out<3>, 4);
+void _adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& self, IntSpan output_size,
+                              Tensor& out) {
+  adaptive_avg_pool_out<2>(ctx, self, output_size, out);
+}
+
+void _adaptive_avg_pool3d_out(KernelContext& ctx, const Tensor& self, IntSpan output_size,
+                              Tensor& out) {
+  adaptive_avg_pool_out<3>(ctx, self, output_size, out);
+}
 
 }  // namespace ember::kernels::portable

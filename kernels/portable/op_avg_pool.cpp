@@ -1,8 +1,6 @@
 // aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0,
 //     bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out)
 // aten::avg_pool3d.out(... the same with int[3] ...)
-// args: self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
-// out, out(return).
 //
 // Inputs [N, C, H, W] / [C, H, W] (3-D: [N, C, D, H, W] / [C, D, H, W]), any dim
 // order; floating dtypes and int64 (integer division, as eager). The divisor
@@ -15,9 +13,9 @@
 // programs notice: the mean of dequantized int8 values often lies exactly
 // halfway between two quantization steps, so a one-ulp difference before the
 // next quantize_per_tensor moves the result by a whole step.
+#include "kernels/generated/kernel_functions.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/pool.h"
-#include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -77,43 +75,45 @@ void avg_pool(const Tensor& input, Tensor& out, const PoolGeometry& g, bool coun
 }
 
 template <int kNd>
-void avg_pool_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  bool ceil_mode = false, count_include_pad = true;
-  if (!bool_arg(ctx, args, 4, "ceil_mode", &ceil_mode) ||
-      !bool_arg(ctx, args, 5, "count_include_pad", &count_include_pad)) {
-    return;
-  }
-  int64_t divisor_override = 0;
-  if (args[6] != nullptr && !args[6]->is_none()) {
-    if (!int_arg(ctx, args, 6, "divisor_override", &divisor_override)) return;
-    EMBER_KERNEL_CHECK(ctx, divisor_override != 0, "divisor_override: must not be zero");
-  }
-  Tensor* out = tensor_arg(ctx, args, 7, "out");
-  if (out == nullptr) return;
+void avg_pool_out(KernelContext& ctx, const Tensor& self, IntSpan kernel_size, IntSpan stride,
+                  IntSpan padding, bool ceil_mode, bool count_include_pad,
+                  std::optional<int64_t> divisor_override, Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, divisor_override.value_or(1) != 0,
+                     "divisor_override: must not be zero");
   PoolGeometry g;
-  if (!pool_input(ctx, *self, kNd, &g) ||
-      !pool_windows(ctx, args, 1, 2, 3, -1, ceil_mode, &g)) {
+  if (!pool_input(ctx, self, kNd, &g) ||
+      !pool_windows(ctx, kernel_size, stride, padding, std::nullopt, ceil_mode, &g)) {
     return;
   }
-  if (!check_dtype(ctx, *out, "out", self->dtype)) return;
-  if (!pool_resize_out(ctx, *self, *out, &g)) return;
-  if (out->numel == 0) return;
-  const bool ok = dispatch_dtype<kFloating>(self->dtype, [&](auto tag) {
+  if (!check_dtype(ctx, out, "out", self.dtype)) return;
+  if (!pool_resize_out(ctx, self, out, &g)) return;
+  if (out.numel == 0) return;
+  const int64_t divisor = divisor_override.value_or(0);  // 0: from the window.
+  const bool ok = dispatch_dtype<kFloating>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    avg_pool<S>(*self, *out, g, count_include_pad, divisor_override);
+    avg_pool<S>(self, out, g, count_include_pad, divisor);
   });
-  if (!ok && self->dtype == ScalarType::Long) {
-    avg_pool<int64_t>(*self, *out, g, count_include_pad, divisor_override);
+  if (!ok && self.dtype == ScalarType::Long) {
+    avg_pool<int64_t>(self, out, g, count_include_pad, divisor);
   } else if (!ok) {
-    fail_dtype(ctx, "self", self->dtype);
+    fail_dtype(ctx, "self", self.dtype);
   }
 }
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::avg_pool2d.out", avg_pool_out<2>, 9);
-EMBER_REGISTER_KERNEL("aten::avg_pool3d.out", avg_pool_out<3>, 9);
+void avg_pool2d_out(KernelContext& ctx, const Tensor& self, IntSpan kernel_size, IntSpan stride,
+                    IntSpan padding, bool ceil_mode, bool count_include_pad,
+                    std::optional<int64_t> divisor_override, Tensor& out) {
+  avg_pool_out<2>(ctx, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                  divisor_override, out);
+}
+
+void avg_pool3d_out(KernelContext& ctx, const Tensor& self, IntSpan kernel_size, IntSpan stride,
+                    IntSpan padding, bool ceil_mode, bool count_include_pad,
+                    std::optional<int64_t> divisor_override, Tensor& out) {
+  avg_pool_out<3>(ctx, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                  divisor_override, out);
+}
 
 }  // namespace ember::kernels::portable

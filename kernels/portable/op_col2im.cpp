@@ -1,21 +1,18 @@
 // aten::col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation,
 //     int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)
-// args: self [N, C·kh·kw, L] or [C·kh·kw, L], output_size, kernel_size, dilation, padding,
-// stride, out [N, C, H, W] or [C, H, W], out(return).
+// self [N, C·kh·kw, L] or [C·kh·kw, L]; out [N, C, H, W] or [C, H, W].
 //
 // The inverse of im2col: every column entry is added into its image position
 // (overlapping windows sum). L must equal the number of sliding blocks.
 // Floating dtypes (accumulated in the storage type, as eager); any dim orders.
+#include "kernels/generated/kernel_functions.h"
 #include "kernels/portable/util/binary.h"
-#include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
 namespace {
 
-bool pair_arg(KernelContext& ctx, EValue** args, int index, const char* name, int64_t min_value,
+bool pair_arg(KernelContext& ctx, IntSpan list, const char* name, int64_t min_value,
               int64_t* out) {
-  std::span<const int64_t> list;
-  if (!int_list_arg(ctx, args, index, name, &list)) return false;
   if (list.size() != 2 || list[0] < min_value || list[1] < min_value || list[0] > INT32_MAX ||
       list[1] > INT32_MAX) {
     ctx.fail(Error::InvalidArgument, "%s: expected 2 values >= %lld, got %s", name,
@@ -27,23 +24,23 @@ bool pair_arg(KernelContext& ctx, EValue** args, int index, const char* name, in
   return true;
 }
 
-void col2im_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
+}  // namespace
+
+void col2im_out(KernelContext& ctx, const Tensor& self, IntSpan output_size, IntSpan kernel_size,
+                IntSpan dilation, IntSpan padding, IntSpan stride, Tensor& out) {
   int64_t size[2], k[2], d[2], p[2], s[2];
-  if (!pair_arg(ctx, args, 1, "output_size", 1, size) ||
-      !pair_arg(ctx, args, 2, "kernel_size", 1, k) || !pair_arg(ctx, args, 3, "dilation", 1, d) ||
-      !pair_arg(ctx, args, 4, "padding", 0, p) || !pair_arg(ctx, args, 5, "stride", 1, s)) {
+  if (!pair_arg(ctx, output_size, "output_size", 1, size) ||
+      !pair_arg(ctx, kernel_size, "kernel_size", 1, k) ||
+      !pair_arg(ctx, dilation, "dilation", 1, d) || !pair_arg(ctx, padding, "padding", 0, p) ||
+      !pair_arg(ctx, stride, "stride", 1, s)) {
     return;
   }
-  Tensor* out = tensor_arg(ctx, args, 6, "out");
-  if (out == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, self->dim == 2 || self->dim == 3,
+  EMBER_KERNEL_CHECK(ctx, self.dim == 2 || self.dim == 3,
                      "self: expected [N, C*kh*kw, L] or [C*kh*kw, L], got shape %s",
-                     ShapeStr(self->shape()).c_str());
-  const bool batched = self->dim == 3;
-  const int64_t rows = self->sizes[batched ? 1 : 0];
-  const int64_t len = self->sizes[batched ? 2 : 1];
+                     ShapeStr(self.shape()).c_str());
+  const bool batched = self.dim == 3;
+  const int64_t rows = self.sizes[batched ? 1 : 0];
+  const int64_t len = self.sizes[batched ? 2 : 1];
   const int64_t khw = k[0] * k[1];
   EMBER_KERNEL_CHECK(ctx, rows % khw == 0,
                      "self: dim of size %lld is not divisible by the kernel size %lld",
@@ -57,33 +54,33 @@ void col2im_out(KernelContext& ctx, EValue** args) {
                      "give %lld x %lld blocks",
                      static_cast<long long>(len), static_cast<long long>(blocks[0]),
                      static_cast<long long>(blocks[1]));
-  if (!is_floating_type(self->dtype)) {
-    fail_dtype(ctx, "self", self->dtype);
+  if (!is_floating_type(self.dtype)) {
+    fail_dtype(ctx, "self", self.dtype);
     return;
   }
-  if (!check_dtype(ctx, *out, "out", self->dtype)) return;
+  if (!check_dtype(ctx, out, "out", self.dtype)) return;
   const int64_t channels = rows / khw;
   int32_t sizes[4];
   int32_t r = 0;
-  if (batched) sizes[r++] = self->sizes[0];
+  if (batched) sizes[r++] = self.sizes[0];
   sizes[r++] = static_cast<int32_t>(channels);
   sizes[r++] = static_cast<int32_t>(size[0]);
   sizes[r++] = static_cast<int32_t>(size[1]);
-  if (!resize_out(ctx, *out, {sizes, static_cast<size_t>(r)})) return;
-  if (out->numel == 0) return;
-  const int64_t n_batch = batched ? self->sizes[0] : 1;
-  const int64_t in_n = batched ? self->strides[0] : 0;
-  const int64_t in_r = self->strides[batched ? 1 : 0];
-  const int64_t in_l = self->strides[batched ? 2 : 1];
+  if (!resize_out(ctx, out, {sizes, static_cast<size_t>(r)})) return;
+  if (out.numel == 0) return;
+  const int64_t n_batch = batched ? self.sizes[0] : 1;
+  const int64_t in_n = batched ? self.strides[0] : 0;
+  const int64_t in_r = self.strides[batched ? 1 : 0];
+  const int64_t in_l = self.strides[batched ? 2 : 1];
   const int32_t o0 = batched ? 1 : 0;
-  const int64_t out_n = batched ? out->strides[0] : 0;
-  const int64_t out_c = out->strides[o0], out_h = out->strides[o0 + 1];
-  const int64_t out_w = out->strides[o0 + 2];
-  (void)dispatch_dtype<kFloating>(self->dtype, [&](auto tag) {
+  const int64_t out_n = batched ? out.strides[0] : 0;
+  const int64_t out_c = out.strides[o0], out_h = out.strides[o0 + 1];
+  const int64_t out_w = out.strides[o0 + 2];
+  (void)dispatch_dtype<kFloating>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     using CT = compute_t<S>;
-    const S* x = self->data_ptr<const S>();
-    S* y = out->data_ptr<S>();
+    const S* x = self.data_ptr<const S>();
+    S* y = out.data_ptr<S>();
     for (int64_t n = 0; n < n_batch; ++n) {
       for (int64_t c = 0; c < channels; ++c) {
         for (int64_t i = 0; i < size[0]; ++i) {
@@ -111,9 +108,5 @@ void col2im_out(KernelContext& ctx, EValue** args) {
     }
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::col2im.out", col2im_out, 8);
 
 }  // namespace ember::kernels::portable

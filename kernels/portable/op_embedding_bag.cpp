@@ -2,9 +2,6 @@
 //     bool scale_grad_by_freq=False, int mode=0, bool sparse=False,
 //     Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1,
 //     *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2, Tensor(d!) out3)
-// args: weight, indices, offsets, scale_grad_by_freq, mode, sparse,
-// per_sample_weights, include_last_offset, padding_idx, out0..out3,
-// (out0..out3)(return TensorList).
 //
 // 1-D indices split into bags by offsets: bag b holds indices
 // [offsets[b], offsets[b + 1]); without include_last_offset the last bag runs
@@ -18,9 +15,9 @@
 // row of each maximum in max mode (0 for an empty bag), else [bags]
 // (bag_size in mean mode, zeros in sum). Accumulates in float for
 // float16/bfloat16.
+#include "kernels/generated/kernel_functions.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/view.h"
-#include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -101,68 +98,66 @@ void embedding_bag(const BagArgs& a) {
   }
 }
 
-void embedding_bag_out(KernelContext& ctx, EValue** args) {
+}  // namespace
+
+// scale_grad_by_freq and sparse only matter for the gradient.
+void _embedding_bag_out(KernelContext& ctx, const Tensor& weight, const Tensor& indices,
+                        const Tensor& offsets, bool, int64_t mode, bool,
+                        const Tensor* per_sample_weights, bool include_last_offset,
+                        int64_t padding_idx, Tensor& out0, Tensor& out1, Tensor& out2,
+                        Tensor& out3) {
   BagArgs a{};
-  Tensor* weight = tensor_arg(ctx, args, 0, "weight");
-  Tensor* indices = weight ? tensor_arg(ctx, args, 1, "indices") : nullptr;
-  Tensor* offsets = indices ? tensor_arg(ctx, args, 2, "offsets") : nullptr;
-  if (offsets == nullptr) return;
-  bool scale = false, sparse = false, include_last = false;
-  Tensor* psw = nullptr;
-  if (!bool_arg(ctx, args, 3, "scale_grad_by_freq", &scale) ||
-      !int_arg(ctx, args, 4, "mode", &a.mode) || !bool_arg(ctx, args, 5, "sparse", &sparse) ||
-      !optional_tensor_arg(ctx, args, 6, "per_sample_weights", &psw) ||
-      !bool_arg(ctx, args, 7, "include_last_offset", &include_last) ||
-      !int_arg(ctx, args, 8, "padding_idx", &a.padding_idx)) {
-    return;
-  }
+  a.mode = mode;
+  a.padding_idx = padding_idx;
+  a.out[0] = &out0;
+  a.out[1] = &out1;
+  a.out[2] = &out2;
+  a.out[3] = &out3;
   const char* names[4] = {"out0", "out1", "out2", "out3"};
-  for (int k = 0; k < 4; ++k) {
-    a.out[k] = tensor_arg(ctx, args, 9 + k, names[k]);
-    if (a.out[k] == nullptr) return;
-  }
   EMBER_KERNEL_CHECK(ctx, a.mode >= 0 && a.mode <= 2,
                      "mode: expected 0 (sum), 1 (mean) or 2 (max), got %lld",
                      static_cast<long long>(a.mode));
-  EMBER_KERNEL_CHECK(ctx, weight->dim == 2, "weight: expected 2-D, got shape %s",
-                     ShapeStr(weight->shape()).c_str());
-  if (!is_floating_type(weight->dtype)) {
-    fail_dtype(ctx, "weight", weight->dtype);
+  EMBER_KERNEL_CHECK(ctx, weight.dim == 2, "weight: expected 2-D, got shape %s",
+                     ShapeStr(weight.shape()).c_str());
+  if (!is_floating_type(weight.dtype)) {
+    fail_dtype(ctx, "weight", weight.dtype);
     return;
   }
-  EMBER_KERNEL_CHECK(ctx, indices->dim == 1, "indices: expected 1-D, got shape %s",
-                     ShapeStr(indices->shape()).c_str());
-  EMBER_KERNEL_CHECK(ctx, offsets->dim == 1, "offsets: expected 1-D, got shape %s",
-                     ShapeStr(offsets->shape()).c_str());
-  if (!check_index_dtype(ctx, *indices, "indices") ||
-      !check_dtype(ctx, *offsets, "offsets", indices->dtype) ||
-      !check_dtype(ctx, *a.out[0], "out0", weight->dtype)) {
+  EMBER_KERNEL_CHECK(ctx, indices.dim == 1, "indices: expected 1-D, got shape %s",
+                     ShapeStr(indices.shape()).c_str());
+  EMBER_KERNEL_CHECK(ctx, offsets.dim == 1, "offsets: expected 1-D, got shape %s",
+                     ShapeStr(offsets.shape()).c_str());
+  if (!check_index_dtype(ctx, indices, "indices") ||
+      !check_dtype(ctx, offsets, "offsets", indices.dtype) ||
+      !check_dtype(ctx, *a.out[0], "out0", weight.dtype)) {
     return;
   }
   for (int k = 1; k < 4; ++k) {
-    if (!check_dtype(ctx, *a.out[k], names[k], indices->dtype)) return;
+    if (!check_dtype(ctx, *a.out[k], names[k], indices.dtype)) return;
   }
-  if (psw != nullptr) {
+  if (per_sample_weights != nullptr) {
     EMBER_KERNEL_CHECK(ctx, a.mode == 0,
                        "per_sample_weights: only supported with mode 0 (sum), got mode %lld",
                        static_cast<long long>(a.mode));
-    EMBER_KERNEL_CHECK(ctx, psw->dim == 1 && psw->sizes[0] == indices->sizes[0],
-                       "per_sample_weights: expected shape [%d], got %s", indices->sizes[0],
-                       ShapeStr(psw->shape()).c_str());
-    if (!check_dtype(ctx, *psw, "per_sample_weights", weight->dtype)) return;
+    EMBER_KERNEL_CHECK(ctx,
+                       per_sample_weights->dim == 1 &&
+                           per_sample_weights->sizes[0] == indices.sizes[0],
+                       "per_sample_weights: expected shape [%d], got %s", indices.sizes[0],
+                       ShapeStr(per_sample_weights->shape()).c_str());
+    if (!check_dtype(ctx, *per_sample_weights, "per_sample_weights", weight.dtype)) return;
   }
-  const int64_t n = indices->sizes[0];
-  const int32_t rows = weight->sizes[0];
-  a.bags = offsets->sizes[0] - (include_last ? 1 : 0);
+  const int64_t n = indices.sizes[0];
+  const int32_t rows = weight.sizes[0];
+  a.bags = offsets.sizes[0] - (include_last_offset ? 1 : 0);
   EMBER_KERNEL_CHECK(ctx, a.bags >= 0, "offsets: include_last_offset needs at least one offset");
-  a.weight = weight;
-  a.indices = indices;
-  a.offsets = offsets;
-  a.per_sample_weights = psw;
-  a.include_last_offset = include_last;
+  a.weight = &weight;
+  a.indices = &indices;
+  a.offsets = &offsets;
+  a.per_sample_weights = per_sample_weights;
+  a.include_last_offset = include_last_offset;
   // Validate everything first so a failure leaves the outs untouched.
   int64_t prev = 0;
-  for (int64_t b = 0; b < offsets->sizes[0]; ++b) {
+  for (int64_t b = 0; b < offsets.sizes[0]; ++b) {
     const int64_t start = bag_start(a, b);
     EMBER_KERNEL_CHECK(ctx, start >= prev && start <= n && (b > 0 || start == 0),
                        "offsets: entry %lld (%lld) must start at 0, not decrease, and stay "
@@ -173,13 +168,13 @@ void embedding_bag_out(KernelContext& ctx, EValue** args) {
   }
   for (int64_t i = 0; i < n; ++i) {
     int64_t v = 0;
-    if (!checked_index(ctx, load_index(*indices, i * indices->strides[0]), rows, 0, false,
+    if (!checked_index(ctx, load_index(indices, i * indices.strides[0]), rows, 0, false,
                        "indices", &v)) {
       return;
     }
   }
   const int32_t bags = static_cast<int32_t>(a.bags);
-  const int32_t s0[2] = {bags, weight->sizes[1]};
+  const int32_t s0[2] = {bags, weight.sizes[1]};
   // Eager's sum mode leaves offset2bag empty on its fast path only (float
   // types, no weights, no padding_idx): keep whichever size the program planned.
   const int32_t s1[1] = {a.mode == 0 && a.out[1]->numel == 0 ? 0 : static_cast<int32_t>(n)};
@@ -190,14 +185,10 @@ void embedding_bag_out(KernelContext& ctx, EValue** args) {
                                               : std::span<const int32_t>(s2))) {
     return;
   }
-  (void)dispatch_dtype<kFloating>(weight->dtype, [&](auto tag) {
+  (void)dispatch_dtype<kFloating>(weight.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     embedding_bag<S>(a);
   });
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL("aten::_embedding_bag.out", embedding_bag_out, 14);
 
 }  // namespace ember::kernels::portable

@@ -1,7 +1,6 @@
 // aten::grid_sampler_2d.out(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
 //     bool align_corners, *, Tensor(a!) out) -> Tensor(a!)
-// args: input [N, C, H, W], grid [N, Ho, Wo, 2], interpolation_mode, padding_mode,
-// align_corners, out [N, C, Ho, Wo], out(return).
+// input [N, C, H, W], grid [N, Ho, Wo, 2], out [N, C, Ho, Wo].
 //
 // Interpolation 0 (bilinear), 1 (nearest, ties to even) and 2 (bicubic:
 // cubic convolution with A = -0.75 over a 4×4 neighbourhood, padding applied
@@ -13,8 +12,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/generated/kernel_functions.h"
 #include "kernels/portable/util/binary.h"
-#include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -184,55 +183,42 @@ void grid_sample(const Tensor& input, const Tensor& grid, int64_t mode, int64_t 
   }
 }
 
-void grid_sampler_2d_out(KernelContext& ctx, EValue** args) {
-  Tensor* input = tensor_arg(ctx, args, 0, "input");
-  if (input == nullptr) return;
-  Tensor* grid = tensor_arg(ctx, args, 1, "grid");
-  if (grid == nullptr) return;
-  int64_t mode = 0, padding = 0;
-  if (!int_arg(ctx, args, 2, "interpolation_mode", &mode) ||
-      !int_arg(ctx, args, 3, "padding_mode", &padding)) {
-    return;
-  }
-  bool align_corners = false;
-  if (!bool_arg(ctx, args, 4, "align_corners", &align_corners)) return;
-  Tensor* out = tensor_arg(ctx, args, 5, "out");
-  if (out == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, mode >= 0 && mode <= 2,
-                     "interpolation_mode: expected 0 (bilinear), 1 (nearest) or 2 (bicubic), "
-                     "got %lld",
-                     static_cast<long long>(mode));
-  EMBER_KERNEL_CHECK(ctx, padding >= 0 && padding <= 2,
-                     "padding_mode: expected 0 (zeros), 1 (border) or 2 (reflection), got %lld",
-                     static_cast<long long>(padding));
-  EMBER_KERNEL_CHECK(ctx, input->dim == 4, "input: expected [N, C, H, W], got shape %s",
-                     ShapeStr(input->shape()).c_str());
-  EMBER_KERNEL_CHECK(ctx, grid->dim == 4 && grid->sizes[0] == input->sizes[0] &&
-                              grid->sizes[3] == 2,
-                     "grid: expected [%d, Ho, Wo, 2], got shape %s", input->sizes[0],
-                     ShapeStr(grid->shape()).c_str());
-  EMBER_KERNEL_CHECK(ctx, input->sizes[2] > 0 && input->sizes[3] > 0,
-                     "input: spatial dims must be non-empty, got shape %s",
-                     ShapeStr(input->shape()).c_str());
-  if (!is_floating_type(input->dtype)) {
-    fail_dtype(ctx, "input", input->dtype);
-    return;
-  }
-  if (!check_dtype(ctx, *grid, "grid", input->dtype) ||
-      !check_dtype(ctx, *out, "out", input->dtype)) {
-    return;
-  }
-  const int32_t sizes[4] = {input->sizes[0], input->sizes[1], grid->sizes[1], grid->sizes[2]};
-  if (!resize_out(ctx, *out, sizes)) return;
-  if (out->numel == 0) return;
-  (void)dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    grid_sample<S>(*input, *grid, mode, padding, align_corners, *out);
-  });
-}
-
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::grid_sampler_2d.out", grid_sampler_2d_out, 7);
+void grid_sampler_2d_out(KernelContext& ctx, const Tensor& input, const Tensor& grid,
+                         int64_t interpolation_mode, int64_t padding_mode, bool align_corners,
+                         Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, interpolation_mode >= 0 && interpolation_mode <= 2,
+                     "interpolation_mode: expected 0 (bilinear), 1 (nearest) or 2 (bicubic), "
+                     "got %lld",
+                     static_cast<long long>(interpolation_mode));
+  EMBER_KERNEL_CHECK(ctx, padding_mode >= 0 && padding_mode <= 2,
+                     "padding_mode: expected 0 (zeros), 1 (border) or 2 (reflection), got %lld",
+                     static_cast<long long>(padding_mode));
+  EMBER_KERNEL_CHECK(ctx, input.dim == 4, "input: expected [N, C, H, W], got shape %s",
+                     ShapeStr(input.shape()).c_str());
+  EMBER_KERNEL_CHECK(ctx, grid.dim == 4 && grid.sizes[0] == input.sizes[0] &&
+                              grid.sizes[3] == 2,
+                     "grid: expected [%d, Ho, Wo, 2], got shape %s", input.sizes[0],
+                     ShapeStr(grid.shape()).c_str());
+  EMBER_KERNEL_CHECK(ctx, input.sizes[2] > 0 && input.sizes[3] > 0,
+                     "input: spatial dims must be non-empty, got shape %s",
+                     ShapeStr(input.shape()).c_str());
+  if (!is_floating_type(input.dtype)) {
+    fail_dtype(ctx, "input", input.dtype);
+    return;
+  }
+  if (!check_dtype(ctx, grid, "grid", input.dtype) ||
+      !check_dtype(ctx, out, "out", input.dtype)) {
+    return;
+  }
+  const int32_t sizes[4] = {input.sizes[0], input.sizes[1], grid.sizes[1], grid.sizes[2]};
+  if (!resize_out(ctx, out, sizes)) return;
+  if (out.numel == 0) return;
+  (void)dispatch_dtype<kFloating>(input.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    grid_sample<S>(input, grid, interpolation_mode, padding_mode, align_corners, out);
+  });
+}
 
 }  // namespace ember::kernels::portable

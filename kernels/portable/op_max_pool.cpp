@@ -2,18 +2,16 @@
 //     int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out,
 //     Tensor(b!) indices)
 // aten::max_pool3d_with_indices.out(... the same with int[3] ...)
-// args: self, kernel_size, stride, padding, dilation, ceil_mode, out, indices,
-// (out, indices)(return TensorList).
 //
 // indices (int64) are flat positions within each input plane (d·H·W + h·W + w),
 // as in eager; the first maximum wins, and a NaN wins over numbers (the last
 // NaN, as eager's loop does). Real dtypes; any dim order.
 #include <algorithm>
 
+#include "kernels/generated/kernel_functions.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/pool.h"
 #include "kernels/portable/util/reduce.h"
-#include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -68,35 +66,41 @@ void max_pool(const Tensor& input, Tensor& out, Tensor& indices, const PoolGeome
 }
 
 template <int kNd>
-void max_pool_with_indices_out(KernelContext& ctx, EValue** args) {
-  Tensor* self = tensor_arg(ctx, args, 0, "self");
-  if (self == nullptr) return;
-  bool ceil_mode = false;
-  if (!bool_arg(ctx, args, 5, "ceil_mode", &ceil_mode)) return;
-  Tensor* out = tensor_arg(ctx, args, 6, "out");
-  if (out == nullptr) return;
-  Tensor* indices = tensor_arg(ctx, args, 7, "indices");
-  if (indices == nullptr) return;
+void max_pool_with_indices_out(KernelContext& ctx, const Tensor& self, IntSpan kernel_size,
+                               IntSpan stride, IntSpan padding, IntSpan dilation, bool ceil_mode,
+                               Tensor& out, Tensor& indices) {
   PoolGeometry g;
-  if (!pool_input(ctx, *self, kNd, &g) || !pool_windows(ctx, args, 1, 2, 3, 4, ceil_mode, &g)) {
+  if (!pool_input(ctx, self, kNd, &g) ||
+      !pool_windows(ctx, kernel_size, stride, padding, dilation, ceil_mode, &g)) {
     return;
   }
-  if (!check_dtype(ctx, *out, "out", self->dtype) ||
-      !check_dtype(ctx, *indices, "indices", ScalarType::Long)) {
+  if (!check_dtype(ctx, out, "out", self.dtype) ||
+      !check_dtype(ctx, indices, "indices", ScalarType::Long)) {
     return;
   }
-  if (!pool_resize_out(ctx, *self, *out, &g) || !resize_out(ctx, *indices, out->shape())) return;
-  if (out->numel == 0) return;
-  const bool ok = dispatch_dtype<kRealTypes>(self->dtype, [&](auto tag) {
+  if (!pool_resize_out(ctx, self, out, &g) || !resize_out(ctx, indices, out.shape())) return;
+  if (out.numel == 0) return;
+  const bool ok = dispatch_dtype<kRealTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    max_pool<S>(*self, *out, *indices, g);
+    max_pool<S>(self, out, indices, g);
   });
-  if (!ok) fail_dtype(ctx, "self", self->dtype);
+  if (!ok) fail_dtype(ctx, "self", self.dtype);
 }
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::max_pool2d_with_indices.out", max_pool_with_indices_out<2>, 9);
-EMBER_REGISTER_KERNEL("aten::max_pool3d_with_indices.out", max_pool_with_indices_out<3>, 9);
+void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, IntSpan kernel_size,
+                                 IntSpan stride, IntSpan padding, IntSpan dilation,
+                                 bool ceil_mode, Tensor& out, Tensor& indices) {
+  max_pool_with_indices_out<2>(ctx, self, kernel_size, stride, padding, dilation, ceil_mode, out,
+                               indices);
+}
+
+void max_pool3d_with_indices_out(KernelContext& ctx, const Tensor& self, IntSpan kernel_size,
+                                 IntSpan stride, IntSpan padding, IntSpan dilation,
+                                 bool ceil_mode, Tensor& out, Tensor& indices) {
+  max_pool_with_indices_out<3>(ctx, self, kernel_size, stride, padding, dilation, ceil_mode, out,
+                               indices);
+}
 
 }  // namespace ember::kernels::portable

@@ -1,9 +1,7 @@
 // aten::upsample_nearest2d.vec_out(Tensor input, SymInt[]? output_size, float[]? scale_factors,
 //     *, Tensor(a!) out)
-//   args: input, output_size, scale_factors, out, out(return)
 // aten::upsample_bilinear2d.vec_out(Tensor input, SymInt[]? output_size, bool align_corners,
 //     float[]? scale_factors, *, Tensor(a!) out)
-//   args: input, output_size, align_corners, scale_factors, out, out(return)
 //
 // input [N, C, H, W], any dim order. Exactly one of output_size and
 // scale_factors is given; with scale factors the output is floor(in · scale)
@@ -13,8 +11,8 @@
 // (eager's fixed-point algorithm, below).
 #include <cmath>
 
+#include "kernels/generated/kernel_functions.h"
 #include "kernels/portable/util/binary.h"
-#include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -24,24 +22,21 @@ struct Resize {
   double scale[2];  // The given scale factor, or 0 for none.
 };
 
-bool read_resize(KernelContext& ctx, EValue** args, const Tensor& input, int size_index,
-                 int scale_index, Resize* r) {
+bool read_resize(KernelContext& ctx, const Tensor& input, std::optional<IntSpan> output_size,
+                 std::optional<DoubleSpan> scale_factors, Resize* r) {
   if (input.dim != 4) {
     ctx.fail(Error::InvalidArgument, "input: expected [N, C, H, W], got shape %s",
              ShapeStr(input.shape()).c_str());
     return false;
   }
-  const bool has_size = args[size_index] != nullptr && !args[size_index]->is_none();
-  const bool has_scale = args[scale_index] != nullptr && !args[scale_index]->is_none();
-  if (has_size == has_scale) {
+  if (output_size.has_value() == scale_factors.has_value()) {
     ctx.fail(Error::InvalidArgument, "output_size, scale_factors: exactly one must be given");
     return false;
   }
   r->in[0] = input.sizes[2];
   r->in[1] = input.sizes[3];
-  if (has_size) {
-    std::span<const int64_t> size;
-    if (!int_list_arg(ctx, args, size_index, "output_size", &size)) return false;
+  if (output_size.has_value()) {
+    const IntSpan size = *output_size;
     if (size.size() != 2 || size[0] <= 0 || size[1] <= 0 || size[0] > INT32_MAX ||
         size[1] > INT32_MAX) {
       ctx.fail(Error::InvalidArgument, "output_size: expected 2 positive values, got %s",
@@ -52,14 +47,14 @@ bool read_resize(KernelContext& ctx, EValue** args, const Tensor& input, int siz
     r->out[1] = size[1];
     r->scale[0] = r->scale[1] = 0;
   } else {
-    const EValue* v = args[scale_index];
-    if (v->tag != Tag::DoubleList || v->as_double_list.size() != 2) {
-      ctx.fail(Error::InvalidArgument, "scale_factors: expected a list of 2 floats, got %s",
-               tag_name(v->tag));
+    const DoubleSpan scales = *scale_factors;
+    if (scales.size() != 2) {
+      ctx.fail(Error::InvalidArgument,
+               "scale_factors: expected a list of 2 floats, got %zu values", scales.size());
       return false;
     }
     for (int i = 0; i < 2; ++i) {
-      const double s = v->as_double_list[i];
+      const double s = scales[i];
       const double o = std::floor(static_cast<double>(r->in[i]) * s);
       if (!(s > 0) || o < 1 || o > INT32_MAX) {
         ctx.fail(Error::InvalidArgument,
@@ -244,49 +239,42 @@ void upsample_bilinear_u8(const Tensor& x, Tensor& y, const Resize& r, bool alig
   }
 }
 
-void upsample_nearest2d_vec_out(KernelContext& ctx, EValue** args) {
-  Tensor* input = tensor_arg(ctx, args, 0, "input");
-  if (input == nullptr) return;
-  Tensor* out = tensor_arg(ctx, args, 3, "out");
-  if (out == nullptr) return;
-  Resize r;
-  if (!read_resize(ctx, args, *input, 1, 2, &r) || !resize_upsample_out(ctx, *input, *out, r)) {
-    return;
-  }
-  if (out->numel == 0) return;
-  const bool ok = dispatch_dtype<kRealTypes>(input->dtype, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    upsample_nearest<S>(*input, *out, r);
-  });
-  if (!ok) fail_dtype(ctx, "input", input->dtype);
-}
-
-void upsample_bilinear2d_vec_out(KernelContext& ctx, EValue** args) {
-  Tensor* input = tensor_arg(ctx, args, 0, "input");
-  if (input == nullptr) return;
-  bool align_corners = false;
-  if (!bool_arg(ctx, args, 2, "align_corners", &align_corners)) return;
-  Tensor* out = tensor_arg(ctx, args, 4, "out");
-  if (out == nullptr) return;
-  Resize r;
-  if (!read_resize(ctx, args, *input, 1, 3, &r) || !resize_upsample_out(ctx, *input, *out, r)) {
-    return;
-  }
-  if (out->numel == 0) return;
-  if (input->dtype == ScalarType::Byte) {
-    upsample_bilinear_u8(*input, *out, r, align_corners);
-    return;
-  }
-  const bool ok = dispatch_dtype<kFloating>(input->dtype, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    upsample_bilinear<S>(*input, *out, r, align_corners);
-  });
-  if (!ok) fail_dtype(ctx, "input", input->dtype);
-}
-
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::upsample_nearest2d.vec_out", upsample_nearest2d_vec_out, 5);
-EMBER_REGISTER_KERNEL("aten::upsample_bilinear2d.vec_out", upsample_bilinear2d_vec_out, 6);
+void upsample_nearest2d_vec_out(KernelContext& ctx, const Tensor& input,
+                                std::optional<IntSpan> output_size,
+                                std::optional<DoubleSpan> scale_factors, Tensor& out) {
+  Resize r;
+  if (!read_resize(ctx, input, output_size, scale_factors, &r) ||
+      !resize_upsample_out(ctx, input, out, r)) {
+    return;
+  }
+  if (out.numel == 0) return;
+  const bool ok = dispatch_dtype<kRealTypes>(input.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    upsample_nearest<S>(input, out, r);
+  });
+  if (!ok) fail_dtype(ctx, "input", input.dtype);
+}
+
+void upsample_bilinear2d_vec_out(KernelContext& ctx, const Tensor& input,
+                                 std::optional<IntSpan> output_size, bool align_corners,
+                                 std::optional<DoubleSpan> scale_factors, Tensor& out) {
+  Resize r;
+  if (!read_resize(ctx, input, output_size, scale_factors, &r) ||
+      !resize_upsample_out(ctx, input, out, r)) {
+    return;
+  }
+  if (out.numel == 0) return;
+  if (input.dtype == ScalarType::Byte) {
+    upsample_bilinear_u8(input, out, r, align_corners);
+    return;
+  }
+  const bool ok = dispatch_dtype<kFloating>(input.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    upsample_bilinear<S>(input, out, r, align_corners);
+  });
+  if (!ok) fail_dtype(ctx, "input", input.dtype);
+}
 
 }  // namespace ember::kernels::portable

@@ -1,49 +1,40 @@
 // Symbolic-scalar ops (executorch_prim::*.Scalar): arithmetic on SymInt /
 // SymFloat / SymBool values computed at run time, with Python semantics.
 //
-// Every op gets its scalar operands (Int, Double or Bool EValues), then the
-// output value, which it overwrites (tag and payload):
-//   add, sub, mul, floordiv, mod, sym_max, sym_min  (a, b, out): Int when
-//       both operands are Int/Bool, Double otherwise;
-//   truediv (a, b, out): Double;
-//   eq, gt, ge, lt, le (a, b, out): Bool;
-//   neg (a, out): Int or Double like a (Bool negates as Int);
-//   ceil, round, trunc (a, out): Int (round is half-to-even, like Python);
-//   sym_float (a, out): Double; sym_int (a, out): Int, truncating;
-//   sym_not (a, out): Bool;
-//   sym_ite (cond, then, else, out): a copy of `then` or `else`.
-// floordiv and mod follow Python for negative operands (floor, sign of the
-// divisor); division by zero fails like Python's ZeroDivisionError.
+//   executorch_prim::add.Scalar(Scalar a, Scalar b) -> Scalar, and the same for
+//       sub, mul, floordiv, mod, sym_max, sym_min: Int when both operands are
+//       Int/Bool, Double otherwise; truediv: Double;
+//       eq, gt, ge, lt, le: Bool.
+//   executorch_prim::neg.Scalar(Scalar a) -> Scalar: Int or Double like a
+//       (Bool negates as Int); ceil, round, trunc: Int (round is half-to-even,
+//       like Python); sym_float: Double; sym_int: Int, truncating;
+//       sym_not: Bool.
+//   executorch_prim::sym_ite.Scalar(Scalar condition, Scalar if_true,
+//       Scalar if_false) -> Scalar: a copy of if_true or if_false.
+// Every op overwrites its result value (tag and payload). floordiv and mod
+// follow Python for negative operands (floor, sign of the divisor); division
+// by zero fails like Python's ZeroDivisionError.
 #include <cmath>
 #include <cstdint>
 
-#include "runtime/kernel/kernel_registry.h"
+#include "kernels/generated/kernel_functions.h"
 
 namespace ember::kernels::prim {
 namespace {
 
-bool check_scalar(KernelContext& ctx, EValue** args, int i, const char* name) {
-  if (args[i] == nullptr || !args[i]->is_scalar()) {
-    ctx.fail(Error::InvalidArgument, "%s (index %d) must be an Int, Double or Bool, got %s",
-             name, i, args[i] ? tag_name(args[i]->tag) : "null");
-    return false;
-  }
-  return true;
-}
-
 bool is_intlike(const EValue& v) { return v.is_int() || v.is_bool(); }
 
-void set_int(EValue* v, int64_t x) {
-  v->tag = Tag::Int;
-  v->as_int = x;
+void set_int(EValue& v, int64_t x) {
+  v.tag = Tag::Int;
+  v.as_int = x;
 }
-void set_double(EValue* v, double x) {
-  v->tag = Tag::Double;
-  v->as_double = x;
+void set_double(EValue& v, double x) {
+  v.tag = Tag::Double;
+  v.as_double = x;
 }
-void set_bool(EValue* v, bool x) {
-  v->tag = Tag::Bool;
-  v->as_bool = x;
+void set_bool(EValue& v, bool x) {
+  v.tag = Tag::Bool;
+  v.as_bool = x;
 }
 
 int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
@@ -85,11 +76,7 @@ double py_ffloordiv(double a, double b) {
 enum class BinOp { Add, Sub, Mul, FloorDiv, TrueDiv, Mod, Max, Min };
 
 template <BinOp kOp>
-void binary_op(KernelContext& ctx, EValue** args) {
-  if (!check_scalar(ctx, args, 0, "a") || !check_scalar(ctx, args, 1, "b")) return;
-  const EValue& a = *args[0];
-  const EValue& b = *args[1];
-  EValue* out = args[2];
+void binary_op(KernelContext& ctx, const EValue& a, const EValue& b, EValue& out) {
   if (kOp != BinOp::TrueDiv && is_intlike(a) && is_intlike(b)) {
     const int64_t x = a.scalar_as_int();
     const int64_t y = b.scalar_as_int();
@@ -135,10 +122,7 @@ void binary_op(KernelContext& ctx, EValue** args) {
 enum class CmpOp { Eq, Gt, Ge, Lt, Le };
 
 template <CmpOp kOp>
-void compare_op(KernelContext& ctx, EValue** args) {
-  if (!check_scalar(ctx, args, 0, "a") || !check_scalar(ctx, args, 1, "b")) return;
-  const EValue& a = *args[0];
-  const EValue& b = *args[1];
+void compare_op(const EValue& a, const EValue& b, EValue& out) {
   bool r;
   if (is_intlike(a) && is_intlike(b)) {
     // Exact for all int64 values (a double would round above 2^53).
@@ -152,27 +136,15 @@ void compare_op(KernelContext& ctx, EValue** args) {
     r = kOp == CmpOp::Eq ? x == y : kOp == CmpOp::Gt ? x > y : kOp == CmpOp::Ge ? x >= y
         : kOp == CmpOp::Lt ? x < y : x <= y;
   }
-  set_bool(args[2], r);
-}
-
-void neg_scalar(KernelContext& ctx, EValue** args) {
-  if (!check_scalar(ctx, args, 0, "a")) return;
-  const EValue& a = *args[0];
-  if (a.is_double()) {
-    set_double(args[1], -a.as_double);
-  } else {
-    set_int(args[1], wrap(0 - static_cast<uint64_t>(a.scalar_as_int())));
-  }
+  set_bool(out, r);
 }
 
 enum class RoundOp { Ceil, Round, Trunc };
 
 template <RoundOp kOp>
-void round_op(KernelContext& ctx, EValue** args) {
-  if (!check_scalar(ctx, args, 0, "a")) return;
-  const EValue& a = *args[0];
+void round_op(KernelContext& ctx, const EValue& a, EValue& out) {
   if (!a.is_double()) {
-    set_int(args[1], a.scalar_as_int());
+    set_int(out, a.scalar_as_int());
     return;
   }
   const double x = a.as_double;
@@ -190,54 +162,69 @@ void round_op(KernelContext& ctx, EValue** args) {
     ctx.fail(Error::InvalidArgument, "cannot convert %g to an integer", x);
     return;
   }
-  set_int(args[1], static_cast<int64_t>(r));
-}
-
-void sym_float(KernelContext& ctx, EValue** args) {
-  if (!check_scalar(ctx, args, 0, "a")) return;
-  set_double(args[1], args[0]->scalar_as_double());
-}
-
-void sym_int(KernelContext& ctx, EValue** args) { round_op<RoundOp::Trunc>(ctx, args); }
-
-void sym_not(KernelContext& ctx, EValue** args) {
-  if (!check_scalar(ctx, args, 0, "a")) return;
-  set_bool(args[1], args[0]->scalar_as_double() == 0.0);
-}
-
-void sym_ite(KernelContext& ctx, EValue** args) {
-  if (!check_scalar(ctx, args, 0, "cond")) return;
-  const EValue* pick = args[0]->scalar_as_double() != 0.0 ? args[1] : args[2];
-  if (pick == nullptr || !pick->is_scalar()) {
-    ctx.fail(Error::InvalidArgument, "the chosen branch must be an Int, Double or Bool, got %s",
-             pick ? tag_name(pick->tag) : "null");
-    return;
-  }
-  *args[3] = *pick;
+  set_int(out, static_cast<int64_t>(r));
 }
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("executorch_prim::add.Scalar", binary_op<BinOp::Add>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::sub.Scalar", binary_op<BinOp::Sub>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::mul.Scalar", binary_op<BinOp::Mul>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::floordiv.Scalar", binary_op<BinOp::FloorDiv>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::truediv.Scalar", binary_op<BinOp::TrueDiv>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::mod.Scalar", binary_op<BinOp::Mod>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::sym_max.Scalar", binary_op<BinOp::Max>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::sym_min.Scalar", binary_op<BinOp::Min>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::eq.Scalar", compare_op<CmpOp::Eq>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::gt.Scalar", compare_op<CmpOp::Gt>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::ge.Scalar", compare_op<CmpOp::Ge>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::lt.Scalar", compare_op<CmpOp::Lt>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::le.Scalar", compare_op<CmpOp::Le>, 3);
-EMBER_REGISTER_KERNEL("executorch_prim::neg.Scalar", neg_scalar, 2);
-EMBER_REGISTER_KERNEL("executorch_prim::ceil.Scalar", round_op<RoundOp::Ceil>, 2);
-EMBER_REGISTER_KERNEL("executorch_prim::round.Scalar", round_op<RoundOp::Round>, 2);
-EMBER_REGISTER_KERNEL("executorch_prim::trunc.Scalar", round_op<RoundOp::Trunc>, 2);
-EMBER_REGISTER_KERNEL("executorch_prim::sym_float.Scalar", sym_float, 2);
-EMBER_REGISTER_KERNEL("executorch_prim::sym_int.Scalar", sym_int, 2);
-EMBER_REGISTER_KERNEL("executorch_prim::sym_not.Scalar", sym_not, 2);
-EMBER_REGISTER_KERNEL("executorch_prim::sym_ite.Scalar", sym_ite, 4);
+// One typed kernel per op over the shared template.
+#define EMBER_PRIM_BINARY(fn, kind)                                               \
+  void fn(KernelContext& ctx, const EValue& a, const EValue& b, EValue& result) { \
+    binary_op<BinOp::kind>(ctx, a, b, result);                                    \
+  }
+EMBER_PRIM_BINARY(add_Scalar, Add)
+EMBER_PRIM_BINARY(sub_Scalar, Sub)
+EMBER_PRIM_BINARY(mul_Scalar, Mul)
+EMBER_PRIM_BINARY(floordiv_Scalar, FloorDiv)
+EMBER_PRIM_BINARY(truediv_Scalar, TrueDiv)
+EMBER_PRIM_BINARY(mod_Scalar, Mod)
+EMBER_PRIM_BINARY(sym_max_Scalar, Max)
+EMBER_PRIM_BINARY(sym_min_Scalar, Min)
+#undef EMBER_PRIM_BINARY
+
+#define EMBER_PRIM_COMPARE(fn, kind)                                          \
+  void fn(KernelContext&, const EValue& a, const EValue& b, EValue& result) { \
+    compare_op<CmpOp::kind>(a, b, result);                                    \
+  }
+EMBER_PRIM_COMPARE(eq_Scalar, Eq)
+EMBER_PRIM_COMPARE(gt_Scalar, Gt)
+EMBER_PRIM_COMPARE(ge_Scalar, Ge)
+EMBER_PRIM_COMPARE(lt_Scalar, Lt)
+EMBER_PRIM_COMPARE(le_Scalar, Le)
+#undef EMBER_PRIM_COMPARE
+
+void neg_Scalar(KernelContext&, const EValue& a, EValue& result) {
+  if (a.is_double()) {
+    set_double(result, -a.as_double);
+  } else {
+    set_int(result, wrap(0 - static_cast<uint64_t>(a.scalar_as_int())));
+  }
+}
+
+void ceil_Scalar(KernelContext& ctx, const EValue& a, EValue& result) {
+  round_op<RoundOp::Ceil>(ctx, a, result);
+}
+void round_Scalar(KernelContext& ctx, const EValue& a, EValue& result) {
+  round_op<RoundOp::Round>(ctx, a, result);
+}
+void trunc_Scalar(KernelContext& ctx, const EValue& a, EValue& result) {
+  round_op<RoundOp::Trunc>(ctx, a, result);
+}
+void sym_int_Scalar(KernelContext& ctx, const EValue& a, EValue& result) {
+  round_op<RoundOp::Trunc>(ctx, a, result);
+}
+
+void sym_float_Scalar(KernelContext&, const EValue& a, EValue& result) {
+  set_double(result, a.scalar_as_double());
+}
+
+void sym_not_Scalar(KernelContext&, const EValue& a, EValue& result) {
+  set_bool(result, a.scalar_as_double() == 0.0);
+}
+
+void sym_ite_Scalar(KernelContext&, const EValue& condition, const EValue& if_true,
+                    const EValue& if_false, EValue& result) {
+  result = condition.scalar_as_double() != 0.0 ? if_true : if_false;
+}
 
 }  // namespace ember::kernels::prim

@@ -1,49 +1,42 @@
 // quantized_decomposed::choose_qparams.Tensor_out(Tensor input, int quant_min,
 //     int quant_max, float eps, ScalarType dtype, *, Tensor(a!) scale_out,
 //     Tensor(b!) zero_point_out) -> (Tensor(a!), Tensor(b!))
-// args: input, quant_min, quant_max, eps, dtype, scale_out, zero_point_out, return list.
 //
 // Per-tensor asymmetric parameters from the input's range, as PyTorch's
 // determine_qparams computes them in float32: the range is widened to include
 // 0, scale = max((max - min) / (quant_max - quant_min), eps), zero_point =
 // clamp(quant_min - round_half_even(min / scale), quant_min, quant_max).
 // scale_out is float64 (or float32) [1], zero_point_out int64 (or int32) [1].
+// Prepare refuses invalid quant_min, quant_max, eps and dtype (the kernel
+// checks them again).
 #include <cmath>
 #include <cstdio>
 
+#include "kernels/generated/kernel_functions.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/dtype.h"
 #include "kernels/quantized/util/qparams.h"
-#include "runtime/kernel/kernel_registry.h"
 
 namespace ember::kernels::quantized {
 namespace {
 
 using portable::resize_out;
-using portable::tensor_arg;
 
-bool check_args(EValue* const* args, char* msg, size_t size) {
-  const EValue& dtype_v = *args[4];
+bool check_args(int64_t qmin, int64_t qmax, double eps, int64_t dtype, char* msg, size_t size) {
   int64_t lo = 0, hi = 0;
-  if (!dtype_v.is_int() || !quant_dtype_range(static_cast<ScalarType>(dtype_v.as_int), &lo, &hi)) {
+  if (!quant_dtype_range(static_cast<ScalarType>(dtype), &lo, &hi)) {
     std::snprintf(msg, size, "dtype must be a quantized integer dtype");
     return false;
   }
-  if (!args[1]->is_int() || !args[2]->is_int()) {
-    std::snprintf(msg, size, "quant_min and quant_max must be ints");
-    return false;
-  }
-  const int64_t qmin = args[1]->as_int, qmax = args[2]->as_int;
   // determine_qparams needs a range that contains 0 and is not a single value.
   if (!(qmin <= 0 && 0 <= qmax && qmin < qmax) || qmin < lo || qmax > hi) {
     std::snprintf(msg, size,
                   "[quant_min, quant_max] = [%lld, %lld] must contain 0, be ordered and lie "
                   "within %s's range",
                   static_cast<long long>(qmin), static_cast<long long>(qmax),
-                  scalar_type_name(static_cast<ScalarType>(dtype_v.as_int)));
+                  scalar_type_name(static_cast<ScalarType>(dtype)));
     return false;
   }
-  const double eps = args[3]->scalar_as_double();
   // eps > 0 keeps the scale > 0 (and 1 / scale finite) for a constant input.
   if (!(std::isfinite(eps) && eps > 0.0)) {
     std::snprintf(msg, size, "eps %g must be finite and > 0", eps);
@@ -52,65 +45,61 @@ bool check_args(EValue* const* args, char* msg, size_t size) {
   return true;
 }
 
-Error load_check(EValue* const* args, const bool* constant, size_t num_args) {
-  (void)constant;
-  (void)num_args;
+}  // namespace
+
+Error choose_qparams_Tensor_out_prepare(KernelPrepareContext& ctx, const Tensor&,
+                                        int64_t quant_min, int64_t quant_max, double eps,
+                                        int64_t dtype, Tensor&, Tensor&) {
   char msg[256];
-  if (check_args(args, msg, sizeof(msg))) return Error::Ok;
-  return set_error(Error::InvalidProgram, "%s", msg);
+  if (check_args(quant_min, quant_max, eps, dtype, msg, sizeof(msg))) return Error::Ok;
+  return ctx.fail(Error::InvalidProgram, "%s", msg);
 }
 
-void choose_qparams_tensor_out(KernelContext& ctx, EValue** args) {
+void choose_qparams_Tensor_out(KernelContext& ctx, const Tensor& input, int64_t quant_min,
+                               int64_t quant_max, double eps, int64_t dtype, Tensor& scale_out,
+                               Tensor& zero_point_out) {
   char msg[256];
-  EMBER_KERNEL_CHECK(ctx, check_args(args, msg, sizeof(msg)), "%s", msg);
-  Tensor* input = tensor_arg(ctx, args, 0, "input");
-  if (input == nullptr) return;
-  Tensor* scale_out = tensor_arg(ctx, args, 5, "scale_out");
-  if (scale_out == nullptr) return;
-  Tensor* zp_out = tensor_arg(ctx, args, 6, "zero_point_out");
-  if (zp_out == nullptr) return;
-  EMBER_KERNEL_CHECK(ctx, input->dtype == ScalarType::Float,
+  EMBER_KERNEL_CHECK(ctx, check_args(quant_min, quant_max, eps, dtype, msg, sizeof(msg)), "%s",
+                     msg);
+  EMBER_KERNEL_CHECK(ctx, input.dtype == ScalarType::Float,
                      "input: dtype %s is not supported (float32 only)",
-                     scalar_type_name(input->dtype));
-  EMBER_KERNEL_CHECK(ctx, input->numel > 0, "input: has no elements to take a range from");
-  const ScalarType scale_dtype = scale_out->dtype;
+                     scalar_type_name(input.dtype));
+  EMBER_KERNEL_CHECK(ctx, input.numel > 0, "input: has no elements to take a range from");
+  const ScalarType scale_dtype = scale_out.dtype;
   EMBER_KERNEL_CHECK(ctx, scale_dtype == ScalarType::Double || scale_dtype == ScalarType::Float,
                      "scale_out: dtype %s is not float64 or float32",
-                     scalar_type_name(scale_out->dtype));
-  EMBER_KERNEL_CHECK(ctx, zp_out->dtype == ScalarType::Long || zp_out->dtype == ScalarType::Int,
+                     scalar_type_name(scale_out.dtype));
+  EMBER_KERNEL_CHECK(ctx,
+                     zero_point_out.dtype == ScalarType::Long ||
+                         zero_point_out.dtype == ScalarType::Int,
                      "zero_point_out: dtype %s is not int64 or int32",
-                     scalar_type_name(zp_out->dtype));
+                     scalar_type_name(zero_point_out.dtype));
   const int32_t one[1] = {1};
-  if (scale_out->dim != 1 || zp_out->dim != 1) {
+  if (scale_out.dim != 1 || zero_point_out.dim != 1) {
     ctx.fail(Error::InvalidArgument, "scale_out and zero_point_out must be 1-d (one value)");
     return;
   }
-  if (!resize_out(ctx, *scale_out, one) || !resize_out(ctx, *zp_out, one)) return;
+  if (!resize_out(ctx, scale_out, one) || !resize_out(ctx, zero_point_out, one)) return;
 
   // Every element is visited, so the dim order does not matter.
-  const float* x = input->data_ptr<const float>();
+  const float* x = input.data_ptr<const float>();
   float lo = x[0], hi = x[0];
-  for (int64_t i = 1; i < input->numel; ++i) {
+  for (int64_t i = 1; i < input.numel; ++i) {
     lo = x[i] < lo ? x[i] : lo;
     hi = x[i] > hi ? x[i] : hi;
   }
-  const int64_t qmin = args[1]->as_int, qmax = args[2]->as_int;
+  const int64_t qmin = quant_min, qmax = quant_max;
   const float min_neg = lo < 0.0f ? lo : 0.0f;
   const float max_pos = hi > 0.0f ? hi : 0.0f;
   float scale = (max_pos - min_neg) / static_cast<float>(qmax - qmin);
-  const auto eps = static_cast<float>(args[3]->scalar_as_double());
-  scale = scale > eps ? scale : eps;
+  const auto eps_f = static_cast<float>(eps);
+  scale = scale > eps_f ? scale : eps_f;
   // zero_point = quant_min - round(min / scale) in int32, then clamped.
   const auto rounded = static_cast<int64_t>(static_cast<int32_t>(std::nearbyint(min_neg / scale)));
   int64_t zp = qmin - rounded;
   zp = zp < qmin ? qmin : (zp > qmax ? qmax : zp);
-  portable::store_as<double>(scale_out->data, scale_out->dtype, 0, static_cast<double>(scale));
-  portable::store_as<int64_t>(zp_out->data, zp_out->dtype, 0, zp);
+  portable::store_as<double>(scale_out.data, scale_out.dtype, 0, static_cast<double>(scale));
+  portable::store_as<int64_t>(zero_point_out.data, zero_point_out.dtype, 0, zp);
 }
-
-}  // namespace
-
-EMBER_REGISTER_KERNEL_WITH_CHECK("quantized_decomposed::choose_qparams.Tensor_out",
-                                 choose_qparams_tensor_out, 8, load_check);
 
 }  // namespace ember::kernels::quantized

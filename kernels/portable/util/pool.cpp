@@ -3,10 +3,8 @@
 namespace ember::kernels::portable {
 namespace {
 
-bool read_list(KernelContext& ctx, EValue** args, int index, const char* name, int32_t nd,
+bool read_list(KernelContext& ctx, IntSpan list, const char* name, int32_t nd,
                const int64_t* fallback, int64_t min_value, int64_t* out) {
-  std::span<const int64_t> list;
-  if (!int_list_arg(ctx, args, index, name, &list)) return false;
   if (list.empty() && fallback != nullptr) {
     for (int32_t i = 0; i < nd; ++i) out[3 - nd + i] = fallback[3 - nd + i];
     return true;
@@ -57,16 +55,15 @@ bool pool_input(KernelContext& ctx, const Tensor& input, int32_t nd, PoolGeometr
   return true;
 }
 
-bool pool_windows(KernelContext& ctx, EValue** args, int kernel_index, int stride_index,
-                  int padding_index, int dilation_index, bool ceil_mode, PoolGeometry* g) {
+bool pool_windows(KernelContext& ctx, IntSpan kernel_size, IntSpan stride, IntSpan padding,
+                  std::optional<IntSpan> dilation, bool ceil_mode, PoolGeometry* g) {
   const int32_t nd = g->nd;
-  if (!read_list(ctx, args, kernel_index, "kernel_size", nd, nullptr, 1, g->k) ||
-      !read_list(ctx, args, stride_index, "stride", nd, g->k, 1, g->s) ||
-      !read_list(ctx, args, padding_index, "padding", nd, nullptr, 0, g->p)) {
+  if (!read_list(ctx, kernel_size, "kernel_size", nd, nullptr, 1, g->k) ||
+      !read_list(ctx, stride, "stride", nd, g->k, 1, g->s) ||
+      !read_list(ctx, padding, "padding", nd, nullptr, 0, g->p)) {
     return false;
   }
-  if (dilation_index >= 0 &&
-      !read_list(ctx, args, dilation_index, "dilation", nd, nullptr, 1, g->d)) {
+  if (dilation.has_value() && !read_list(ctx, *dilation, "dilation", nd, nullptr, 1, g->d)) {
     return false;
   }
   for (int32_t i = 3 - nd; i < 3; ++i) {

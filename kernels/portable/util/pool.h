@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "kernels/portable/util/args.h"
 #include "runtime/core/tensor.h"
+#include "runtime/kernel/kernel_args.h"
 
 namespace ember::kernels::portable {
 
@@ -30,12 +32,11 @@ struct PoolGeometry {
 bool pool_input(KernelContext& ctx, const Tensor& input, int32_t nd, PoolGeometry* g);
 
 /// Reads kernel_size / stride / padding / dilation lists of nd or 1 values
-/// (an empty stride means the kernel size; dilation_index < 0: none) and
-/// computes the output size with eager's rounding (ceil_mode keeps the last
-/// window only when it starts inside the input or left padding). False after
-/// failing.
-bool pool_windows(KernelContext& ctx, EValue** args, int kernel_index, int stride_index,
-                  int padding_index, int dilation_index, bool ceil_mode, PoolGeometry* g);
+/// (an empty stride means the kernel size; no dilation: 1) and computes the
+/// output size with eager's rounding (ceil_mode keeps the last window only
+/// when it starts inside the input or left padding). False after failing.
+bool pool_windows(KernelContext& ctx, IntSpan kernel_size, IntSpan stride, IntSpan padding,
+                  std::optional<IntSpan> dilation, bool ceil_mode, PoolGeometry* g);
 
 /// Resizes out to the input's shape with the spatial dims set to g->out and
 /// records its strides in g. False after failing.

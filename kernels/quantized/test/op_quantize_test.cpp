@@ -1,5 +1,5 @@
 // The quantized_decomposed kernels: rounding, clamping, per-channel layout,
-// choose_qparams, and the parameter checks (run-time and load-time hook).
+// choose_qparams, and the parameter checks (run time and prepare).
 // Comparisons with PyTorch eager over many values are in
 // python/tests/test_quantization.py.
 #include <cmath>
@@ -72,6 +72,27 @@ TEST(OpQuantizeTest, ChooseQparams) {
   EXPECT_EQ(zp.values<int64_t>()[0], -128 - static_cast<int64_t>(std::nearbyint(-1.f / s)));
 }
 
+TEST(OpQuantizeTest, ChooseQparamsPrepareRefusesInvalidArguments) {
+  TensorFactory tf;
+  auto& x = tf.make<float>({2}, {-1.f, 1.f});
+  auto& scale = tf.make<double>({1});
+  auto& zp = tf.make<int64_t>({1});
+  EValue ret;
+  Tensor* outs[2] = {&scale.t, &zp.t};
+  ret.tag = Tag::TensorList;
+  ret.as_tensor_list = TensorListRef{outs, 2};
+  const auto choose = [&](int64_t qmin, int64_t qmax, double eps, int64_t dtype) {
+    return call_kernel(kChoose, {&x.ev, tf.i(qmin), tf.i(qmax), tf.d(eps), tf.i(dtype), &scale.ev,
+                                 &zp.ev, &ret}, false);
+  };
+  const CallResult r = choose(1, 127, 1e-7, kInt8);
+  EXPECT_EQ(r.error, Error::InvalidProgram);  // Refused at load, before any run.
+  EXPECT_KERNEL_FAILS(r, kChoose, "[quant_min, quant_max] = [1, 127] must contain 0");
+  EXPECT_KERNEL_FAILS(choose(-128, 127, 0.0, kInt8), kChoose, "eps 0 must be finite and > 0");
+  EXPECT_KERNEL_FAILS(choose(-128, 127, 1e-7, static_cast<int64_t>(ScalarType::Float)), kChoose,
+                      "dtype must be a quantized integer dtype");
+}
+
 TEST(OpQuantizeTest, RefusesInvalidParameters) {
   TensorFactory tf;
   auto& x = tf.make<float>({2});
@@ -89,7 +110,7 @@ TEST(OpQuantizeTest, RefusesInvalidParameters) {
                                        tf.i(kInt8), &f.ev}), kQ, "out: dtype float32");
 }
 
-TEST(OpQuantizeTest, LoadCheckReadsOnlyConstantTensors) {
+TEST(OpQuantizeTest, PrepareReadsOnlyConstantTensors) {
   TensorFactory tf;
   auto& q = tf.make<int8_t>({2});
   auto& scales = tf.make<float>({2}, {1.f, -1.f});
@@ -99,13 +120,21 @@ TEST(OpQuantizeTest, LoadCheckReadsOnlyConstantTensors) {
                     tf.i(127),    tf.i(kInt8), tf.none(), &out.ev, &out.ev};
   const Kernel* k = find_kernel(kDqc);
   ASSERT_NE(k, nullptr);
-  ASSERT_NE(k->check, nullptr);
+  ASSERT_NE(k->prepare, nullptr);
   bool constant[10] = {};
-  EXPECT_EQ(k->check(args, constant, 10), Error::Ok);  // scales not readable yet
+  const auto prepare = [&] {
+    KernelPrepareContext ctx(kDqc, nullptr, args, constant, 10, nullptr);
+    return k->prepare(ctx, args);
+  };
+  EXPECT_EQ(prepare(), Error::Ok);  // scales not readable yet
   constant[1] = true;
-  EXPECT_EQ(k->check(args, constant, 10), Error::InvalidProgram);
+  EXPECT_EQ(prepare(), Error::InvalidProgram);
   EXPECT_NE(std::string(last_error_message()).find("scale[1] = -1"), std::string::npos)
       << last_error_message();
+  // A scale that is not a constant is checked when the kernel runs.
+  EXPECT_KERNEL_FAILS(call_kernel(kDqc, {&q.ev, &scales.ev, &zps.ev, tf.i(0), tf.i(-127),
+                                         tf.i(127), tf.i(kInt8), tf.none(), &out.ev}),
+                      kDqc, "scale[1] = -1");
 }
 
 }  // namespace

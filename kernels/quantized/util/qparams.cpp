@@ -27,24 +27,16 @@ int64_t load_zero_point(const Tensor& t, int64_t i) {
   return portable::load_as<int64_t>(t.data, t.dtype, i);
 }
 
-bool read_per_tensor_params(KernelContext& ctx, EValue** args, int scale_index,
-                            int zero_point_index, double* scale, int64_t* zero_point) {
-  const EValue& s = *args[scale_index];
-  const EValue& z = *args[zero_point_index];
-  if (!s.is_tensor()) {
-    *scale = s.scalar_as_double();
-    *zero_point = z.scalar_as_int();
-    return true;
-  }
-  if (s.as_tensor->numel != 1 || !z.is_tensor() || z.as_tensor->numel != 1) {
+bool read_per_tensor_params(KernelContext& ctx, const Tensor& scale_t, const Tensor& zero_point_t,
+                            double* scale, int64_t* zero_point) {
+  if (scale_t.numel != 1 || zero_point_t.numel != 1) {
     ctx.fail(Error::InvalidArgument,
              "scale and zero_point tensors must have one element (got %lld and %lld)",
-             static_cast<long long>(s.as_tensor->numel),
-             static_cast<long long>(z.is_tensor() ? z.as_tensor->numel : -1));
+             static_cast<long long>(scale_t.numel), static_cast<long long>(zero_point_t.numel));
     return false;
   }
-  *scale = load_scale(*s.as_tensor, 0);
-  *zero_point = load_zero_point(*z.as_tensor, 0);
+  *scale = load_scale(scale_t, 0);
+  *zero_point = load_zero_point(zero_point_t, 0);
   return true;
 }
 
@@ -71,14 +63,12 @@ bool fail(char* msg, size_t size, const char* format, ...) {
   return false;
 }
 
-bool check_scales(const EValue& v, const bool readable, char* msg, size_t size) {
-  if (v.is_double() || v.is_int()) {
-    const double s = v.scalar_as_double();
-    if (!is_scale_valid(s)) return fail(msg, size, "scale %g must be finite and > 0", s);
-    return true;
+bool check_scales(const QParams& q, bool readable, char* msg, size_t size) {
+  if (q.scale_tensor == nullptr) {
+    if (is_scale_valid(q.scale)) return true;
+    return fail(msg, size, "scale %g must be finite and > 0", q.scale);
   }
-  if (!v.is_tensor()) return fail(msg, size, "scale must be a float or a tensor");
-  const Tensor& t = *v.as_tensor;
+  const Tensor& t = *q.scale_tensor;
   if (t.dtype != ScalarType::Float && t.dtype != ScalarType::Double) {
     return fail(msg, size, "scale tensor must be float32 or float64, got %s",
                 scalar_type_name(t.dtype));
@@ -93,19 +83,18 @@ bool check_scales(const EValue& v, const bool readable, char* msg, size_t size) 
   return true;
 }
 
-bool check_zero_points(const EValue& v, bool optional, bool readable, int64_t lo, int64_t hi,
-                       ScalarType dtype, char* msg, size_t size) {
-  if (v.is_none() && optional) return true;
-  if (v.is_int() || v.is_bool()) {
-    const int64_t z = v.scalar_as_int();
+bool check_zero_points(const QParams& q, bool readable, int64_t lo, int64_t hi, ScalarType dtype,
+                       char* msg, size_t size) {
+  if (!q.has_zero_point) return true;
+  if (q.zero_point_tensor == nullptr) {
+    const int64_t z = q.zero_point;
     if (z < lo || z > hi) {
       return fail(msg, size, "zero_point %" PRId64 " is outside %s's range [%" PRId64
                   ", %" PRId64 "]", z, scalar_type_name(dtype), lo, hi);
     }
     return true;
   }
-  if (!v.is_tensor()) return fail(msg, size, "zero_point must be an int or a tensor");
-  const Tensor& t = *v.as_tensor;
+  const Tensor& t = *q.zero_point_tensor;
   if (!is_integer_dtype(t.dtype)) {
     return fail(msg, size, "zero_point tensor must have an integer dtype, got %s",
                 scalar_type_name(t.dtype));
@@ -123,31 +112,38 @@ bool check_zero_points(const EValue& v, bool optional, bool readable, int64_t lo
 
 }  // namespace
 
-bool check_qparams(EValue* const* args, const QParamArgs& layout, const bool* readable,
-                   char* msg, size_t msg_size) {
-  const EValue& dtype_v = *args[layout.dtype];
-  if (!dtype_v.is_int()) return fail(msg, msg_size, "dtype must be a ScalarType");
-  const auto dtype = static_cast<ScalarType>(dtype_v.as_int);
+bool check_qparams(const QParams& q, const KernelPrepareContext* prepare, char* msg,
+                   size_t msg_size) {
+  const auto dtype = static_cast<ScalarType>(q.dtype);
   int64_t lo = 0, hi = 0;
   if (!quant_dtype_range(dtype, &lo, &hi)) {
     return fail(msg, msg_size, "dtype %s is not a quantized integer dtype",
                 scalar_type_name(dtype));
   }
-  const EValue& qmin_v = *args[layout.quant_min];
-  const EValue& qmax_v = *args[layout.quant_max];
-  if (!qmin_v.is_int() || !qmax_v.is_int()) {
-    return fail(msg, msg_size, "quant_min and quant_max must be ints");
-  }
-  const int64_t qmin = qmin_v.as_int, qmax = qmax_v.as_int;
+  const int64_t qmin = q.quant_min, qmax = q.quant_max;
   if (qmin > qmax || qmin < lo || qmax > hi) {
     return fail(msg, msg_size, "[quant_min, quant_max] = [%" PRId64 ", %" PRId64
                 "] must be ordered and within %s's range [%" PRId64 ", %" PRId64 "]",
                 qmin, qmax, scalar_type_name(dtype), lo, hi);
   }
-  const auto can_read = [&](int i) { return readable == nullptr || readable[i]; };
-  if (!check_scales(*args[layout.scale], can_read(layout.scale), msg, msg_size)) return false;
-  return check_zero_points(*args[layout.zero_point], layout.zero_point_optional,
-                           can_read(layout.zero_point), lo, hi, dtype, msg, msg_size);
+  const auto can_read = [&](const Tensor* t) {
+    return prepare == nullptr || (t != nullptr && prepare->is_constant(*t));
+  };
+  if (!check_scales(q, can_read(q.scale_tensor), msg, msg_size)) return false;
+  return check_zero_points(q, can_read(q.zero_point_tensor), lo, hi, dtype, msg, msg_size);
+}
+
+Error prepare_qparams(KernelPrepareContext& ctx, const QParams& q) {
+  char msg[256];
+  if (check_qparams(q, &ctx, msg, sizeof(msg))) return Error::Ok;
+  return ctx.fail(Error::InvalidProgram, "%s", msg);
+}
+
+bool run_check_qparams(KernelContext& ctx, const QParams& q) {
+  char msg[256];
+  if (check_qparams(q, nullptr, msg, sizeof(msg))) return true;
+  ctx.fail(Error::InvalidArgument, "%s", msg);
+  return false;
 }
 
 }  // namespace ember::kernels::quantized

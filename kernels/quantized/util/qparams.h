@@ -1,6 +1,6 @@
-// Quantization parameters of the quantized_decomposed kernels: reading them
-// from the arguments, validating them (once at load for what the program
-// fixes, cheaply again at run time) and PyTorch's rounding.
+// Quantization parameters of the quantized_decomposed kernels: validating
+// them (once at load, in prepare, for what the program fixes; cheaply again at
+// run time), reading them from tensors, and PyTorch's rounding.
 #pragma once
 
 #include <cmath>
@@ -8,7 +8,6 @@
 #include <cstdint>
 
 #include "runtime/core/error.h"
-#include "runtime/core/evalue.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernel/kernel_context.h"
 
@@ -18,34 +17,35 @@ namespace ember::kernels::quantized {
 /// (uint8, int8, int16, int32); false for any other dtype.
 bool quant_dtype_range(ScalarType t, int64_t* lo, int64_t* hi);
 
-/// Where an op's quantization parameters sit among its arguments.
-struct QParamArgs {
-  int scale;       // Double, or a Float/Double tensor (one value, or one per channel)
-  int zero_point;  // Int, or an integer tensor; None allowed when `zero_point_optional`
-  int quant_min;
-  int quant_max;
-  int dtype;  // The quantized dtype (a ScalarType number)
-  bool zero_point_optional = false;
+/// One call's quantization parameters, from the op's typed arguments.
+struct QParams {
+  // Float/Double, one value or one per channel; null: the number `scale`.
+  const Tensor* scale_tensor = nullptr;
+  double scale = 1.0;
+  const Tensor* zero_point_tensor = nullptr;  // Integer dtype; null: `zero_point`.
+  int64_t zero_point = 0;
+  bool has_zero_point = true;  // False for a None zero_points (dequantize_per_channel).
+  int64_t quant_min = 0;
+  int64_t quant_max = 0;
+  int64_t dtype = 0;  // The quantized dtype (a ScalarType number).
 };
 
 /// Checks the parameters of one call: `dtype` is a quantized integer dtype;
 /// quant_min <= quant_max, both within its range; every scale finite and > 0;
-/// every zero point within the dtype's range. Tensor parameters are read only
-/// where `readable` is null or readable[index] is true (at load, the program's
-/// constants). On failure writes a message naming the argument into `msg`
-/// and returns false.
-bool check_qparams(EValue* const* args, const QParamArgs& layout, const bool* readable,
-                   char* msg, size_t msg_size);
+/// every zero point within the dtype's range. With `prepare` (at load) the
+/// values of a scale or zero point tensor are read only when it is one of the
+/// program's constants (nothing else has data yet); without, always. On
+/// failure writes a message naming the argument into `msg` and returns false.
+bool check_qparams(const QParams& q, const KernelPrepareContext* prepare, char* msg,
+                   size_t msg_size);
 
-/// load_method's check for an op laid out as `kLayout`: refuses invalid
-/// parameters with Error::InvalidProgram.
-template <const QParamArgs& kLayout>
-Error load_check_qparams(EValue* const* args, const bool* constant, size_t num_args) {
-  (void)num_args;  // The argument count was checked against the signature.
-  char msg[256];
-  if (check_qparams(args, kLayout, constant, msg, sizeof(msg))) return Error::Ok;
-  return set_error(Error::InvalidProgram, "%s", msg);
-}
+/// load_method's check (the prepare step of the quantize and dequantize
+/// kernels): refuses invalid parameters with Error::InvalidProgram.
+Error prepare_qparams(KernelPrepareContext& ctx, const QParams& q);
+
+/// The same check at run time, on every tensor's values: false after
+/// failing with InvalidArgument.
+bool run_check_qparams(KernelContext& ctx, const QParams& q);
 
 /// Reads element `i` of a Float or Double tensor as double.
 double load_scale(const Tensor& t, int64_t i);
@@ -53,10 +53,10 @@ double load_scale(const Tensor& t, int64_t i);
 /// Reads element `i` of an integer tensor as int64.
 int64_t load_zero_point(const Tensor& t, int64_t i);
 
-/// Reads a per-tensor scale and zero point given as scalars or as
-/// one-element tensors (the `.tensor` overloads); false after failing.
-bool read_per_tensor_params(KernelContext& ctx, EValue** args, int scale_index,
-                            int zero_point_index, double* scale, int64_t* zero_point);
+/// Reads the per-tensor scale and zero point of the `.tensor` overloads
+/// (one-element tensors); false after failing.
+bool read_per_tensor_params(KernelContext& ctx, const Tensor& scale_t, const Tensor& zero_point_t,
+                            double* scale, int64_t* zero_point);
 
 /// True for the dtypes a quantize op reads (PyTorch converts 16-bit floats to float32).
 bool is_quantize_input_dtype(ScalarType t);
