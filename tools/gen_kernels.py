@@ -30,10 +30,6 @@ With `--ops FILE` (the output of `ember-oplist`: one operator name per line,
 static link with section garbage collection leaves the others out
 (selective build). A name in FILE that the op list does not have is an error.
 
-Entries marked `boxed: true` are kernels not yet written with typed
-arguments: they register themselves (EMBER_REGISTER_KERNEL) and the table
-only carries their argument kinds.
-
 The files are rewritten only when their text changes, so an unchanged op list
 rebuilds nothing.
 """
@@ -138,7 +134,6 @@ class KernelEntry:
     library: str  # portable | quantized | prim
     function: str  # C++ name inside ember::kernels::<library>
     prepare: bool
-    boxed: bool
 
     @property
     def qualified(self) -> str:
@@ -170,7 +165,7 @@ def entries_of(op_list: list[dict[str, str]]) -> list[KernelEntry]:
         schema = parse_schema(entry["schema"])
         if schema.full_name != entry["op"] and f"{schema.full_name}.default" != entry["op"]:
             raise OpListError(f"ops.yaml: {entry['op']} has the schema of {schema.full_name}")
-        for flag in ("prepare", "boxed"):
+        for flag in ("prepare",):
             if entry.get(flag, "false") not in ("true", "false"):
                 raise OpListError(f"ops.yaml: {entry['op']}: {flag} must be true or false")
         library = library_of(entry["file"], entry["op"])
@@ -179,8 +174,7 @@ def entries_of(op_list: list[dict[str, str]]) -> list[KernelEntry]:
             raise OpListError(f"ops.yaml: {entry['op']} and {names[(library, fn)]} both map to "
                               f"ember::kernels::{library}::{fn}")
         names[(library, fn)] = entry["op"]
-        out.append(KernelEntry(entry["op"], schema, library, fn, entry.get("prepare") == "true",
-                               entry.get("boxed") == "true"))
+        out.append(KernelEntry(entry["op"], schema, library, fn, entry.get("prepare") == "true"))
     return out
 
 
@@ -229,8 +223,6 @@ def render_header(entries: list[KernelEntry]) -> str:
     for library in sorted({e.library for e in entries}):
         lines.append(f"namespace ember::kernels::{library} {{")
         for e in entries:
-            # Boxed kernels are declared too, so flipping an entry to typed
-            # changes only the table, not this header every kernel includes.
             if e.library != library:
                 continue
             lines.append(f"// {e.schema.full_name}")
@@ -246,9 +238,6 @@ def render_source(entries: list[KernelEntry]) -> str:
     wrappers, rows = [], []
     for e in entries:
         kinds, names = signature(e.schema)
-        if e.boxed:
-            rows.append(f'    {{"{e.op}", nullptr, "{kinds}", "{names}", nullptr}},')
-            continue
         params = parameters(e)
         call_args = ", ".join(["ctx"] + [u for _, u in params])
         stem = f"{e.library}_{e.function}"

@@ -255,13 +255,6 @@ inline CallResult call_kernel(KernelContext& ctx, const char* name, std::vector<
   }
   bool constant[kMaxKernelArgs] = {};
   for (size_t i : constants) constant[i] = true;
-  if (k->check != nullptr) {
-    r.error = k->check(args.data(), constant, args.size());
-    if (r.error != Error::Ok) {
-      r.message = std::string(k->name) + ": " + last_error_message();  // As load_method prefixes.
-      return r;
-    }
-  }
   void* state = nullptr;
   static std::vector<uint8_t> method_memory;  // Reused: prepared state lives until the next call.
   if (k->prepare != nullptr) {

@@ -155,10 +155,6 @@ size_t call_kernel(const std::string& name, nb::list args, std::optional<std::ve
       kernel->prepare != nullptr ? new uint8_t[prepare_bytes] : nullptr);
   MemoryAllocator allocator(method_memory.get(), kernel->prepare != nullptr ? prepare_bytes : 0);
   void* state = nullptr;
-  if (kernel->check != nullptr) {
-    const Error err = kernel->check(ptrs.data(), constant, ptrs.size());
-    if (err != Error::Ok) python::raise_error(err, "call_kernel (load-time check)");
-  }
   if (kernel->prepare != nullptr) {
     KernelPrepareContext pctx(kernel->name, &allocator, ptrs.data(), constant, ptrs.size(),
                               thread_pool());

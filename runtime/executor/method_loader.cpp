@@ -282,7 +282,6 @@ class MethodLoader {
           }
           step->num_args = static_cast<uint32_t>(nargs);
           EMBER_TRY(check_argument_kinds(k, *kernel, *step));
-          if (kernel->check != nullptr) EMBER_TRY(run_kernel_check(k, *kernel, *step, args));
           if (kernel->prepare != nullptr) EMBER_TRY(run_kernel_prepare(k, *kernel, step, args));
           break;
         }
@@ -368,16 +367,7 @@ class MethodLoader {
     return set_error(err, "method '%s' instruction %u: %s", name(), k, reason);
   }
 
-  Error run_kernel_check(uint32_t k, const Kernel& kernel, const Step& step,
-                         const flatbuffers::Vector<int32_t>* args) {
-    bool constant[kMaxKernelArgs] = {};
-    EMBER_TRY(constant_flags(k, step, args, constant));
-    const Error err = kernel.check(step.args, constant, step.num_args);
-    if (err == Error::Ok) return Error::Ok;
-    char reason[400];
-    std::snprintf(reason, sizeof(reason), "%s", last_error_message());
-    return set_error(err, "method '%s' instruction %u: %s: %s", name(), k, step.op_name, reason);
-  }
+
 
   // Looks up each delegate's backend and runs its init with the processed
   // blob (inline or from a segment) and compile specs. Handles are counted

@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "runtime/kernel/kernel_signature.h"
 
 namespace ember {
 namespace {
@@ -35,12 +34,7 @@ const Kernel* find_kernel(std::string_view name) {
 
 KernelTableRegistration::KernelTableRegistration(const Kernel* table, size_t count) {
   for (size_t i = 0; i < count; ++i) {
-    const Kernel& k = table[i];
-    if (k.fn == nullptr) {
-      register_kernel_signature(KernelSignature{k.name, k.kinds, k.arg_names});
-      continue;
-    }
-    (void)register_kernel(k);
+    (void)register_kernel(table[i]);
   }
 }
 

@@ -20,14 +20,6 @@ using KernelFn = void (*)(KernelContext& ctx, EValue** args);
 /// by load_method with the same arguments.
 using KernelPrepareFn = Error (*)(KernelPrepareContext& ctx, EValue** args);
 
-/// Optional load-time check of one call's arguments, run once by
-/// load_method so that values the program fixes (Int/Double arguments,
-/// constant tensors) are refused before anything executes. `constant[i]` is
-/// true when args[i] is a tensor whose data is in the program; other tensors
-/// have no data yet. Returns Ok, or an error after `set_error` with a message
-/// naming the argument (load_method prefixes the method, instruction and op).
-using KernelCheckFn = Error (*)(EValue* const* args, const bool* constant, size_t num_args);
-
 struct Kernel {
   const char* name = nullptr;  // "namespace::op.overload"
   KernelFn fn = nullptr;
@@ -37,10 +29,9 @@ struct Kernel {
   const char* kinds = nullptr;
   const char* arg_names = nullptr;
   KernelPrepareFn prepare = nullptr;
-  // Kernels that register themselves (EMBER_REGISTER_KERNEL): the count of
-  // `args` entries they expect (-1: not checked) and a load-time check.
+  // A kernel registered by hand (EMBER_REGISTER_KERNEL: custom ops outside
+  // the op list): the count of `args` entries it expects (-1: not checked).
   int num_args = -1;
-  KernelCheckFn check = nullptr;
 };
 
 inline constexpr size_t kMaxKernels = 2048;
@@ -62,17 +53,14 @@ size_t registered_kernel_count();
 const Kernel& registered_kernel(size_t index);
 
 struct KernelRegistration {
-  KernelRegistration(const char* name, KernelFn fn, int num_args,
-                     KernelCheckFn check = nullptr)
-      : kernel{name, fn, nullptr, nullptr, nullptr, num_args, check} {
+  KernelRegistration(const char* name, KernelFn fn, int num_args)
+      : kernel{name, fn, nullptr, nullptr, nullptr, num_args} {
     (void)register_kernel(kernel);
   }
   const Kernel kernel;
 };
 
-/// Registers every row of a generated table (one static object per table);
-/// a row with no `fn` only carries the signature of a kernel that registers
-/// itself.
+/// Registers every row of a generated table (one static object per table).
 struct KernelTableRegistration {
   KernelTableRegistration(const Kernel* table, size_t count);
 };
@@ -82,12 +70,11 @@ struct KernelTableRegistration {
 #define EMBER_CONCAT2_INNER_(a, b) a##b
 #define EMBER_CONCAT2_(a, b) EMBER_CONCAT2_INNER_(a, b)
 
-/// `EMBER_REGISTER_KERNEL("aten::add.out", add_out, 5);` at namespace scope.
+/// A custom op's boxed kernel, registered by hand:
+/// `EMBER_REGISTER_KERNEL("my_ops::axpy.out", axpy_out, 5);` at namespace
+/// scope (the count includes the return slot). The kernels of the op list
+/// (kernels/ops.yaml) are typed and registered by the generated table.
 #define EMBER_REGISTER_KERNEL(name, fn, num_args)                                  \
   static const ::ember::KernelRegistration EMBER_CONCAT2_(ember_kernel_reg_, __LINE__)( \
       name, fn, num_args)
 
-/// As EMBER_REGISTER_KERNEL, with a KernelCheckFn that load_method runs.
-#define EMBER_REGISTER_KERNEL_WITH_CHECK(name, fn, num_args, check)                 \
-  static const ::ember::KernelRegistration EMBER_CONCAT2_(ember_kernel_reg_, __LINE__)( \
-      name, fn, num_args, check)

@@ -19,74 +19,6 @@ ShapeStr::ShapeStr(std::span<const int64_t> sizes) {
   put("]", 0);
 }
 
-Tensor* tensor_arg(KernelContext& ctx, EValue** args, int i, const char* name) {
-  if (args[i] == nullptr || !args[i]->is_tensor() || args[i]->as_tensor == nullptr) {
-    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be a Tensor, got %s", name,
-             i, args[i] ? tag_name(args[i]->tag) : "null");
-    return nullptr;
-  }
-  return args[i]->as_tensor;
-}
-
-bool optional_tensor_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                         Tensor** out) {
-  if (args[i] != nullptr && args[i]->is_none()) {
-    *out = nullptr;
-    return true;
-  }
-  *out = tensor_arg(ctx, args, i, name);
-  return *out != nullptr;
-}
-
-bool int_list_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                  std::span<const int64_t>* out) {
-  if (args[i] == nullptr || args[i]->tag != Tag::IntList) {
-    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be an int list, got %s",
-             name, i, args[i] ? tag_name(args[i]->tag) : "null");
-    return false;
-  }
-  *out = args[i]->as_int_list.get();
-  return true;
-}
-
-const EValue* scalar_arg(KernelContext& ctx, EValue** args, int i, const char* name) {
-  if (args[i] == nullptr || !args[i]->is_scalar()) {
-    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be a Scalar, got %s", name,
-             i, args[i] ? tag_name(args[i]->tag) : "null");
-    return nullptr;
-  }
-  return args[i];
-}
-
-const EValue* optional_scalar_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                                  bool* ok) {
-  *ok = true;
-  if (args[i] != nullptr && args[i]->is_none()) return nullptr;
-  const EValue* v = scalar_arg(ctx, args, i, name);
-  *ok = v != nullptr;
-  return v;
-}
-
-bool int_arg(KernelContext& ctx, EValue** args, int i, const char* name, int64_t* out) {
-  if (args[i] == nullptr || !(args[i]->is_int() || args[i]->is_bool())) {
-    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be an int, got %s", name, i,
-             args[i] ? tag_name(args[i]->tag) : "null");
-    return false;
-  }
-  *out = args[i]->scalar_as_int();
-  return true;
-}
-
-bool bool_arg(KernelContext& ctx, EValue** args, int i, const char* name, bool* out) {
-  if (args[i] == nullptr || !(args[i]->is_int() || args[i]->is_bool())) {
-    ctx.fail(Error::InvalidArgument, "argument '%s' (index %d) must be a bool, got %s", name, i,
-             args[i] ? tag_name(args[i]->tag) : "null");
-    return false;
-  }
-  *out = args[i]->scalar_as_int() != 0;
-  return true;
-}
-
 bool resize_out(KernelContext& ctx, Tensor& out, std::span<const int32_t> sizes) {
   if (static_cast<int32_t>(sizes.size()) != out.dim) {
     ctx.fail(Error::InvalidArgument, "out: has rank %d (shape %s) but the result has shape %s",
@@ -154,16 +86,6 @@ bool size_to_shape(KernelContext& ctx, std::span<const int64_t> size, int32_t* s
     }
     shape[d] = static_cast<int32_t>(size[d]);
   }
-  return true;
-}
-
-bool size_out_args(KernelContext& ctx, EValue** args, Tensor** out, int32_t* shape,
-                   size_t* rank) {
-  std::span<const int64_t> size;
-  if (!int_list_arg(ctx, args, 0, "size", &size)) return false;
-  *out = tensor_arg(ctx, args, 1, "out");
-  if (*out == nullptr || !size_to_shape(ctx, size, shape)) return false;
-  *rank = size.size();
   return true;
 }
 

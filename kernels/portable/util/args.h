@@ -1,8 +1,8 @@
-// Checked access to kernel arguments and the out tensor.
+// Checks kernels share on their (typed) arguments and the out tensor.
 //
 // Each helper fails the kernel (through `ctx.fail`) with a message naming the
-// argument and returns null/false, so a kernel writes
-//   Tensor* self = tensor_arg(ctx, args, 0, "self"); if (!self) return;
+// argument and returns false, so a kernel writes
+//   if (!check_dtype(ctx, out, "out", self.dtype)) return;
 #pragma once
 
 #include <cstdint>
@@ -24,38 +24,9 @@ struct ShapeStr {
   const char* c_str() const { return buf; }
 };
 
-/// The Tensor at args[i], or null after failing with a message.
-Tensor* tensor_arg(KernelContext& ctx, EValue** args, int i, const char* name);
-
-/// An optional Tensor: sets `*out` to null for None. False after failing.
-bool optional_tensor_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                         Tensor** out);
-
-/// An int[] argument. False after failing.
-bool int_list_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                  std::span<const int64_t>* out);
-
-/// A Scalar (Int, Double or Bool) argument. Null after failing.
-const EValue* scalar_arg(KernelContext& ctx, EValue** args, int i, const char* name);
-
-/// An optional Scalar: null for None (no failure); `*ok` false after failing.
-const EValue* optional_scalar_arg(KernelContext& ctx, EValue** args, int i, const char* name,
-                                  bool* ok);
-
-/// An int (or Bool) argument. False after failing.
-bool int_arg(KernelContext& ctx, EValue** args, int i, const char* name, int64_t* out);
-
-/// A bool (or Int 0/1) argument. False after failing.
-bool bool_arg(KernelContext& ctx, EValue** args, int i, const char* name, bool* out);
-
 /// Checks a `SymInt[] size` argument (at most kTensorMaxDim sizes, each in
 /// [0, 2^31)) and copies it into `shape`. False after failing.
 bool size_to_shape(KernelContext& ctx, std::span<const int64_t> size, int32_t* shape);
-
-/// Reads `(SymInt[] size, *, Tensor(a!) out)`: out, and size checked as by
-/// size_to_shape into `shape` of rank `*rank`. False after failing.
-bool size_out_args(KernelContext& ctx, EValue** args, Tensor** out, int32_t* shape,
-                   size_t* rank);
 
 /// Resizes `out` to `sizes` (rank must match); false after failing with a
 /// message giving both shapes.

@@ -36,16 +36,6 @@ bool prepare_binary(KernelContext& ctx, const Tensor& a, const Tensor& b, Tensor
   return check_can_cast(ctx, common, out);
 }
 
-bool tensor_tensor_args(KernelContext& ctx, EValue** args, Tensor** self, Tensor** other,
-                        Tensor** out, const char* other_name) {
-  *self = tensor_arg(ctx, args, 0, "self");
-  if (*self == nullptr) return false;
-  *other = tensor_arg(ctx, args, 1, other_name);
-  if (*other == nullptr) return false;
-  *out = tensor_arg(ctx, args, 2, "out");
-  return *out != nullptr;
-}
-
 ScalarType prepare_tensor_scalar(KernelContext& ctx, const Tensor& t, const char* name,
                                  const EValue& scalar, Tensor& out, bool to_float) {
   if (!check_supported(ctx, t, name) || !check_supported(ctx, out, "out")) {

@@ -23,11 +23,6 @@ bool check_supported(KernelContext& ctx, const Tensor& t, const char* name);
 /// Fails unless `common` (the computed result dtype) casts to out's dtype.
 bool check_can_cast(KernelContext& ctx, ScalarType common, const Tensor& out);
 
-/// Reads the tensors self (args[0]), other (args[1], named `other_name`) and
-/// out (args[2]) of a boxed kernel (matmul_out.cpp). False after failing.
-bool tensor_tensor_args(KernelContext& ctx, EValue** args, Tensor** self, Tensor** other,
-                        Tensor** out, const char* other_name = "other");
-
 /// For a tensor (named `name`) combined with a Scalar: checks the dtypes,
 /// resizes out to the tensor's shape and checks the promoted dtype (float32
 /// for integral/bool results when `to_float`) casts to out's. Returns it, or
