@@ -5,14 +5,13 @@ it (through the bindings and through ember-run), and the error paths."""
 from __future__ import annotations
 
 import json
-import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from installed import tool
 import torch
 from models import Foo
 from torch.export import ExportedProgram, export
@@ -59,12 +58,7 @@ class ComposedModule(torch.nn.Module):
         return a, b, ret
 
 
-def _bin(name: str) -> str:
-    here = Path(sys.executable).parent / name
-    found = str(here) if here.exists() else shutil.which(name)
-    if found is None:
-        pytest.skip(f"{name} is not installed")
-    return found
+_bin = tool
 
 
 def _ember_run(pte: Path, out_dir: Path, inputs: dict[str, torch.Tensor]) -> list[torch.Tensor]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from installed import tool
 import torch
 import tutorial
 from ember import exir
@@ -23,12 +22,7 @@ _C = pytest.importorskip("ember._C")
 from ember.runtime import EmberError, Runtime
 
 
-def _bin(name: str) -> str:
-    here = Path(sys.executable).parent / name
-    found = str(here) if here.exists() else shutil.which(name)
-    if found is None:
-        pytest.skip(f"{name} is not installed")
-    return found
+_bin = tool
 
 
 def _program(model: torch.nn.Module, args: tuple) -> exir.ExecutorchProgramManager:

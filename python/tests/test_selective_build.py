@@ -5,24 +5,18 @@ refuses any other at load_method with OperatorMissing, naming the op."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from installed import tool
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests/programs"
 
 
-def _bin(name: str) -> str:
-    here = Path(sys.executable).parent / name
-    found = str(here) if here.exists() else shutil.which(name)
-    if found is None:
-        pytest.skip(f"{name} is not installed")
-    return found
+_bin = tool
 
 
 def _ops(text: str) -> list[str]:

@@ -3,15 +3,23 @@
 #include <cstdio>
 
 namespace ember {
+namespace {
+
+// Sets the error message "<op>: <formatted>".
+void set_op_error(Error error, const char* op_name, const char* format, va_list args) {
+  char message[400];
+  std::vsnprintf(message, sizeof(message), format, args);
+  (void)set_error(error, "%s: %s", op_name, message);
+}
+
+}  // namespace
 
 void KernelContext::fail(Error error, const char* format, ...) {
-  char message[400];
   va_list args;
   va_start(args, format);
-  std::vsnprintf(message, sizeof(message), format, args);
+  set_op_error(error, op_name_, format, args);
   va_end(args);
   failure_ = error;
-  (void)set_error(error, "%s: %s", op_name_, message);
 }
 
 bool KernelPrepareContext::is_constant(const Tensor& t) const {
@@ -34,13 +42,11 @@ void* KernelPrepareContext::allocate(size_t bytes, size_t alignment) {
 }
 
 Error KernelPrepareContext::fail(Error error, const char* format, ...) {
-  char message[400];
   va_list args;
   va_start(args, format);
-  std::vsnprintf(message, sizeof(message), format, args);
+  set_op_error(error, op_name_, format, args);
   va_end(args);
   failure_ = error;
-  (void)set_error(error, "%s: %s", op_name_, message);
   return error;
 }
 
