@@ -59,11 +59,11 @@ SIZE_BUILD_DIR := build/size
 CORE_SIZE_GATE := 40000
 size-check: venv
 	cmake -S . -B $(SIZE_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=MinSizeRel \
-	  -DEMBER_BUILD_SIZE_TEST=ON -DEMBER_BUILD_TOOLS=OFF -DEMBER_ERROR_MESSAGES=OFF \
+	  -DEMBER_BUILD_SIZE_TEST=ON -DEMBER_BUILD_TOOLS=OFF -DEMBER_ERROR_MESSAGES=OFF -DEMBER_THREADS=OFF \
 	  -DCMAKE_CXX_FLAGS="-fno-asynchronous-unwind-tables" > /dev/null
 	cmake --build $(SIZE_BUILD_DIR) --target ember_core_size -j $(JOBS)
 	$(PY) runtime/test/size/check_size.py $(SIZE_BUILD_DIR)/ember_core_size --gate $(CORE_SIZE_GATE) \
-	  --program tests/programs/m.pte
+	  --program tests/programs/m.pte --forbid libpthreadpool
 
 # The runtime, loader, writer and kernel tests again under ASan + UBSan (LSan on).
 ASAN_BUILD_DIR := build/asan

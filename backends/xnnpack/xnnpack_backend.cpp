@@ -12,7 +12,7 @@
 #include "backends/xnnpack/blob_check.h"
 #include "backends/xnnpack/layout.h"
 #include "backends/xnnpack/subgraph_builder.h"
-#include "runtime/kernel/thread_pool.h"
+#include "runtime/kernel/thread_pool_pthreadpool.h"
 #include "backends/xnnpack/xnnpack_graph_generated.h"
 
 namespace ember::backends::xnnpack {
@@ -87,7 +87,7 @@ class XnnpackBackend final : public BackendInterface {
       xnn_delete_subgraph(delegate->io.subgraph);
       return Error::MemoryAllocationFailed;
     }
-    EMBER_TRY_ASSIGN(delegate->runtime, create_runtime(ctx, delegate->io, thread_pool()));
+    EMBER_TRY_ASSIGN(delegate->runtime, create_runtime(ctx, delegate->io, native_pthreadpool(thread_pool())));
     // XNNPACK allocates its workspace at the first setup: do it here, with
     // placeholder pointers (setup only records them), so execute never
     // allocates. execute binds the real pointers before every invoke.

@@ -4,7 +4,6 @@
 // runs the instructions in order; it takes no lock and allocates nothing.
 #pragma once
 
-#include <pthreadpool.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +14,7 @@
 #include "runtime/executor/input_guards.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/kernel/kernel_registry.h"
+#include "runtime/kernel/thread_pool.h"
 
 namespace ember_fb {
 struct ExecutionPlan;
@@ -59,7 +59,7 @@ class Method {
   /// Threads its kernels may split work over (the process-wide pool's size,
   /// fixed when the method loaded; 1 without a pool).
   size_t threads() const {
-    return thread_pool_ != nullptr ? pthreadpool_get_threads_count(thread_pool_) : 1;
+    return thread_pool_threads(thread_pool_);
   }
 
   /// Copies a tensor into input `index` (or points the input at the caller's
@@ -109,7 +109,7 @@ class Method {
   size_t num_delegates_ = 0;  // Initialised ones: destroyed with the method.
   InputGuardTable input_guards_;
   uint64_t rng_state_ = 0x853c49e6748fea9bULL;
-  pthreadpool_t thread_pool_ = nullptr;  // Process-wide pool, looked up at load.
+  ThreadPool* thread_pool_ = nullptr;  // Process-wide pool, looked up at load.
 };
 
 }  // namespace ember

@@ -4,8 +4,6 @@
 // stops at the first failed kernel and returns its error.
 #pragma once
 
-#include <pthreadpool.h>
-
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +13,7 @@
 #include "runtime/core/error.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/memory_allocator.h"
+#include "runtime/kernel/thread_pool.h"
 
 namespace ember {
 
@@ -44,25 +43,25 @@ class KernelContext {
 
   /// The pool parallel_for runs on (null: the calling thread only). The
   /// method sets it from thread_pool.h once, at load.
-  void set_thread_pool(pthreadpool_t pool) { pool_ = pool; }
+  void set_thread_pool(ThreadPool* pool) { pool_ = pool; }
 
   /// Threads parallel_for spreads tasks over (1 without a pool).
-  size_t threads() const { return pool_ != nullptr ? pthreadpool_get_threads_count(pool_) : 1; }
+  size_t threads() const { return thread_pool_threads(pool_); }
 
   /// Calls task(i) for every i in [0, n), concurrently on the pool when
   /// there is one, and returns when all are done. Tasks must write disjoint
   /// memory and must not fail (validate before splitting work). No heap, no
-  /// locks: pthreadpool hands out indices with atomics and wakes workers
-  /// with futexes.
+  /// locks (pthreadpool hands out indices with atomics and wakes workers
+  /// with futexes).
   template <typename F>
   void parallel_for(size_t n, const F& task) {
     if (pool_ == nullptr || n <= 1) {
       for (size_t i = 0; i < n; ++i) task(i);
       return;
     }
-    pthreadpool_parallelize_1d(
+    thread_pool_run(
         pool_, [](void* f, size_t i) { (*static_cast<const F*>(f))(i); },
-        const_cast<void*>(static_cast<const void*>(&task)), n, 0);
+        const_cast<void*>(static_cast<const void*>(&task)), n);
   }
 
  private:
@@ -70,7 +69,7 @@ class KernelContext {
   Error failure_ = Error::Ok;
   void* state_ = nullptr;
   uint64_t rng_state_ = 0x853c49e6748fea9bULL;
-  pthreadpool_t pool_ = nullptr;
+  ThreadPool* pool_ = nullptr;
 };
 
 /// What a kernel's prepare step sees: it runs once per instruction, in
@@ -85,7 +84,7 @@ class KernelContext {
 class KernelPrepareContext {
  public:
   KernelPrepareContext(const char* op_name, MemoryAllocator* allocator, EValue* const* args,
-                       const bool* constant, size_t num_args, pthreadpool_t pool)
+                       const bool* constant, size_t num_args, ThreadPool* pool)
       : op_name_(op_name), allocator_(allocator), args_(args), constant_(constant),
         num_args_(num_args), pool_(pool) {}
 
@@ -113,7 +112,7 @@ class KernelPrepareContext {
   size_t prepared_bytes() const { return prepared_bytes_; }
 
   /// Threads the kernel's parallel_for will have (1 without a pool).
-  size_t threads() const { return pool_ != nullptr ? pthreadpool_get_threads_count(pool_) : 1; }
+  size_t threads() const { return thread_pool_threads(pool_); }
 
   /// Records a failure with a message (the op's name is prefixed) and
   /// returns `error`, so prepare can `return ctx.fail(...)`.
@@ -126,7 +125,7 @@ class KernelPrepareContext {
   EValue* const* args_;
   const bool* constant_;
   size_t num_args_;
-  pthreadpool_t pool_;
+  ThreadPool* pool_;
   void* state_ = nullptr;
   size_t prepared_bytes_ = 0;
   Error failure_ = Error::Ok;

@@ -1,7 +1,6 @@
 // aten::convolution.out with transposed = true (util/conv_transposed.h)
 // against a scatter-form reference in double, and its configuration checks
 // at execute and at load (the prepare step, conv_load_check).
-#include <pthreadpool.h>
 
 #include <cmath>
 #include <cstring>
@@ -9,6 +8,7 @@
 
 #include "kernels/portable/util/half.h"
 #include "kernels/test/tensor_factory.h"
+#include "runtime/kernel/thread_pool.h"
 
 namespace ember::testing {
 namespace {
@@ -243,11 +243,11 @@ TEST(OpConvolutionTransposedTest, SameBitsOnAnyThreadCount) {
   std::vector<double> first;
   for (size_t threads : {1, 2, 3}) {
     KernelContext ctx;
-    pthreadpool_t pool = threads > 1 ? pthreadpool_create(threads) : nullptr;
+    ThreadPool* pool = threads > 1 ? thread_pool_create(threads) : nullptr;
     ctx.set_thread_pool(pool);
     std::vector<double> got;
     const CallResult r = run_case<float>(p, xv, wv, bv, false, &got, &ctx);
-    if (pool != nullptr) pthreadpool_destroy(pool);
+    if (pool != nullptr) thread_pool_destroy(pool);
     ASSERT_TRUE(r.ok()) << r.message;
     if (first.empty()) {
       first = got;

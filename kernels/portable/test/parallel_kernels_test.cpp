@@ -2,7 +2,6 @@
 // with 1, 2 and 3 threads: the splits follow the GEMM's own blocks and the
 // channels of a depthwise convolution, so no sum is reassociated. Shapes are
 // large enough to pass the parallel threshold and cross block edges.
-#include <pthreadpool.h>
 
 #include <array>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/test/tensor_factory.h"
+#include "runtime/kernel/thread_pool.h"
 
 namespace ember::testing {
 namespace {
@@ -21,13 +21,16 @@ namespace {
 // A pool per thread count, destroyed with the fixture.
 class ParallelKernels : public ::testing::Test {
  protected:
+  void SetUp() override {
+    if (!threads_supported()) GTEST_SKIP() << "single-threaded build (EMBER_THREADS=OFF)";
+  }
   void TearDown() override {
-    for (pthreadpool_t p : pools_) pthreadpool_destroy(p);
+    for (ThreadPool* p : pools_) thread_pool_destroy(p);
   }
   KernelContext context(size_t threads) {
     KernelContext ctx;
     if (threads > 1) {
-      pthreadpool_t p = pthreadpool_create(threads);
+      ThreadPool* p = thread_pool_create(threads);
       pools_.push_back(p);
       ctx.set_thread_pool(p);
     }
@@ -65,7 +68,7 @@ class ParallelKernels : public ::testing::Test {
     }
   }
 
-  std::vector<pthreadpool_t> pools_;
+  std::vector<ThreadPool*> pools_;
   std::deque<ReturnList> returns_;
 };
 

@@ -9,11 +9,10 @@
 #include <string>
 #include <vector>
 
-#include <pthreadpool.h>
-
 #include "extension/module/module.h"
 #include "extension/tensor/owned_tensor.h"
 #include "runtime/kernel/kernel_registry.h"
+#include "runtime/kernel/thread_pool.h"
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -58,7 +57,6 @@ int posix_memalign(void** out, size_t a, size_t n) {
 
 namespace ember {
 namespace {
-
 
 // The hook itself must see allocations, or the test below proves nothing.
 TEST(ExecuteAllocationTest, CounterSeesHeapAllocations) {
@@ -119,7 +117,8 @@ TEST(ExecuteAllocationTest, KernelsOnTheThreadPoolRunWithoutHeapAllocation) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "ASan owns malloc in this build";
 #endif
-  pthreadpool_t pool = pthreadpool_create(2);
+  if (!threads_supported()) GTEST_SKIP() << "single-threaded build (EMBER_THREADS=OFF)";
+  ThreadPool* pool = thread_pool_create(2);
   ASSERT_NE(pool, nullptr);
   const int32_t a_sizes[] = {256, 384}, b_sizes[] = {384, 320}, c_sizes[] = {256, 320};
   extension::OwnedTensor a(ScalarType::Float, a_sizes), b(ScalarType::Float, b_sizes),
@@ -144,7 +143,7 @@ TEST(ExecuteAllocationTest, KernelsOnTheThreadPoolRunWithoutHeapAllocation) {
   g_counting = false;
   EXPECT_EQ(ctx.failure(), Error::Ok);
   EXPECT_EQ(g_allocations.load(), 0);
-  pthreadpool_destroy(pool);
+  thread_pool_destroy(pool);
 }
 
 // Transposed convolution: the float32 GEMM path (stack column blocks) on a
@@ -153,7 +152,8 @@ TEST(ExecuteAllocationTest, TransposedConvolutionRunsWithoutHeapAllocation) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "ASan owns malloc in this build";
 #endif
-  pthreadpool_t pool = pthreadpool_create(2);
+  if (!threads_supported()) GTEST_SKIP() << "single-threaded build (EMBER_THREADS=OFF)";
+  ThreadPool* pool = thread_pool_create(2);
   ASSERT_NE(pool, nullptr);
   const Kernel* conv = find_kernel("aten::convolution.out");
   ASSERT_NE(conv, nullptr);
@@ -202,7 +202,7 @@ TEST(ExecuteAllocationTest, TransposedConvolutionRunsWithoutHeapAllocation) {
     EXPECT_EQ(ctx.failure(), Error::Ok);
     EXPECT_EQ(g_allocations.load(), 0) << scalar_type_name(dtype);
   }
-  pthreadpool_destroy(pool);
+  thread_pool_destroy(pool);
 }
 
 }  // namespace

@@ -1,7 +1,12 @@
-#include "runtime/kernel/thread_pool.h"
+// ThreadPool on pthreadpool (EMBER_THREADS=ON). A ThreadPool* is the
+// pthreadpool_t itself (thread_pool_pthreadpool.h converts back).
+#include <pthreadpool.h>
 
 #include <cstdlib>
 #include <mutex>
+
+#include "runtime/kernel/thread_pool.h"
+#include "runtime/kernel/thread_pool_pthreadpool.h"
 
 namespace ember {
 namespace {
@@ -10,7 +15,7 @@ std::mutex g_mutex;  // Load-time only: execute never takes it.
 bool g_created = false;
 size_t g_requested = 0;
 bool g_requested_set = false;
-pthreadpool_t g_pool = nullptr;
+ThreadPool* g_pool = nullptr;
 size_t g_threads = 1;
 
 size_t requested_threads() {
@@ -25,7 +30,11 @@ size_t requested_threads() {
   return 0;
 }
 
+ThreadPool* wrap(pthreadpool_t pool) { return reinterpret_cast<ThreadPool*>(pool); }
+
 }  // namespace
+
+bool threads_supported() { return true; }
 
 bool set_thread_count(size_t threads) {
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -37,17 +46,17 @@ bool set_thread_count(size_t threads) {
   return true;
 }
 
-pthreadpool_t thread_pool() {
+ThreadPool* thread_pool() {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_created) {
     g_created = true;
     const size_t want = requested_threads();
     g_requested = want;
     if (want != 1) {
-      g_pool = pthreadpool_create(want);
-      g_threads = g_pool != nullptr ? pthreadpool_get_threads_count(g_pool) : 1;
+      g_pool = thread_pool_create(want);
+      g_threads = thread_pool_threads(g_pool);
       if (g_threads <= 1 && g_pool != nullptr) {
-        pthreadpool_destroy(g_pool);
+        thread_pool_destroy(g_pool);
         g_pool = nullptr;
         g_threads = 1;
       }
@@ -60,6 +69,26 @@ size_t thread_count() {
   (void)thread_pool();
   std::lock_guard<std::mutex> lock(g_mutex);
   return g_threads;
+}
+
+size_t thread_pool_threads(const ThreadPool* pool) {
+  if (pool == nullptr) return 1;
+  return pthreadpool_get_threads_count(native_pthreadpool(const_cast<ThreadPool*>(pool)));
+}
+
+void thread_pool_run(ThreadPool* pool, ParallelTask task, void* context, size_t n) {
+  if (pool == nullptr || n <= 1) {
+    for (size_t i = 0; i < n; ++i) task(context, i);
+    return;
+  }
+  // pthreadpool's 1-D task has the same shape: (context, index).
+  pthreadpool_parallelize_1d(native_pthreadpool(pool), task, context, n, 0);
+}
+
+ThreadPool* thread_pool_create(size_t threads) { return wrap(pthreadpool_create(threads)); }
+
+void thread_pool_destroy(ThreadPool* pool) {
+  if (pool != nullptr) pthreadpool_destroy(native_pthreadpool(pool));
 }
 
 }  // namespace ember
