@@ -1,6 +1,8 @@
 // ember-inspect: print what a .pte holds: methods, their inputs and outputs,
 // operators, delegates, planned buffers and how close the plan is to the
-// lower bound (most bytes live at any one instruction).
+// lower bound (most bytes live at any one instruction), and what loading
+// each method prepares (packed weights and kernel state, per instruction).
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "extension/data_loader/file_data_loader.h"
+#include "extension/module/module.h"
 #include "program/memory_planner.h"
 #include "runtime/executor/program.h"
 #include "schema/program_generated.h"
@@ -143,6 +146,39 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
                            : (std::to_string(static_cast<int>(100.0 * double(bound) / double(planned) + 0.5)) + "% of the plan is needed").c_str());
 }
 
+// Loads the method with the linked kernels and delegates and reports what
+// their prepare steps took: the total, then the instructions that took most.
+void inspect_prepared(extension::Module* module, const ember_fb::ExecutionPlan* plan) {
+  const std::string name = plan->name()->str();
+  if (module == nullptr) return;
+  Result<Method*> method = module->method(name);
+  if (!method.ok()) {
+    std::printf("  prepared at load: not loaded here: %s (%s)\n", last_error_message(),
+                error_name(method.error()));
+    return;
+  }
+  const Method& m = *method.get();
+  std::vector<std::pair<uint32_t, size_t>> steps;  // (bytes, instruction)
+  for (size_t k = 0; k < m.num_steps(); ++k) {
+    if (m.step(k).prepared_bytes > 0) steps.emplace_back(m.step(k).prepared_bytes, k);
+  }
+  std::printf("  prepared at load: %s (%zu bytes) by %zu of %zu instructions\n",
+              tools::human_bytes(double(m.prepared_bytes())).c_str(), m.prepared_bytes(),
+              steps.size(), m.num_steps());
+  if (steps.empty()) return;
+  std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  const size_t shown = std::min<size_t>(steps.size(), 10);
+  std::printf("    | instruction | op | prepared |\n    |---:|---|---:|\n");
+  for (size_t i = 0; i < shown; ++i) {
+    const Step& step = m.step(steps[i].second);
+    std::printf("    | %zu | %s | %s |\n", steps[i].second, step.op_name,
+                tools::human_bytes(double(steps[i].first)).c_str());
+  }
+  if (shown < steps.size()) std::printf("    (%zu more)\n", steps.size() - shown);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,6 +202,11 @@ int main(int argc, char** argv) {
               tools::human_bytes(double(program->file_size())).c_str(), fb->version(),
               fb->execution_plan()->size(), fb->segments() ? fb->segments()->size() : 0,
               tools::human_bytes(double(program->constant_segment_size())).c_str());
-  for (uint32_t i = 0; i < fb->execution_plan()->size(); ++i) inspect_plan(fb->execution_plan()->Get(i));
+  // A second, module-owned copy of the program, for loading methods.
+  Result<std::unique_ptr<extension::Module>> module = extension::Module::load(argv[1]);
+  for (uint32_t i = 0; i < fb->execution_plan()->size(); ++i) {
+    inspect_plan(fb->execution_plan()->Get(i));
+    inspect_prepared(module.ok() ? module.get().get() : nullptr, fb->execution_plan()->Get(i));
+  }
   return 0;
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -89,6 +90,24 @@ def test_ember_run_random_inputs_and_inspect(tmp_path: Path) -> None:
     for words in ("method 'forward'", "aten::convolution.out", "aten::relu.out",
                   "planned buffers", "plan efficiency", "constant segment"):
         assert words in inspect, words
+
+
+def test_ember_inspect_reports_what_prepare_packs(tmp_path: Path) -> None:
+    """ember-inspect loads the method and reports the prepared bytes, in total
+    (the same number Method.prepared_bytes gives) and per instruction."""
+    pte = tmp_path / "conv.pte"
+    program = _program(SimpleConv(), (torch.randn(1, 3, 16, 16),))
+    program.save(pte)
+    expected = Runtime.get().load_program(str(pte)).load_method("forward").prepared_bytes
+    assert expected >= 16 * 3 * 3 * 3 * 4  # the packed conv weight, at least
+    inspect = subprocess.run([_bin("ember-inspect"), str(pte)], capture_output=True, text=True,
+                             check=True).stdout
+    match = re.search(r"prepared at load: .* \((\d+) bytes\) by (\d+) of (\d+) instructions",
+                      inspect)
+    assert match, inspect
+    assert int(match.group(1)) == expected
+    assert int(match.group(2)) >= 1
+    assert re.search(r"\| \d+ \| aten::convolution\.out \| [\d.]+ [KM]?i?B \|", inspect), inspect
 
 
 def test_ember_run_reports_bad_file(tmp_path: Path) -> None:

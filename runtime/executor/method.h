@@ -36,6 +36,7 @@ struct Step {
   uint32_t num_args = 0;
   int32_t a = 0;  // Move: from; JumpFalse: condition; Free: value; Delegate: index.
   int32_t b = 0;  // Move: to; JumpFalse: destination.
+  uint32_t prepared_bytes = 0;  // Kernel: what its prepare took (reports; saturates).
 };
 
 /// One initialised delegate of a method.

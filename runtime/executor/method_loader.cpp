@@ -358,6 +358,9 @@ class MethodLoader {
                              method_.thread_pool_);
     const Error err = kernel.prepare(ctx, step->args);
     method_.prepared_bytes_ += ctx.prepared_bytes();
+    step->prepared_bytes = ctx.prepared_bytes() > UINT32_MAX
+                               ? UINT32_MAX
+                               : static_cast<uint32_t>(ctx.prepared_bytes());
     if (err == Error::Ok) {
       step->state = ctx.state();
       return Error::Ok;
