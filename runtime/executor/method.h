@@ -81,7 +81,7 @@ class Method {
   Result<const EValue*> get_output(size_t index) const;
   Result<const EValue*> get_input(size_t index) const;
 
-  MethodMeta method_meta() const { return MethodMeta(plan_); }
+  MethodMeta method_meta() const { return MethodMeta(plan_, prepared_bytes_); }
   size_t num_steps() const { return num_steps_; }
   /// Bytes the kernels' prepare steps took from the method allocator
   /// (packed weights, derived geometry), counted at load.

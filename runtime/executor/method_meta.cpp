@@ -104,4 +104,14 @@ size_t MethodMeta::num_operators() const {
 
 size_t MethodMeta::num_values() const { return plan_->values()->size(); }
 
+Result<size_t> MethodMeta::prepared_bytes() const {
+  if (!loaded_) {
+    return set_error(Error::InvalidState,
+                     "method '%s': prepared bytes are known once the method is loaded "
+                     "(use Method::method_meta())",
+                     name());
+  }
+  return prepared_bytes_;
+}
+
 }  // namespace ember

@@ -26,6 +26,9 @@ struct TensorInfo {
 class MethodMeta {
  public:
   explicit MethodMeta(const ember_fb::ExecutionPlan* plan) : plan_(plan) {}
+  /// From a loaded method: also knows what its kernels' prepare steps took.
+  MethodMeta(const ember_fb::ExecutionPlan* plan, size_t prepared_bytes)
+      : plan_(plan), prepared_bytes_(prepared_bytes), loaded_(true) {}
 
   const char* name() const;
   size_t num_inputs() const;
@@ -41,11 +44,18 @@ class MethodMeta {
   size_t num_instructions() const;
   size_t num_operators() const;
   size_t num_values() const;
+  /// Bytes the kernels' prepare steps took from the method allocator (packed
+  /// weights, derived state). Known once the method is loaded, so only for
+  /// the meta of a Method (Method::method_meta()); InvalidState from a
+  /// Program's.
+  Result<size_t> prepared_bytes() const;
 
  private:
   Result<Tag> value_tag(int32_t value_index) const;
   Result<TensorInfo> tensor_info(int32_t value_index) const;
   const ember_fb::ExecutionPlan* plan_;
+  size_t prepared_bytes_ = 0;
+  bool loaded_ = false;
 };
 
 }  // namespace ember

@@ -48,6 +48,9 @@ TEST(ProgramTest, LoadsAWrittenProgram) {
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->dtype, ScalarType::Float);
   EXPECT_EQ(info->nbytes, 24u);
+  // Prepared bytes exist only once the method is loaded.
+  EXPECT_EQ(meta->prepared_bytes().error(), Error::InvalidState);
+  EXPECT_NE(std::string(last_error_message()).find("once the method is loaded"), std::string::npos);
 }
 
 TEST(ProgramTest, HeaderIsWrittenAfterTheIdentifier) {

@@ -1,0 +1,37 @@
+// What load_method's prepare steps leave, on the checked-in programs with the
+// real kernels: the method, its meta and every step agree on the bytes.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "extension/module/module.h"
+#include "runtime/executor/method.h"
+
+namespace ember {
+namespace {
+
+// m.pte's addmm packs its constant weight at load.
+TEST(MethodPrepareTest, MetaAndStepsReportThePreparedBytes) {
+  auto module = extension::Module::load(std::string(EMBER_SOURCE_DIR) + "/tests/programs/m.pte");
+  ASSERT_TRUE(module.ok()) << last_error_message();
+  Result<Method*> method = module.get()->method("forward");
+  ASSERT_TRUE(method.ok()) << last_error_message();
+  Result<size_t> bytes = method.get()->method_meta().prepared_bytes();
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(bytes.get(), method.get()->prepared_bytes());
+  EXPECT_GT(bytes.get(), 0u);
+  size_t per_step = 0;
+  bool addmm_prepared = false;
+  for (size_t k = 0; k < method.get()->num_steps(); ++k) {
+    const Step& step = method.get()->step(k);
+    per_step += step.prepared_bytes;
+    if (step.op_name != nullptr && std::string(step.op_name) == "aten::addmm.out") {
+      addmm_prepared = step.prepared_bytes > 0 && step.state != nullptr;
+    }
+  }
+  EXPECT_EQ(per_step, bytes.get());
+  EXPECT_TRUE(addmm_prepared);
+}
+
+}  // namespace
+}  // namespace ember
