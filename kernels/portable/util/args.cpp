@@ -25,10 +25,11 @@ bool resize_out(KernelContext& ctx, Tensor& out, std::span<const int32_t> sizes)
              out.dim, ShapeStr(out.shape()).c_str(), ShapeStr(sizes).c_str());
     return false;
   }
-  const ShapeStr have(out.shape());
+  // A failed resize leaves out's shape as it was, so it is formatted only
+  // then: this runs on every kernel call.
   const Error err = out.resize(sizes);
   if (err != Error::Ok) {
-    ctx.fail(err, "out: has shape %s but the result has shape %s (%s)", have.c_str(),
+    ctx.fail(err, "out: has shape %s but the result has shape %s (%s)", ShapeStr(out.shape()).c_str(),
              ShapeStr(sizes).c_str(),
              out.dynamism == TensorShapeDynamism::Static ? "static shape"
                                                          : "exceeds its planned capacity");
