@@ -162,9 +162,11 @@ void inspect_prepared(extension::Module* module, const ember_fb::ExecutionPlan* 
   for (size_t k = 0; k < m.num_steps(); ++k) {
     if (m.step(k).prepared_bytes > 0) steps.emplace_back(m.step(k).prepared_bytes, k);
   }
-  std::printf("  prepared at load: %s (%zu bytes) by %zu of %zu instructions\n",
+  std::printf("  prepared at load: %s (%zu bytes) by %zu of %zu instructions; "
+              "%s of constants only prepare reads\n",
               tools::human_bytes(double(m.prepared_bytes())).c_str(), m.prepared_bytes(),
-              steps.size(), m.num_steps());
+              steps.size(), m.num_steps(),
+              tools::human_bytes(double(m.dropped_constant_bytes())).c_str());
   if (steps.empty()) return;
   std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;

@@ -206,8 +206,10 @@ int main(int argc, char** argv) {
               sorted.front(), sorted.back());
   std::printf("planned memory %s\n", tools::human_bytes(double(module->planned_bytes(opt.method))).c_str());
   if (Result<Method*> m = module->method(opt.method); m.ok()) {
-    std::printf("prepared at load %s (kernels' packed weights and state)\n",
-                tools::human_bytes(double(m.get()->prepared_bytes())).c_str());
+    std::printf("prepared at load %s (kernels' packed weights and state); %s of constants "
+                "only prepare reads, handed back to the loader\n",
+                tools::human_bytes(double(m.get()->prepared_bytes())).c_str(),
+                tools::human_bytes(double(m.get()->dropped_constant_bytes())).c_str());
   }
   std::printf("threads %zu\n", ember::thread_count());
   if (const long kib = peak_rss_kib(); kib > 0) {

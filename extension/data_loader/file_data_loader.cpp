@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -119,6 +120,16 @@ Result<FreeableBuffer> MmapDataLoader::load(size_t offset, size_t size) {
   *region = {base, length};
   return FreeableBuffer(static_cast<const char*>(base) + (offset - map_offset), size, unmap,
                         region);
+}
+
+void MmapDataLoader::drop_pages(const void* data, size_t size) {
+  // Only whole pages: the edges may hold bytes something still reads. The
+  // mapping is private and read-only, so a dropped page is re-read from the
+  // file, never lost.
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) & ~(page - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 }  // namespace ember::extension

@@ -36,6 +36,9 @@ class MmapDataLoader final : public ember::DataLoader {
 
   Result<FreeableBuffer> load(size_t offset, size_t size) override;
   Result<size_t> size() const override { return file_size_; }
+  /// madvise(MADV_DONTNEED) on the whole pages inside the range: they leave
+  /// the process's memory and are read back from the file if touched.
+  void drop_pages(const void* data, size_t size) override;
 
  private:
   MmapDataLoader(int fd, size_t file_size) : fd_(fd), file_size_(file_size) {}

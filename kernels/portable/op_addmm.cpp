@@ -16,11 +16,10 @@ Error addmm_out_prepare(KernelPrepareContext& ctx, const Tensor& self, const Ten
                         const Tensor& mat2, const EValue& beta, const EValue& alpha,
                         Tensor& out) {
   (void)self;
-  (void)mat1;
   (void)beta;
   (void)alpha;
   (void)out;
-  return prepare_constant_mat2(ctx, mat2);
+  return prepare_constant_mat2(ctx, mat1, mat2);
 }
 
 void addmm_out(KernelContext& ctx, const Tensor& self_arg, const Tensor& mat1_arg,

@@ -559,6 +559,7 @@ Error convolution_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
   }
   *state = ConvPrepared{weight.data, packed, group_stride, ocg, k, tile};
   ctx.set_state(state);
+  ctx.mark_packed(weight);  // run_conv reads the panels only (the GEMM path is fixed by the weight).
   return Error::Ok;
 }
 

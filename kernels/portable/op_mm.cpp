@@ -10,9 +10,8 @@ namespace ember::kernels::portable {
 
 Error mm_out_prepare(KernelPrepareContext& ctx, const Tensor& self, const Tensor& mat2,
                      Tensor& out) {
-  (void)self;
   (void)out;
-  return prepare_constant_mat2(ctx, mat2);
+  return prepare_constant_mat2(ctx, self, mat2);
 }
 
 void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out) {

@@ -173,6 +173,11 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("prepared_bytes", [](PyMethod& self) { return self.method->prepared_bytes(); },
                    "Bytes the kernels' prepare steps took at load (constant weights packed "
                    "for the GEMM, derived state).")
+      .def_prop_ro("dropped_constant_bytes",
+                   [](PyMethod& self) { return self.method->dropped_constant_bytes(); },
+                   "Bytes of constants only the prepare steps read (they keep packed copies): "
+                   "handed back to the loader, which drops them from memory when it maps the "
+                   "file.")
       .def("method_meta", [](PyMethod& self) { return meta_dict(self.method->method_meta()); });
 
   m.def("set_threads", &ember::set_thread_count, nb::arg("threads"),

@@ -116,7 +116,10 @@ def test_mm_packs_a_constant_mat2(m, k, n, transposed_b):
     packed = np.full((m, n), np.nan, np.float32)
     assert _C.call_kernel("aten::mm.out", [a, b, plain]) == 0
     used = _C.call_kernel("aten::mm.out", [a, b, packed], constants=[1], runs=3)
-    assert used >= (b.size * 4 if b.size else 0)
+    # Products of at most 4 rows or columns run the small-m path on mat2
+    # itself, so prepare packs nothing for them.
+    small = m <= 4 or n <= 4
+    assert used == 0 if small else used >= (b.size * 4 if b.size else 0)
     np.testing.assert_array_equal(packed, plain)
     assert rel_err(packed, want) < 1e-5
 

@@ -258,3 +258,39 @@ def test_prepare_packs_constant_weights_once_at_load(tmp_path: Path) -> None:
     program.save(str(pte))
     out = _ember_run(pte, tmp_path / "out", (x,))
     assert "prepared at load" in out
+
+
+class _SharedWeight(torch.nn.Module):
+    """A convolution whose weight is also read by another op at execute."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(8, 16, 3, padding=1)
+        self.other = torch.nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # Scaled by the input, so export cannot fold it into a constant.
+        return self.other(self.conv(x)) + (self.conv.weight * x.mean()).sum()
+
+
+def test_packed_constants_are_dropped_from_a_mapped_file(tmp_path: Path) -> None:
+    """Weights only prepare reads are handed back to the loader (an mmapped file
+    drops their pages); one that another op reads at execute is not; results are
+    the same as with the bytes in memory, run after run."""
+    torch.manual_seed(0)
+    model = _SharedWeight().eval()
+    x = torch.randn(2, 8, 10, 10)
+    program = _program(model, (x,))
+    pte = tmp_path / "shared.pte"
+    program.save(str(pte))
+    mapped = Runtime.get().load_program(str(pte)).load_method("forward")
+    in_memory = Runtime.get().load_program(program.buffer).load_method("forward")
+    # Only `other`'s weight stays dropped: `conv`'s is summed at execute.
+    assert mapped.dropped_constant_bytes == model.other.weight.numel() * 4
+    with torch.no_grad():
+        want = model(x)
+    for _ in range(3):
+        (got,) = mapped.execute([x])
+        (same,) = in_memory.execute([x])
+        torch.testing.assert_close(got, same, rtol=0, atol=0)
+        torch.testing.assert_close(got, want, atol=1e-5 * float(want.abs().max()), rtol=1e-5)

@@ -65,6 +65,15 @@ class DataLoader {
 
   /// Total size of the data in bytes.
   [[nodiscard]] virtual Result<size_t> size() const = 0;
+
+  /// A hint that nothing will read `[data, data + size)` (inside a buffer
+  /// this loader returned) for a while: a loader that maps a file may drop
+  /// those pages from memory. The bytes stay valid; reading them again
+  /// reloads them. The default does nothing.
+  virtual void drop_pages(const void* data, size_t size) {
+    (void)data;
+    (void)size;
+  }
 };
 
 /// Serves bytes from memory the caller keeps alive for the loader's lifetime.

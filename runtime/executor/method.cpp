@@ -21,6 +21,7 @@ Method::Method(Method&& other)
       steps_(other.steps_),
       num_steps_(other.num_steps_),
       prepared_bytes_(other.prepared_bytes_),
+      dropped_constant_bytes_(other.dropped_constant_bytes_),
       delegates_(other.delegates_),
       num_delegates_(other.num_delegates_),
       input_guards_(other.input_guards_),

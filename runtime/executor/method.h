@@ -86,6 +86,10 @@ class Method {
   /// Bytes the kernels' prepare steps took from the method allocator
   /// (packed weights, derived geometry), counted at load.
   size_t prepared_bytes() const { return prepared_bytes_; }
+  /// Bytes of constants only prepare steps read (they keep packed copies),
+  /// handed back to the data loader at load (DataLoader::drop_pages; an
+  /// mmapped file drops them from memory).
+  size_t dropped_constant_bytes() const { return dropped_constant_bytes_; }
   const Step& step(size_t index) const { return steps_[index]; }
 
  private:
@@ -106,6 +110,7 @@ class Method {
   Step* steps_ = nullptr;
   size_t num_steps_ = 0;
   size_t prepared_bytes_ = 0;
+  size_t dropped_constant_bytes_ = 0;
   DelegateInstance* delegates_ = nullptr;
   size_t num_delegates_ = 0;  // Initialised ones: destroyed with the method.
   InputGuardTable input_guards_;

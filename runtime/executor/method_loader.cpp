@@ -30,6 +30,7 @@ class MethodLoader {
     EMBER_TRY(init_input_guards());
     EMBER_TRY(init_delegates());
     EMBER_TRY(init_steps());
+    count_dropped_constants();
     return static_cast<Method&&>(method_);
   }
 
@@ -259,6 +260,7 @@ class MethodLoader {
     EMBER_TRY_ASSIGN(method_.steps_, alloc_array<Step>(n, "instructions"));
     method_.num_steps_ = n;
     method_.thread_pool_ = thread_pool();
+    EMBER_TRY(init_constant_uses());
     const auto* ops = plan_->operators();
     for (uint32_t k = 0; k < n; ++k) {
       const auto* ins = instrs->Get(k);
@@ -282,7 +284,13 @@ class MethodLoader {
           }
           step->num_args = static_cast<uint32_t>(nargs);
           EMBER_TRY(check_argument_kinds(k, *kernel, *step));
-          if (kernel->prepare != nullptr) EMBER_TRY(run_kernel_prepare(k, *kernel, step, args));
+          bool packed[kMaxKernelArgs] = {};
+          if (kernel->prepare != nullptr) {
+            EMBER_TRY(run_kernel_prepare(k, *kernel, step, args, packed));
+          }
+          for (size_t a = 0; a < nargs; ++a) {
+            note_constant_use(args->Get(static_cast<uint32_t>(a)), a < kMaxKernelArgs && packed[a]);
+          }
           break;
         }
         case ember_fb::InstructionArguments::DelegateCall: {
@@ -295,6 +303,7 @@ class MethodLoader {
           EMBER_TRY_ASSIGN(step->args, alloc_array<EValue*>(nargs, "delegate arguments"));
           for (size_t a = 0; a < nargs; ++a) {
             step->args[a] = &method_.values_[args->Get(static_cast<uint32_t>(a))];
+            note_constant_use(args->Get(static_cast<uint32_t>(a)), false);
           }
           step->num_args = static_cast<uint32_t>(nargs);
           break;
@@ -303,6 +312,7 @@ class MethodLoader {
           step->kind = Step::Kind::Move;
           step->a = ins->instr_args_as_MoveCall()->move_from();
           step->b = ins->instr_args_as_MoveCall()->move_to();
+          note_constant_use(step->a, false);
           break;
         case ember_fb::InstructionArguments::JumpFalseCall:
           step->kind = Step::Kind::JumpFalse;
@@ -351,11 +361,12 @@ class MethodLoader {
   // The kernel's prepare step (KernelPrepareContext): validates, derives
   // and packs once; what it leaves is the step's state.
   Error run_kernel_prepare(uint32_t k, const Kernel& kernel, Step* step,
-                           const flatbuffers::Vector<int32_t>* args) {
+                           const flatbuffers::Vector<int32_t>* args,
+                           bool (&packed)[kMaxKernelArgs]) {
     bool constant[kMaxKernelArgs] = {};
     EMBER_TRY(constant_flags(k, *step, args, constant));
     KernelPrepareContext ctx(step->op_name, alloc_, step->args, constant, step->num_args,
-                             method_.thread_pool_);
+                             method_.thread_pool_, packed);
     const Error err = kernel.prepare(ctx, step->args);
     method_.prepared_bytes_ += ctx.prepared_bytes();
     step->prepared_bytes = ctx.prepared_bytes() > UINT32_MAX
@@ -371,6 +382,83 @@ class MethodLoader {
   }
 
 
+
+  // Which constants something reads at execute. constant_use_[i] for
+  // constant buffer i: 0 unused, 1 read only by prepare steps that packed it
+  // (KernelPrepareContext::mark_packed), 2 read at execute. A constant is
+  // handed back to the data loader when it is first packed (DataLoader::
+  // drop_pages), so an mmapped file's weights do not sit in memory beside
+  // their packed copy; count_dropped_constants counts those that stay at 1.
+  Error init_constant_uses() {
+    const auto* fb = program_.flatbuffer();
+    const auto* cs = fb->constant_segment();
+    num_constant_buffers_ = cs != nullptr && cs->offsets() != nullptr ? cs->offsets()->size()
+                            : fb->constant_buffer() != nullptr    ? fb->constant_buffer()->size()
+                                                                  : 0;
+    if (num_constant_buffers_ == 0) return Error::Ok;
+    EMBER_TRY_ASSIGN(constant_use_, alloc_array<uint8_t>(num_constant_buffers_, "constant uses"));
+    for (size_t i = 0; i < num_constant_buffers_; ++i) constant_use_[i] = 0;
+    for (uint32_t i = 0; plan_->outputs() != nullptr && i < plan_->outputs()->size(); ++i) {
+      note_constant_use(plan_->outputs()->Get(i), false);
+    }
+    return Error::Ok;
+  }
+
+  // The constant buffer value `index` reads, or 0 (none).
+  uint32_t constant_buffer_of(int32_t index) const {
+    if (index < 0 || static_cast<size_t>(index) >= plan_->values()->size()) return 0;
+    const auto* v = plan_->values()->Get(static_cast<uint32_t>(index));
+    if (v->val_type() != ember_fb::KernelTypes::Tensor) return 0;
+    const auto* t = v->val_as_Tensor();
+    if (t->allocation_info() != nullptr || t->data_buffer_idx() == 0) return 0;
+    return t->data_buffer_idx() < num_constant_buffers_ ? t->data_buffer_idx() : 0;
+  }
+
+  void note_constant_use(int32_t index, bool packed) {
+    if (constant_use_ == nullptr || index < 0 ||
+        static_cast<size_t>(index) >= plan_->values()->size()) {
+      return;
+    }
+    const auto* v = plan_->values()->Get(static_cast<uint32_t>(index));
+    if (v->val_type() == ember_fb::KernelTypes::TensorList) {
+      const auto* items = v->val_as_TensorList()->items();
+      for (uint32_t i = 0; items != nullptr && i < items->size(); ++i) {
+        note_constant_use(items->Get(i), false);
+      }
+      return;
+    }
+    if (v->val_type() == ember_fb::KernelTypes::OptionalTensorList) {
+      const auto* items = v->val_as_OptionalTensorList()->items();
+      for (uint32_t i = 0; items != nullptr && i < items->size(); ++i) {
+        note_constant_use(items->Get(i), false);
+      }
+      return;
+    }
+    const uint32_t buffer = constant_buffer_of(index);
+    if (buffer == 0) return;
+    uint8_t& use = constant_use_[buffer];
+    if (packed && use == 0) {
+      // Dropped as soon as it is packed, so the original and its packed copy
+      // are never both in memory for long (peak RSS). Should a later
+      // instruction read it after all, its pages are simply read back.
+      const Tensor* t = method_.values_[index].as_tensor;
+      program_.drop_constant_pages(t->data, t->nbytes());
+      use = 1;
+    } else if (!packed) {
+      use = 2;
+    }
+  }
+
+  // Counts the constants only prepare steps read (the ones that stay dropped).
+  void count_dropped_constants() {
+    if (constant_use_ == nullptr) return;
+    for (size_t i = 0; i < method_.num_values_; ++i) {
+      const uint32_t buffer = constant_buffer_of(static_cast<int32_t>(i));
+      if (buffer == 0 || constant_use_[buffer] != 1) continue;
+      method_.dropped_constant_bytes_ += method_.values_[i].as_tensor->nbytes();
+      constant_use_[buffer] = 3;  // Counted: once per buffer.
+    }
+  }
 
   // Looks up each delegate's backend and runs its init with the processed
   // blob (inline or from a segment) and compile specs. Handles are counted
@@ -449,6 +537,8 @@ class MethodLoader {
   const ember_fb::ExecutionPlan* plan_;
   MemoryManager* mm_;
   MemoryAllocator* alloc_;
+  uint8_t* constant_use_ = nullptr;
+  size_t num_constant_buffers_ = 0;
   Method method_;
 };
 

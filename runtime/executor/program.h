@@ -51,6 +51,9 @@ class Program {
     return static_cast<const uint8_t*>(constant_segment_.data()) + offset;
   }
   size_t constant_segment_size() const { return constant_segment_.size(); }
+  /// Tells the data loader nothing reads these constant bytes any more
+  /// (DataLoader::drop_pages: a hint; the bytes stay readable).
+  void drop_constant_pages(const void* data, size_t size) const { loader_->drop_pages(data, size); }
   /// A delegate's processed blob: inline data (not copied) or its segment,
   /// loaded through the data loader (freed when the buffer is released).
   Result<FreeableBuffer> load_delegate_data(const ember_fb::BackendDelegateDataReference* ref) const;

@@ -29,6 +29,13 @@ bool KernelPrepareContext::is_constant(const Tensor& t) const {
   return false;
 }
 
+void KernelPrepareContext::mark_packed(const Tensor& t) {
+  if (packed_ == nullptr) return;
+  for (size_t i = 0; i < num_args_; ++i) {
+    if (args_[i]->is_tensor() && args_[i]->as_tensor == &t && constant_[i]) packed_[i] = true;
+  }
+}
+
 void* KernelPrepareContext::allocate(size_t bytes, size_t alignment) {
   void* p = allocator_ != nullptr ? allocator_->allocate(bytes, alignment) : nullptr;
   if (p == nullptr) {

@@ -84,15 +84,23 @@ class KernelContext {
 class KernelPrepareContext {
  public:
   KernelPrepareContext(const char* op_name, MemoryAllocator* allocator, EValue* const* args,
-                       const bool* constant, size_t num_args, ThreadPool* pool)
+                       const bool* constant, size_t num_args, ThreadPool* pool,
+                       bool* packed = nullptr)
       : op_name_(op_name), allocator_(allocator), args_(args), constant_(constant),
-        num_args_(num_args), pool_(pool) {}
+        num_args_(num_args), pool_(pool), packed_(packed) {}
 
   const char* op_name() const { return op_name_; }
 
   /// True when `t` is a tensor argument of this call whose data is in the
   /// program (fixed for the method's life, so it may be packed now).
   bool is_constant(const Tensor& t) const;
+
+  /// Promises that `execute` never reads the data of constant `t` (this
+  /// prepare keeps a packed copy): once no instruction reads a constant, the
+  /// method loader tells the data loader it may drop its pages (an mmapped
+  /// file's weights then stop counting twice in memory). Only a promise about
+  /// reads: the data stays valid and readable.
+  void mark_packed(const Tensor& t);
 
   /// `bytes` from the method's allocator, or null after failing with
   /// MemoryAllocationFailed (return `failure()` then). Counted in
@@ -126,6 +134,7 @@ class KernelPrepareContext {
   const bool* constant_;
   size_t num_args_;
   ThreadPool* pool_;
+  bool* packed_;  // packed_[a]: mark_packed(args[a]) was called (null: not tracked).
   void* state_ = nullptr;
   size_t prepared_bytes_ = 0;
   Error failure_ = Error::Ok;

@@ -2,17 +2,22 @@
 
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
+#include "kernels/portable/util/gemv.h"
 #include "kernels/portable/util/matmul.h"
 
 namespace ember::kernels::portable {
 
-Error prepare_constant_mat2(KernelPrepareContext& ctx, const Tensor& mat2) {
+Error prepare_constant_mat2(KernelPrepareContext& ctx, const Tensor& a, const Tensor& mat2) {
   if (!ctx.is_constant(mat2) || mat2.dtype != ScalarType::Float || mat2.dim != 2 ||
-      mat2.data == nullptr || mat2.numel == 0) {
+      mat2.data == nullptr || mat2.numel == 0 || a.dim != 2) {
     return Error::Ok;
   }
   const int64_t k = mat2.sizes[0];
   const int64_t n = mat2.sizes[1];
+  // Products with at most kGemvMaxM rows (sizes are upper bounds here) or
+  // columns run the small-m path on mat2 itself (matmul_strided): packing
+  // would only cost memory.
+  if (a.sizes[0] <= kGemvMaxM || n <= kGemvMaxM) return Error::Ok;
   const int nr = gemm_nr<float>();
   auto* state = ctx.allocate_state<MatmulPrepared>();
   if (state == nullptr) return ctx.failure();
@@ -23,6 +28,9 @@ Error prepare_constant_mat2(KernelPrepareContext& ctx, const Tensor& mat2) {
   state->mat2_data = mat2.data;
   state->panels = pack_b_for_gemm<float>(b, k, n, packed);
   ctx.set_state(state);
+  // With a static A every execute takes the packed path: mat2 itself is
+  // never read again. (A dynamic A may shrink to the small-m path.)
+  if (a.dynamism == TensorShapeDynamism::Static) ctx.mark_packed(mat2);
   return Error::Ok;
 }
 

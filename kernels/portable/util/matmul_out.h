@@ -24,10 +24,11 @@ struct MatmulPrepared {
   PackedPanels<float> panels;
 };
 
-/// The prepare step of a product whose B operand is `mat2`: packs it when it
-/// is a 2-D float32 program constant, else leaves no state. Fails only when
-/// the method allocator is exhausted.
-Error prepare_constant_mat2(KernelPrepareContext& ctx, const Tensor& mat2);
+/// The prepare step of a product `a` · `mat2`: packs mat2 when it is a 2-D
+/// float32 program constant and the product is large enough to take the
+/// blocked GEMM (more than kGemvMaxM rows and columns), else leaves no
+/// state. Fails only when the method allocator is exhausted.
+Error prepare_constant_mat2(KernelPrepareContext& ctx, const Tensor& a, const Tensor& mat2);
 
 /// The panels prepare packed for `mat2`, or null.
 const PackedPanels<float>* prepared_mat2(const KernelContext& ctx, const Tensor& mat2);

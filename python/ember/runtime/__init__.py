@@ -56,6 +56,12 @@ class Method:
         """Bytes the kernels' prepare steps took at load (packed constant weights)."""
         return self._method.prepared_bytes
 
+    @property
+    def dropped_constant_bytes(self) -> int:
+        """Bytes of constants only prepare read (packed copies replace them), which a
+        program loaded from a path (mmapped) drops from memory."""
+        return self._method.dropped_constant_bytes
+
     def execute(self, inputs: Sequence[Any]) -> list[Any]:
         """Runs the method on tensors (or scalars); returns a list of tensors."""
         converted = [_to_runtime(x) for x in inputs]
