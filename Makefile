@@ -15,7 +15,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 # otherwise hash: without this, every fresh checkout misses the cache.
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers size-check bench fuzz op-coverage op-coverage-opinfo op-coverage-all clean
+.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers size-check size-report bench fuzz op-coverage op-coverage-opinfo op-coverage-all clean
 
 demo: install
 	$(PY) examples/export_cnn.py --out model.pte
@@ -59,11 +59,24 @@ SIZE_BUILD_DIR := build/size
 CORE_SIZE_GATE := 40000
 size-check: venv
 	cmake -S . -B $(SIZE_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=MinSizeRel \
-	  -DEMBER_BUILD_SIZE_TEST=ON -DEMBER_BUILD_TOOLS=OFF -DEMBER_ERROR_MESSAGES=OFF -DEMBER_THREADS=OFF \
+	  -DEMBER_BUILD_SIZE_TEST=ON -DEMBER_BUILD_SIZE_REPORT=OFF -DEMBER_BUILD_TOOLS=OFF \
+	  -DEMBER_ERROR_MESSAGES=OFF -DEMBER_THREADS=OFF \
 	  -DCMAKE_CXX_FLAGS="-fno-asynchronous-unwind-tables" > /dev/null
 	cmake --build $(SIZE_BUILD_DIR) --target ember_core_size -j $(JOBS)
 	$(PY) runtime/test/size/check_size.py $(SIZE_BUILD_DIR)/ember_core_size --gate $(CORE_SIZE_GATE) \
 	  --program tests/programs/m.pte --forbid libpthreadpool
+
+# Sizes of the core and of Module runners with no kernels, MobileNetV2's
+# kernels (selective) and every kernel, in the size-check build (a report,
+# never part of `make test`: it compiles every kernel size-optimised).
+size-report: install
+	cmake -S . -B $(SIZE_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=MinSizeRel \
+	  -DEMBER_BUILD_SIZE_TEST=ON -DEMBER_BUILD_SIZE_REPORT=ON -DEMBER_BUILD_TOOLS=OFF \
+	  -DEMBER_ERROR_MESSAGES=OFF -DEMBER_THREADS=OFF \
+	  -DCMAKE_CXX_FLAGS="-fno-asynchronous-unwind-tables" > /dev/null
+	cmake --build $(SIZE_BUILD_DIR) --target ember_core_size ember_size_runner_none \
+	  ember_size_runner_mobilenet_v2 ember_size_runner_all -j $(JOBS)
+	$(PY) runtime/test/size/size_report.py --build-dir $(SIZE_BUILD_DIR)
 
 # The runtime, loader, writer and kernel tests again under ASan + UBSan (LSan on).
 ASAN_BUILD_DIR := build/asan

@@ -49,6 +49,7 @@ void addmm_out(KernelContext& ctx, const Tensor& self_arg, const Tensor& mat1_ar
                      ShapeStr(self->shape()).c_str(), ShapeStr(shape).c_str());
   if (!resize_out(ctx, *out, shape)) return;
   const double b = beta->scalar_as_double();
+  const MatmulPrepared* prepared = prepared_mat2(ctx, *mat2);
   const bool ok = dispatch_dtype<kRealTypes>(self->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     if (b != 0.0) {
@@ -59,7 +60,8 @@ void addmm_out(KernelContext& ctx, const Tensor& self_arg, const Tensor& mat1_ar
                       MatView{mat1->data, 0, mat1->strides[0], mat1->strides[1]},
                       MatView{mat2->data, 0, mat2->strides[0], mat2->strides[1]},
                       MatView{out->data, 0, out->strides[0], out->strides[1]},
-                      alpha->scalar_as_double(), b, prepared_mat2(ctx, *mat2));
+                      alpha->scalar_as_double(), b,
+                      prepared != nullptr ? &prepared->panels : nullptr);
   });
   if (!ok) fail_dtype(ctx, "self", self->dtype);
 }

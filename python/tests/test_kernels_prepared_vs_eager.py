@@ -124,6 +124,26 @@ def test_mm_packs_a_constant_mat2(m, k, n, transposed_b):
     assert rel_err(packed, want) < 1e-5
 
 
+@pytest.mark.parametrize("b,m,k,n", [(3, 20, 33, 50), (2, 130, 96, 97), (4, 3, 16, 40), (1, 17, 1, 33)])
+@pytest.mark.parametrize("transposed_b", [False, True])
+def test_bmm_packs_a_constant_mat2_per_batch(b, m, k, n, transposed_b):
+    """A constant bmm operand (a per-head weight) is packed once per batch; the
+    packed runs give exactly the unpacked result, run after run."""
+    x = RNG.standard_normal((b, m, k)).astype(np.float32)
+    w = RNG.standard_normal((b, k, n)).astype(np.float32)
+    if transposed_b:
+        w = np.ascontiguousarray(w.transpose(0, 2, 1)).transpose(0, 2, 1)
+    want = (torch.from_numpy(x) @ torch.from_numpy(w)).numpy()
+    plain = np.full((b, m, n), np.nan, np.float32)
+    packed = np.full((b, m, n), np.nan, np.float32)
+    assert _C.call_kernel("aten::bmm.out", [x, w, plain]) == 0
+    used = _C.call_kernel("aten::bmm.out", [x, w, packed], constants=[1], runs=3)
+    small = m <= 4 or n <= 4
+    assert used == 0 if small else used >= w.size * 4
+    np.testing.assert_array_equal(packed, plain)
+    assert rel_err(packed, want) < 1e-5
+
+
 @pytest.mark.parametrize("m,k,n", [(6, 64, 48), (128, 256, 100)])
 @pytest.mark.parametrize("beta,alpha", [(1.0, 1.0), (0.5, 2.0), (0.0, 1.0)])
 def test_addmm_packs_a_constant_weight(m, k, n, beta, alpha):

@@ -31,6 +31,25 @@ def test_oplist_of_m_is_the_checked_in_list():
         "aten::add.out", "aten::addmm.out", "aten::clamp.out"]
 
 
+def test_oplist_of_mobilenet_v2_is_the_checked_in_list(tmp_path):
+    """tests/oplists/mobilenet_v2.txt (the size report's selective runner) is
+    what ember-oplist finds in MobileNetV2 as the zoo exports it."""
+    import torch
+    from torch.export import export
+
+    from ember.exir import to_edge
+    from ember.testing.model_zoo import build
+
+    model, inputs = build("mobilenet_v2", "small")
+    with torch.no_grad():
+        program = to_edge(export(model, inputs)).to_executorch()
+    pte = tmp_path / "mobilenet_v2.pte"
+    program.save(str(pte))
+    out = subprocess.run([_bin("ember-oplist"), str(pte)], capture_output=True, text=True,
+                         check=True).stdout
+    assert _ops(out) == _ops((ROOT / "tests/oplists/mobilenet_v2.txt").read_text())
+
+
 def test_oplist_unions_programs_and_writes_a_file(tmp_path):
     dest = tmp_path / "ops.txt"
     subprocess.run([_bin("ember-oplist"), str(PROGRAMS / "m.pte"), str(PROGRAMS / "simple_conv.pte"),

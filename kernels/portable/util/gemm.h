@@ -4,7 +4,7 @@
 // Layout follows the usual blocking scheme: B is packed in KC×NC panels of
 // NR-wide column strips, A in MC×KC blocks of MR-tall row strips, and an
 // MR×NR register tile is accumulated by a microkernel. Pack buffers live on
-// the stack (about 84 KiB for either type) so the kernel never allocates.
+// the stack (about 120 KiB for either type) so the kernel never allocates.
 //
 // Two microkernels, chosen at run time (the build passes no -march):
 //   - a portable plain loop the compiler vectorises for whatever the build
@@ -44,9 +44,14 @@ template <> struct GemmTile<double> { static constexpr int kMR = 4, kNR = 8; };
 template <typename T>
 struct GemmBlocking {
   // KC×NC of B (~48 KiB) stays in L2 across the A blocks; an MR×KC strip of A
-  // stays in L1 across the NR strips of B.
+  // stays in L1 across the NR strips of B. With B packed at prepare the loop
+  // is A-block-major and a KC×NR strip of B stays in L1 across the kMC/MR
+  // row strips of an A block (72 KiB, L2). kMC = 144 rather than 72 measured
+  // 4–27% faster on the AVX2 EPYC over linear, 1×1/3×3-convolution-like and
+  // square shapes (BENCHMARKS.md); kKC = 256 helped packed B but cost 20% on
+  // im2col-like B.
   static constexpr int64_t kKC = 512 / static_cast<int64_t>(sizeof(T));  // 128 f32, 64 f64
-  static constexpr int64_t kMC = 72;                                       // 4, 6, 8 divide it
+  static constexpr int64_t kMC = 144;                                      // 4, 6, 8 divide it
   static constexpr int64_t kNC = 96;                                       // 8, 16, 32 divide it
   template <int kMR>
   static constexpr int64_t apack_size() { return ((kMC + kMR - 1) / kMR) * kMR * kKC; }
@@ -258,6 +263,70 @@ inline void scale_c(int64_t m, int64_t n, T beta, T* c, int64_t c_rs, int64_t c_
   }
 }
 
+// One kMR×kNR tile: in place for a full tile of a row-contiguous C, else
+// through `tile` on the stack (edges, strided C).
+template <typename T, int kMR, int kNR, auto kMicro>
+inline void gemm_tile(int64_t kc, const T* ap, const T* bp, T* ct, int64_t mr, int64_t nr,
+                      int64_t c_rs, int64_t c_cs, T alpha, T beta_k, T* tile) {
+  if (mr == kMR && nr == kNR && c_cs == 1) {
+    kMicro(kc, ap, bp, ct, c_rs, alpha, beta_k);
+    return;
+  }
+  kMicro(kc, ap, bp, tile, kNR, T(1), T(0));
+  for (int64_t i = 0; i < mr; ++i) {
+    T* row = ct + i * c_rs;
+    const T* tr = tile + i * kNR;
+    if (beta_k == T(0)) {
+      for (int64_t j = 0; j < nr; ++j) row[j * c_cs] = alpha * tr[j];
+    } else {
+      for (int64_t j = 0; j < nr; ++j) row[j * c_cs] = alpha * tr[j] + beta_k * row[j * c_cs];
+    }
+  }
+}
+
+// B packed at prepare (a linear layer's weight): every B block is already in
+// panels, so the loop runs A-block-major: each kMC×kKC block of A is packed
+// once and meets all of B's column strips (each strip stays in L1 across the
+// A block's row strips). Each C element sums the same products in the same
+// order as in gemm_blocked's other loop, so results do not depend on it.
+template <typename T, int kMR, int kNR, auto kMicro, typename ASource, typename BSource>
+void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b,
+                           T alpha, T beta, T* c, int64_t c_rs, int64_t c_cs) {
+  using B = GemmBlocking<T>;
+  alignas(64) T apack[B::template apack_size<kMR>()];
+  alignas(64) T tile[kMR * kNR];
+  for (int64_t pc = 0; pc < k; pc += B::kKC) {
+    const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
+    const T beta_k = pc == 0 ? beta : T(1);
+    for (int64_t ic = 0; ic < m; ic += B::kMC) {
+      const int64_t mc = m - ic < B::kMC ? m - ic : B::kMC;
+      const T* ap = apack;
+      if constexpr (requires { a.template packed_a<kMR>(ic, pc); }) {
+        ap = a.template packed_a<kMR>(ic, pc);
+        if (ap == nullptr) {
+          a.template pack_a<kMR>(ic, mc, pc, kc, apack);
+          ap = apack;
+        }
+      } else {
+        a.template pack_a<kMR>(ic, mc, pc, kc, apack);
+      }
+      for (int64_t jc = 0; jc < n; jc += B::kNC) {
+        const int64_t nc = n - jc < B::kNC ? n - jc : B::kNC;
+        const T* bp = b.template packed_b<kNR>(pc, jc);
+        for (int64_t jr = 0; jr < nc; jr += kNR) {
+          const int64_t nr = nc - jr < kNR ? nc - jr : kNR;
+          for (int64_t ir = 0; ir < mc; ir += kMR) {
+            const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
+            gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc,
+                                           c + (ic + ir) * c_rs + (jc + jr) * c_cs, mr, nr, c_rs,
+                                           c_cs, alpha, beta_k, tile);
+          }
+        }
+      }
+    }
+  }
+}
+
 // The blocked loop nest around one microkernel `kMicro` with an kMR×kNR tile.
 // Full tiles of a row-contiguous C are updated in place by the microkernel;
 // edge tiles and strided C go through a small tile on the stack.
@@ -269,6 +338,12 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
   if (k <= 0) {
     scale_c(m, n, beta, c, c_rs, c_cs);
     return;
+  }
+  if constexpr (requires { b.template packed_b<kNR>(0, 0); }) {
+    if (b.template packed_b<kNR>(0, 0) != nullptr) {
+      gemm_blocked_packed_b<T, kMR, kNR, kMicro>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+      return;
+    }
   }
   alignas(64) T apack[B::template apack_size<kMR>()];
   alignas(64) T bpack[B::template bpack_size<kNR>()];
@@ -305,23 +380,9 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
           const int64_t nr = nc - jr < kNR ? nc - jr : kNR;
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
-            T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
-            if (mr == kMR && nr == kNR && c_cs == 1) {
-              kMicro(kc, ap + ir * kc, bp + jr * kc, ct, c_rs, alpha, beta_k);
-              continue;
-            }
-            kMicro(kc, ap + ir * kc, bp + jr * kc, tile, kNR, T(1), T(0));
-            for (int64_t i = 0; i < mr; ++i) {
-              T* row = ct + i * c_rs;
-              const T* tr = tile + i * kNR;
-              if (beta_k == T(0)) {
-                for (int64_t j = 0; j < nr; ++j) row[j * c_cs] = alpha * tr[j];
-              } else {
-                for (int64_t j = 0; j < nr; ++j) {
-                  row[j * c_cs] = alpha * tr[j] + beta_k * row[j * c_cs];
-                }
-              }
-            }
+            gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc,
+                                           c + (ic + ir) * c_rs + (jc + jr) * c_cs, mr, nr, c_rs,
+                                           c_cs, alpha, beta_k, tile);
           }
         }
       }

@@ -8,25 +8,36 @@
 namespace ember::kernels::portable {
 
 Error prepare_constant_mat2(KernelPrepareContext& ctx, const Tensor& a, const Tensor& mat2) {
-  if (!ctx.is_constant(mat2) || mat2.dtype != ScalarType::Float || mat2.dim != 2 ||
-      mat2.data == nullptr || mat2.numel == 0 || a.dim != 2) {
+  const int32_t rank = mat2.dim;
+  if (!ctx.is_constant(mat2) || mat2.dtype != ScalarType::Float || (rank != 2 && rank != 3) ||
+      a.dim != rank || mat2.data == nullptr || mat2.numel == 0) {
     return Error::Ok;
   }
-  const int64_t k = mat2.sizes[0];
-  const int64_t n = mat2.sizes[1];
+  const int32_t r = rank - 2;  // The row dim; dim 0 is the batch of a bmm.
+  const int64_t batches = rank == 3 ? mat2.sizes[0] : 1;
+  const int64_t k = mat2.sizes[r];
+  const int64_t n = mat2.sizes[r + 1];
   // Products with at most kGemvMaxM rows (sizes are upper bounds here) or
   // columns run the small-m path on mat2 itself (matmul_strided): packing
   // would only cost memory.
-  if (a.sizes[0] <= kGemvMaxM || n <= kGemvMaxM) return Error::Ok;
+  if (a.sizes[r] <= kGemvMaxM || n <= kGemvMaxM) return Error::Ok;
   const int nr = gemm_nr<float>();
   auto* state = ctx.allocate_state<MatmulPrepared>();
   if (state == nullptr) return ctx.failure();
   const int64_t size = packed_panels_size(n, k, nr, GemmBlocking<float>::kNC);
-  auto* packed = static_cast<float*>(ctx.allocate(static_cast<size_t>(size) * sizeof(float), 64));
+  auto* packed =
+      static_cast<float*>(ctx.allocate(static_cast<size_t>(size * batches) * sizeof(float), 64));
   if (packed == nullptr) return ctx.failure();
-  const StridedMatrix<float> b{mat2.data_ptr<const float>(), mat2.strides[0], mat2.strides[1]};
+  const float* data = mat2.data_ptr<const float>();
+  for (int64_t i = 0; i < batches; ++i) {
+    const StridedMatrix<float> b{data + (rank == 3 ? i * mat2.strides[0] : 0), mat2.strides[r],
+                                 mat2.strides[r + 1]};
+    const PackedPanels<float> panels = pack_b_for_gemm<float>(b, k, n, packed + i * size);
+    if (i == 0) state->panels = panels;
+  }
   state->mat2_data = mat2.data;
-  state->panels = pack_b_for_gemm<float>(b, k, n, packed);
+  state->batches = batches;
+  state->batch_stride = size;
   ctx.set_state(state);
   // With a static A every execute takes the packed path: mat2 itself is
   // never read again. (A dynamic A may shrink to the small-m path.)
@@ -34,17 +45,19 @@ Error prepare_constant_mat2(KernelPrepareContext& ctx, const Tensor& a, const Te
   return Error::Ok;
 }
 
-const PackedPanels<float>* prepared_mat2(const KernelContext& ctx, const Tensor& mat2) {
+const MatmulPrepared* prepared_mat2(const KernelContext& ctx, const Tensor& mat2) {
   const auto* state = static_cast<const MatmulPrepared*>(ctx.state());
-  if (state == nullptr || state->mat2_data != mat2.data || mat2.dim != 2 ||
-      state->panels.depth != mat2.sizes[0] || state->panels.rows != mat2.sizes[1]) {
+  const int32_t r = mat2.dim - 2;
+  if (state == nullptr || state->mat2_data != mat2.data || (mat2.dim != 2 && mat2.dim != 3) ||
+      state->batches != (mat2.dim == 3 ? mat2.sizes[0] : 1) ||
+      state->panels.depth != mat2.sizes[r] || state->panels.rows != mat2.sizes[r + 1]) {
     return nullptr;
   }
-  return &state->panels;
+  return state;
 }
 
 void matmul_out(KernelContext& ctx, const Tensor& self_arg, const Tensor& mat2_arg, Tensor& out_arg,
-                int32_t rank, const PackedPanels<float>* packed) {
+                int32_t rank, const MatmulPrepared* packed) {
   const Tensor* self = &self_arg;
   const Tensor* mat2 = &mat2_arg;
   Tensor* out = &out_arg;
@@ -79,8 +92,9 @@ void matmul_out(KernelContext& ctx, const Tensor& self_arg, const Tensor& mat2_a
   const bool ok = dispatch_dtype<kRealTypes>(self->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     auto product = [&](KernelContext& c, int64_t i) {
+      const PackedPanels<float> panels = packed != nullptr ? packed->batch(i) : PackedPanels<float>{};
       matmul_strided<S>(c, m, n, k, view(*self, i), view(*mat2, i), view(*out, i), 1.0, 0.0,
-                        batched ? nullptr : packed);
+                        packed != nullptr ? &panels : nullptr);
     };
     const int64_t macs = int64_t{m} * n * k;
     if (batches > 1 && macs < kGemmParallelMinMacs && batches * macs >= kGemmParallelMinMacs) {
