@@ -28,6 +28,9 @@ class ExecutorchBackendConfig:
     ``memory_planning_pass``: places the non-constant tensors.
     ``constant_folding``: compute what depends only on parameters and
     constants at export (``ember.exir.passes.ConstantFoldPass``).
+    ``fold_batch_norm``: fold inference batch norm into the convolution it
+    follows (``ember.exir.passes.fold_batch_norm``: one kernel instead of
+    two, the new weight and bias computed at export).
     ``dim_order_ops``: write memory-format/dtype copies as
     ``dim_order_ops::_to_dim_order_copy.out`` / ``_clone_dim_order.out``, as
     other exporters of the format do (False: ``aten::_to_copy.out`` /
@@ -36,4 +39,5 @@ class ExecutorchBackendConfig:
     passes: Sequence[Callable[..., Any]] = field(default_factory=list)
     memory_planning_pass: MemoryPlanningPass = field(default_factory=MemoryPlanningPass)
     constant_folding: bool = True
+    fold_batch_norm: bool = True
     dim_order_ops: bool = True

@@ -1,6 +1,7 @@
 """Passes of the ember AOT pipeline (the order lives in ``ember.exir.pipeline``)."""
 
 from ember.exir.passes.constant_fold import ConstantFoldPass
+from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.memory_planning import MemoryPlan, MemoryPlanningPass
 
-__all__ = ["ConstantFoldPass", "MemoryPlan", "MemoryPlanningPass"]
+__all__ = ["ConstantFoldPass", "FoldBatchNormPass", "MemoryPlan", "MemoryPlanningPass"]
