@@ -191,8 +191,10 @@ inline void interior_cols(const ConvGeometry& g, int64_t* lo, int64_t* hi) {
 }
 
 // The common 3×3 case: out[t] = bias + the nine taps, one pass over a row of
-// interior columns whose three input rows are inside (rows x0 + r·row_step).
-template <typename T>
+// interior columns whose three input rows are inside (rows x0 + r·row_step),
+// for a column stride kS of 1 or 2 (MobileNet's downsampling layers): the
+// input columns of out[t] are x[kS·t + c·dil].
+template <typename T, int kS>
 [[gnu::always_inline]] inline void dw3x3_row_body(T* __restrict out, const T* x0,
                                                   int64_t row_step, int64_t dil, const T* w9,
                                                   T bias, int64_t len) {
@@ -202,49 +204,60 @@ template <typename T>
           w7 = w9[7], w8 = w9[8];
   const int64_t d2 = 2 * dil;
   for (int64_t t = 0; t < len; ++t) {
-    const T r0 = w0 * x0[t] + w1 * x0[t + dil] + w2 * x0[t + d2];
-    const T r1 = w3 * x1[t] + w4 * x1[t + dil] + w5 * x1[t + d2];
-    const T r2 = w6 * x2[t] + w7 * x2[t + dil] + w8 * x2[t + d2];
+    const int64_t i = kS * t;
+    const T r0 = w0 * x0[i] + w1 * x0[i + dil] + w2 * x0[i + d2];
+    const T r1 = w3 * x1[i] + w4 * x1[i + dil] + w5 * x1[i + d2];
+    const T r2 = w6 * x2[i] + w7 * x2[i + dil] + w8 * x2[i + d2];
     out[t] = bias + r0 + r1 + r2;
   }
 }
 
-template <typename T>
+template <typename T, int kS>
 void dw3x3_row(T* out, const T* x0, int64_t row_step, int64_t dil, const T* w9, T bias,
                int64_t len) {
-  dw3x3_row_body(out, x0, row_step, dil, w9, bias, len);
+  dw3x3_row_body<T, kS>(out, x0, row_step, dil, w9, bias, len);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// The same loop compiled for AVX2 (8 floats a vector instead of SSE2's 4).
+// The same loops compiled for AVX2 (8 floats a vector instead of SSE2's 4).
 __attribute__((target("avx2,fma"))) void dw3x3_row_f32_avx2(float* out, const float* x0,
                                                             int64_t row_step, int64_t dil,
                                                             const float* w9, float bias,
                                                             int64_t len) {
-  dw3x3_row_body(out, x0, row_step, dil, w9, bias, len);
+  dw3x3_row_body<float, 1>(out, x0, row_step, dil, w9, bias, len);
+}
+__attribute__((target("avx2,fma"))) void dw3x3_row_s2_f32_avx2(float* out, const float* x0,
+                                                               int64_t row_step, int64_t dil,
+                                                               const float* w9, float bias,
+                                                               int64_t len) {
+  dw3x3_row_body<float, 2>(out, x0, row_step, dil, w9, bias, len);
 }
 #endif
 
+
+// The row function for column stride 1 or 2.
 template <typename T>
-auto select_dw3x3_row() {
+auto select_dw3x3_row(int64_t stride_w) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   if constexpr (std::is_same_v<T, float>) {
-    if (cpu_has_avx2_fma()) return &dw3x3_row_f32_avx2;
+    if (cpu_has_avx2_fma()) return stride_w == 2 ? &dw3x3_row_s2_f32_avx2 : &dw3x3_row_f32_avx2;
   }
 #endif
-  return &dw3x3_row<T>;
+  return stride_w == 2 ? &dw3x3_row<T, 2> : &dw3x3_row<T, 1>;
 }
 
 // Any layout: one output row at a time, vectorised over W when W is
-// contiguous in input and output and stride_w == 1.
+// contiguous in input and output and stride_w == 1 (3×3: stride_w 1 or 2).
 template <typename T>
 void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, int64_t oc_total,
                     int64_t mult, const ConvGeometry& g, const DepthwiseStrides& st) {
   int64_t lo, hi;
   interior_cols(g, &lo, &hi);
-  const bool unit = st.x_w == 1 && st.o_w == 1 && g.stride_w == 1;
-  const bool k3x3 = unit && g.kh == 3 && g.kw == 3 && hi > lo;
-  const auto row3x3 = select_dw3x3_row<T>();
+  const bool contiguous = st.x_w == 1 && st.o_w == 1;
+  const bool unit = contiguous && g.stride_w == 1;
+  const bool k3x3 =
+      contiguous && (g.stride_w == 1 || g.stride_w == 2) && g.kh == 3 && g.kw == 3 && hi > lo;
+  const auto row3x3 = select_dw3x3_row<T>(g.stride_w);
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t oc = 0; oc < oc_total; ++oc) {
       const T* xc = x + b * st.x_n + (oc / mult) * st.x_c;
@@ -302,8 +315,8 @@ void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, 
           }
         }
         if (fast) {
-          row3x3(orow + lo, xc + ih0 * st.x_h + (lo - g.pad_w), g.dil_h * st.x_h, g.dil_w, w9, bv,
-                 hi - lo);
+          row3x3(orow + lo, xc + ih0 * st.x_h + (lo * g.stride_w - g.pad_w), g.dil_h * st.x_h,
+                 g.dil_w, w9, bv, hi - lo);
         }
       }
     }

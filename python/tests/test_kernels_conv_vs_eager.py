@@ -86,6 +86,20 @@ def test_conv_other_dtypes(dtype, spatial, layout):
     conv(x, weight, bias, [2] * spatial, [1] * spatial, [1] * spatial, 2, layout)
 
 
+# Depthwise 3×3 with column stride 2 (MobileNet's downsampling layers) takes
+# the one-pass row kernel: odd and even widths, padding 0/1, dilation 1/2 and
+# channel multipliers 1/2, so interior and edge columns both occur.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("width", [28, 29, 8])
+@pytest.mark.parametrize("padding,dilation,mult", [(1, 1, 1), (0, 1, 1), (2, 2, 1), (1, 1, 2)])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_depthwise_3x3_stride_2(dtype, width, padding, dilation, mult, layout):
+    c = 24
+    x = rand((2, c, 27, width), dtype)
+    weight, bias = rand((c * mult, 1, 3, 3), dtype), rand((c * mult,), dtype)
+    conv(x, weight, bias, [2, 2], [padding, padding], [dilation, dilation], c, layout)
+
+
 def test_conv_unsupported_dtype_names_it():
     x, weight = rand((1, 2, 4), np.float32).astype(np.bool_), rand((2, 2, 3), np.float32)
     out = np.empty((1, 2, 2), np.bool_)

@@ -98,6 +98,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{1, 70, 6, 7, 70, 5, 5, 1, 1, 2, 2, 1, 1, 70, true}, // > one block
                       ConvCase{1, 16, 4, 40, 16, 1, 7, 1, 3, 0, 3, 1, 1, 16, false},
                       ConvCase{1, 6, 3, 3, 6, 3, 3, 1, 1, 1, 1, 2, 2, 6, true},    // no interior
+                      // 3×3 column stride 2 (the one-pass row kernel), odd width, dilation 2.
+                      ConvCase{1, 24, 28, 29, 24, 3, 3, 2, 2, 1, 1, 1, 1, 24, true},
+                      ConvCase{1, 8, 15, 21, 16, 3, 3, 2, 2, 2, 2, 2, 2, 8, false},
                       ConvCase{1, 1, 9, 9, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},    // C_in == 1
                       // Small-K im2col: runs that cross output rows, strides and edges.
                       ConvCase{1, 3, 20, 23, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
