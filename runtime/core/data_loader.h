@@ -69,7 +69,11 @@ class DataLoader {
   /// A hint that nothing will read `[data, data + size)` (inside a buffer
   /// this loader returned) for a while: a loader that maps a file may drop
   /// those pages from memory. The bytes stay valid; reading them again
-  /// reloads them. The default does nothing.
+  /// reloads them. Only for pages that can be read back unchanged (an
+  /// unmodified file mapping): a loader that decrypts or decompresses into
+  /// memory must keep the default, which does nothing. The method loader
+  /// calls it for constants only prepare steps read, per method: another
+  /// method that reads one at execute just faults its pages back in.
   virtual void drop_pages(const void* data, size_t size) {
     (void)data;
     (void)size;

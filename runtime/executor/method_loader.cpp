@@ -289,7 +289,16 @@ class MethodLoader {
             EMBER_TRY(run_kernel_prepare(k, *kernel, step, args, packed));
           }
           for (size_t a = 0; a < nargs; ++a) {
-            note_constant_use(args->Get(static_cast<uint32_t>(a)), a < kMaxKernelArgs && packed[a]);
+            // mark_packed cannot tell two slots of one value apart (mm(W, W)):
+            // such a value counts as read at execute.
+            bool only_packed = a < kMaxKernelArgs && packed[a];
+            for (size_t b = 0; only_packed && b < nargs; ++b) {
+              if (b != a && args->Get(static_cast<uint32_t>(b)) ==
+                                args->Get(static_cast<uint32_t>(a))) {
+                only_packed = false;
+              }
+            }
+            note_constant_use(args->Get(static_cast<uint32_t>(a)), only_packed);
           }
           break;
         }

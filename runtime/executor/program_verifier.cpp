@@ -155,6 +155,15 @@ Error verify_tensor(const ember_fb::Program* program, const ember_fb::ExecutionP
                             "tensor (%llu bytes)",
                             method, index, buffer_idx, static_cast<unsigned long long>(nbytes));
     }
+    // A constant is read-only (an mmapped file, packed copies made at load):
+    // set_input must never write into one.
+    const auto* inputs = plan->inputs();
+    for (uint32_t i = 0; inputs != nullptr && i < inputs->size(); ++i) {
+      EMBER_CHECK_OR_RETURN(inputs->Get(i) != static_cast<int32_t>(index), Error::InvalidProgram,
+                            "method '%s' value %zu: input %u has constant data (buffer %u); a "
+                            "method input must be planned or caller-provided",
+                            method, index, i, buffer_idx);
+    }
   }
   return Error::Ok;
 }

@@ -484,8 +484,8 @@ struct OffsetSource {
   void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
     source->template pack_b<kNR>(p0, kc, col0 + j0, nc, dst);
   }
-  // Offsets are whole blocks (gemm_parallel splits in kMC / kNC), so a
-  // packed operand's blocks stay addressable.
+  // A packed operand is offset by whole blocks (gemm_parallel splits it in
+  // kMC / kNC), so its blocks stay addressable.
   template <int kMR>
   auto packed_a(int64_t i0, int64_t p0) const
     requires requires(const Source& s) { s.template packed_a<kMR>(i0, p0); }
@@ -504,10 +504,13 @@ struct OffsetSource {
 /// pool costs about as much as ~1 M multiply-adds on one core.
 inline constexpr int64_t kGemmParallelMinMacs = int64_t{1} << 21;
 
-/// `gemm` spread over ctx's thread pool. The output is split along n (when
-/// n >= m) or m in whole kNC / kMC blocks, so every tile and every k-sum is
-/// the one the single-thread loop computes: results are bit-identical for
-/// any thread count.
+/// `gemm` spread over ctx's thread pool. The output is split along n or m:
+/// an operand packed at prepare in whole kNC / kMC blocks (so its blocks stay
+/// addressable), one packed per call in whole 16-column / 8-row strips (a
+/// multiple of every tile). Each C element is the same k-sum the
+/// single-thread loop computes, so results are bit-identical for any thread
+/// count. n is split when it has at least as many units as m or enough for
+/// every thread.
 template <typename T, typename ASource, typename BSource>
 void gemm_parallel(KernelContext& ctx, int64_t m, int64_t n, int64_t k, const ASource& a,
                    const BSource& b, T alpha, T beta, T* c, int64_t c_rs, int64_t c_cs) {
@@ -516,13 +519,19 @@ void gemm_parallel(KernelContext& ctx, int64_t m, int64_t n, int64_t k, const AS
     gemm<T>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
     return;
   }
-  if (n >= m) {
-    parallel_range(ctx, n, B::kNC, B::kNC, [&](int64_t first, int64_t last) {
+  constexpr bool kPackedA = requires { a.template packed_a<8>(0, 0); };
+  constexpr bool kPackedB = requires { b.template packed_b<16>(0, 0); };
+  const int64_t n_unit = kPackedB ? B::kNC : 16;
+  const int64_t m_unit = kPackedA ? B::kMC : 24;  // 24: a multiple of 4, 6 and 8.
+  const int64_t n_units = (n + n_unit - 1) / n_unit;
+  const int64_t m_units = (m + m_unit - 1) / m_unit;
+  if (n_units >= m_units || n_units >= static_cast<int64_t>(ctx.threads())) {
+    parallel_range(ctx, n, n_unit, n_unit, [&](int64_t first, int64_t last) {
       gemm<T>(m, last - first, k, a, OffsetSource<BSource>{&b, 0, first}, alpha, beta,
               c + first * c_cs, c_rs, c_cs);
     });
   } else {
-    parallel_range(ctx, m, B::kMC, B::kMC, [&](int64_t first, int64_t last) {
+    parallel_range(ctx, m, m_unit, m_unit, [&](int64_t first, int64_t last) {
       gemm<T>(last - first, n, k, OffsetSource<ASource>{&a, first, 0}, b, alpha, beta,
               c + first * c_rs, c_rs, c_cs);
     });

@@ -198,6 +198,17 @@ TEST(ProgramTest, RefusesConstantIndexOutOfRange) {
   expect_refused(write(std::move(program), {c}), Error::InvalidProgram, "constant index 4");
 }
 
+// set_input writes into an input's memory: a constant (read-only, maybe
+// mmapped, maybe packed at load) must never be one.
+TEST(ProgramTest, RefusesAnInputWithConstantData) {
+  auto program = make_axpy_program();
+  program.execution_plan[0]->values[1] =
+      testing::tensor_value(ember_fb::ScalarType::FLOAT32, {2, 3}, 0, 0, 1);
+  std::vector<uint8_t> c(24, 0);
+  expect_refused(write(std::move(program), {c}), Error::InvalidProgram,
+                 "value 1: input 1 has constant data (buffer 1)");
+}
+
 TEST(ProgramTest, EveryPrefixOfAValidFileIsRefusedCleanly) {
   const std::vector<uint8_t> full = testing::make_constant_program_bytes();
   for (size_t n = 0; n < full.size(); ++n) {

@@ -90,20 +90,21 @@ class FoldBatchNormPass:
         if any(optional[k] is not None and values[k] is None for k in optional):
             return False  # present but not a constant (a user input, a mutated buffer)
         channels = weight.shape[0]
-        scale = torch.rsqrt(stats[1].double() + float(eps))
-        if values["gamma"] is not None:
-            scale = scale * values["gamma"].double()
-        shift = -stats[0].double() * scale
-        if values["b"] is not None:
-            shift = shift + values["b"].double() * scale
-        if values["beta"] is not None:
-            shift = shift + values["beta"].double()
-        if scale.shape != (channels,) or shift.shape != (channels,):
+        per_channel = [stats[0], stats[1]] + [v for v in values.values() if v is not None]
+        if any(t.shape != (channels,) for t in per_channel):
             return False
-        new_weight = (weight.double() * scale.reshape((-1,) + (1,) * (weight.dim() - 1))).to(
-            weight.dtype
-        )
-        new_bias = shift.to(weight.dtype)
+        with torch.no_grad():
+            scale = torch.rsqrt(stats[1].double() + float(eps))
+            if values["gamma"] is not None:
+                scale = scale * values["gamma"].double()
+            shift = -stats[0].double() * scale
+            if values["b"] is not None:
+                shift = shift + values["b"].double() * scale
+            if values["beta"] is not None:
+                shift = shift + values["beta"].double()
+            new_weight = weight.double() * scale.reshape((-1,) + (1,) * (weight.dim() - 1))
+            new_weight = new_weight.to(weight.dtype).detach().contiguous()
+            new_bias = shift.to(weight.dtype).detach().contiguous()
         w_node = inputs.add(new_weight, "bn_folded_weight")
         b_node = inputs.add(new_bias, "bn_folded_bias")
         with graph.inserting_before(bn):
