@@ -31,6 +31,9 @@ class ExecutorchBackendConfig:
     ``fold_batch_norm``: fold inference batch norm into the convolution it
     follows (``ember.exir.passes.fold_batch_norm``: one kernel instead of
     two, the new weight and bias computed at export).
+    ``fold_padding``: fold a symmetric zero ``constant_pad_nd`` into the
+    convolution that reads it (``ember.exir.passes.fold_padding``: TF-style
+    models pad before every convolution).
     ``dim_order_ops``: write memory-format/dtype copies as
     ``dim_order_ops::_to_dim_order_copy.out`` / ``_clone_dim_order.out``, as
     other exporters of the format do (False: ``aten::_to_copy.out`` /
@@ -40,4 +43,5 @@ class ExecutorchBackendConfig:
     memory_planning_pass: MemoryPlanningPass = field(default_factory=MemoryPlanningPass)
     constant_folding: bool = True
     fold_batch_norm: bool = True
+    fold_padding: bool = True
     dim_order_ops: bool = True

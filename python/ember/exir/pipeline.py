@@ -4,8 +4,8 @@ to_edge:        core-ATen decompositions -> PyTorch's decompositions of the
                 non-core ops left -> drop assertion ops -> scalars to
                 tensors -> view ops to *_copy -> edge op namespace -> verify
 transform:      user passes -> verify
-to_executorch:  user passes -> bounds check (dynamic shapes) -> batch norm
-                folded into convolutions -> constant folding -> out
+to_executorch:  user passes -> bounds check (dynamic shapes) -> zero padding
+                and batch norm folded into convolutions -> constant folding -> out
                 variants + alloc (upper-bound shapes) ->
                 dim-order ops -> memory planning
                 (then ``ember.exir.emit`` writes the program, and the input
@@ -29,6 +29,7 @@ from ember.exir.passes.decompose_non_core import decompose_non_core
 from ember.exir.passes.dim_order_ops_pass import to_dim_order_ops
 from ember.exir.passes.edge_ops_pass import EdgeOpsPass
 from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
+from ember.exir.passes.fold_padding import FoldPaddingPass
 from ember.exir.passes.memory_planning import MemoryPlan
 from ember.exir.passes.out_variant_pass import to_out_variants
 from ember.exir.passes.remove_asserts import remove_asserts
@@ -89,6 +90,8 @@ def to_out_variant_program(
     ep = rebuild(ep, gm, verifier=EdgeDialectVerifier)  # user passes keep edge ops
     bounds = SymbolBounds(ep, method)
     _check_bounded_shapes(gm, bounds)
+    if config.fold_padding:
+        ep = FoldPaddingPass()(ep)
     if config.fold_batch_norm:
         ep = FoldBatchNormPass()(ep)
     if config.constant_folding:
