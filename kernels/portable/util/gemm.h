@@ -284,6 +284,29 @@ inline void gemm_tile(int64_t kc, const T* ap, const T* bp, T* ct, int64_t mr, i
   }
 }
 
+// The kMR-row strips of A's block (ic, pc): read in place when A was packed
+// at prepare for this tile, else packed into `buf`.
+template <int kMR, typename T, typename ASource>
+inline const T* a_block(const ASource& a, int64_t ic, int64_t mc, int64_t pc, int64_t kc,
+                        T* buf) {
+  if constexpr (requires { a.template packed_a<kMR>(ic, pc); }) {
+    if (const T* packed = a.template packed_a<kMR>(ic, pc); packed != nullptr) return packed;
+  }
+  a.template pack_a<kMR>(ic, mc, pc, kc, buf);
+  return buf;
+}
+
+// The kNR-column strips of B's block (pc, jc), the same way.
+template <int kNR, typename T, typename BSource>
+inline const T* b_block(const BSource& b, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                        T* buf) {
+  if constexpr (requires { b.template packed_b<kNR>(pc, jc); }) {
+    if (const T* packed = b.template packed_b<kNR>(pc, jc); packed != nullptr) return packed;
+  }
+  b.template pack_b<kNR>(pc, kc, jc, nc, buf);
+  return buf;
+}
+
 // B packed at prepare (a linear layer's weight): every B block is already in
 // panels, so the loop runs A-block-major: each kMC×kKC block of A is packed
 // once and meets all of B's column strips (each strip stays in L1 across the
@@ -300,16 +323,7 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
     const T beta_k = pc == 0 ? beta : T(1);
     for (int64_t ic = 0; ic < m; ic += B::kMC) {
       const int64_t mc = m - ic < B::kMC ? m - ic : B::kMC;
-      const T* ap = apack;
-      if constexpr (requires { a.template packed_a<kMR>(ic, pc); }) {
-        ap = a.template packed_a<kMR>(ic, pc);
-        if (ap == nullptr) {
-          a.template pack_a<kMR>(ic, mc, pc, kc, apack);
-          ap = apack;
-        }
-      } else {
-        a.template pack_a<kMR>(ic, mc, pc, kc, apack);
-      }
+      const T* ap = a_block<kMR>(a, ic, mc, pc, kc, apack);
       for (int64_t jc = 0; jc < n; jc += B::kNC) {
         const int64_t nc = n - jc < B::kNC ? n - jc : B::kNC;
         const T* bp = b.template packed_b<kNR>(pc, jc);
@@ -354,28 +368,10 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
       const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
       const T beta_k = pc == 0 ? beta : T(1);
       // An operand packed at prepare (PackedPanels) is read in place.
-      const T* bp = bpack;
-      if constexpr (requires { b.template packed_b<kNR>(pc, jc); }) {
-        bp = b.template packed_b<kNR>(pc, jc);
-        if (bp == nullptr) {
-          b.template pack_b<kNR>(pc, kc, jc, nc, bpack);
-          bp = bpack;
-        }
-      } else {
-        b.template pack_b<kNR>(pc, kc, jc, nc, bpack);
-      }
+      const T* bp = b_block<kNR>(b, pc, kc, jc, nc, bpack);
       for (int64_t ic = 0; ic < m; ic += B::kMC) {
         const int64_t mc = m - ic < B::kMC ? m - ic : B::kMC;
-        const T* ap = apack;
-        if constexpr (requires { a.template packed_a<kMR>(ic, pc); }) {
-          ap = a.template packed_a<kMR>(ic, pc);
-          if (ap == nullptr) {
-            a.template pack_a<kMR>(ic, mc, pc, kc, apack);
-            ap = apack;
-          }
-        } else {
-          a.template pack_a<kMR>(ic, mc, pc, kc, apack);
-        }
+        const T* ap = a_block<kMR>(a, ic, mc, pc, kc, apack);
         for (int64_t jr = 0; jr < nc; jr += kNR) {
           const int64_t nr = nc - jr < kNR ? nc - jr : kNR;
           for (int64_t ir = 0; ir < mc; ir += kMR) {

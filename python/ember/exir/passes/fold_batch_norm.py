@@ -25,19 +25,13 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
-from ember.exir.dialects.edge._ops import EdgeOpOverload
+from ember.exir.dialects.edge._ops import calls_op
 from ember.exir.exported import copy_graph_module
 from ember.exir.lifted_constants import LiftedConstants
 
 _CONV = torch.ops.aten.convolution.default
 _BATCH_NORM = torch.ops.aten._native_batch_norm_legit_no_training.default
 
-
-def _is(node: Any, op: torch._ops.OpOverload) -> bool:
-    if not isinstance(node, torch.fx.Node) or node.op != "call_function":
-        return False
-    target = node.target.op if isinstance(node.target, EdgeOpOverload) else node.target
-    return target is op
 
 
 class FoldBatchNormPass:
@@ -52,7 +46,7 @@ class FoldBatchNormPass:
         inputs = LiftedConstants(ep, copy_graph_module(ep.graph_module))
         self.folded = 0
         for bn in list(inputs.gm.graph.nodes):
-            if _is(bn, _BATCH_NORM) and self._fold(inputs, bn):
+            if calls_op(bn, _BATCH_NORM) and self._fold(inputs, bn):
                 self.folded += 1
         if self.folded == 0:
             return ep
@@ -66,7 +60,7 @@ class FoldBatchNormPass:
     def _fold(self, inputs: LiftedConstants, bn: torch.fx.Node) -> bool:
         graph = inputs.gm.graph
         conv, gamma, beta, mean, var, _momentum, eps = bn.args
-        if not _is(conv, _CONV) or len(conv.users) != 1:
+        if not calls_op(conv, _CONV) or len(conv.users) != 1:
             return False
         x, w, b, stride, padding, dilation, transposed, output_padding, groups = conv.args
         if transposed:

@@ -22,19 +22,13 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
-from ember.exir.dialects.edge._ops import EdgeOpOverload
+from ember.exir.dialects.edge._ops import calls_op
 from ember.exir.exported import copy_graph_module, rebuild
 from ember.exir.verification.edge_verifier import EdgeDialectVerifier
 
 _CONV = torch.ops.aten.convolution.default
 _PAD = torch.ops.aten.constant_pad_nd.default
 
-
-def _is(node: Any, op: torch._ops.OpOverload) -> bool:
-    if not isinstance(node, torch.fx.Node) or node.op != "call_function":
-        return False
-    target = node.target.op if isinstance(node.target, EdgeOpOverload) else node.target
-    return target is op
 
 
 def _spatial_pads(pad: list[Any], dims: int) -> list[int] | None:
@@ -65,7 +59,7 @@ class FoldPaddingPass:
         gm = copy_graph_module(ep.graph_module)
         self.folded = 0
         for pad in list(gm.graph.nodes):
-            if _is(pad, _PAD) and self._fold(gm.graph, pad):
+            if calls_op(pad, _PAD) and self._fold(gm.graph, pad):
                 self.folded += 1
         if self.folded == 0:
             return ep
@@ -76,7 +70,7 @@ class FoldPaddingPass:
     @staticmethod
     def _fold(graph: torch.fx.Graph, pad: torch.fx.Node) -> bool:
         users = list(pad.users)
-        if len(users) != 1 or not _is(users[0], _CONV):
+        if len(users) != 1 or not calls_op(users[0], _CONV):
             return False
         conv = users[0]
         x, w, b, stride, padding, dilation, transposed, output_padding, groups = conv.args

@@ -92,3 +92,11 @@ class EdgeOpOverloadPacket:
 def to_edge_op(op: OpOverload) -> EdgeOpOverload:
     """The edge op for an ATen (or other namespace) overload; one object each."""
     return EdgeOpOverload(op)
+
+
+def calls_op(node: Any, op: OpOverload) -> bool:
+    """True when ``node`` is an FX call of ``op``, as an edge op or a plain overload."""
+    if not isinstance(node, torch.fx.Node) or node.op != "call_function":
+        return False
+    target = node.target.op if isinstance(node.target, EdgeOpOverload) else node.target
+    return target is op
