@@ -294,3 +294,27 @@ def test_packed_constants_are_dropped_from_a_mapped_file(tmp_path: Path) -> None
         (same,) = in_memory.execute([x])
         torch.testing.assert_close(got, same, rtol=0, atol=0)
         torch.testing.assert_close(got, want, atol=1e-5 * float(want.abs().max()), rtol=1e-5)
+
+
+def test_pool_workers_sleep_when_the_method_is_idle() -> None:
+    """After execute returns, the pool's workers wait in the kernel instead of
+    spinning: the process uses next to no CPU while the caller sleeps."""
+    import resource
+    import time
+
+    from ember import _C
+
+    if _C.threads() < 2:
+        pytest.skip("one thread: there is no pool")
+    model = torch.nn.Linear(512, 512).eval()
+    x = torch.randn(256, 512)  # 67 M multiply-adds: split over the pool
+    method = Runtime.get().load_program(_program(model, (x,)).buffer).load_method("forward")
+    method.execute([x])
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    before = cpu()
+    time.sleep(0.2)
+    assert cpu() - before < 0.02

@@ -40,6 +40,7 @@ Error Method::execute_delegate(const Step& step, size_t pc) {
   const DelegateInstance& d = delegates_[step.a];
   BackendExecutionContext ctx{name(), d.id};
   const Error err = d.backend->execute(ctx, d.handle, std::span<EValue* const>(step.args, step.num_args));
+  thread_pool_note_use(thread_pool_);  // A delegate may run on the pool's pthreadpool itself.
   if (err != Error::Ok && !ctx.failed) {
     return set_error(err, "backend '%s' in method '%s' (instruction %zu) failed: %s", d.id, name(),
                      pc, error_name(err));
@@ -141,6 +142,12 @@ Error Method::execute() {
                           "method '%s': input %zu was not set before execute()", name(), i);
   }
   EMBER_TRY(check_input_guards(input_guards_, values_, inputs_, name()));
+  // However execute ends, the pool's workers then sleep instead of spinning
+  // while the app is idle (thread_pool_release; nothing when no work ran).
+  struct ReleasePool {
+    ThreadPool* pool;
+    ~ReleasePool() { thread_pool_release(pool); }
+  } release{thread_pool_};
   KernelContext ctx;
   ctx.rng_state() = rng_state_;
   ctx.set_thread_pool(thread_pool_);

@@ -47,6 +47,17 @@ size_t thread_pool_threads(const ThreadPool* pool);
 /// calling path.
 void thread_pool_run(ThreadPool* pool, ParallelTask task, void* context, size_t n);
 
+/// Ends a burst of work on `pool`: when anything ran on it since the last
+/// call, its workers go to sleep now instead of spin-waiting for the next
+/// task (pthreadpool spins for milliseconds after every parallel op, which
+/// burns a core while an app sits idle between runs). Cheap: the workers are
+/// still awake then. Method::execute calls it before returning.
+void thread_pool_release(ThreadPool* pool);
+
+/// Records that a library (a delegate) ran work on the pool's pthreadpool
+/// directly, so the next thread_pool_release lets its workers sleep.
+void thread_pool_note_use(ThreadPool* pool);
+
 /// A private pool of `threads` (0 = one per core) for tests and embedders
 /// that want one outside the process-wide pool; null in a single-threaded
 /// build or when creation fails. Destroy with thread_pool_destroy.

@@ -2,6 +2,7 @@
 // pthreadpool_t itself (thread_pool_pthreadpool.h converts back).
 #include <pthreadpool.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -31,6 +32,12 @@ size_t requested_threads() {
 }
 
 ThreadPool* wrap(pthreadpool_t pool) { return reinterpret_cast<ThreadPool*>(pool); }
+
+// Set when work ran on a pool since the last thread_pool_release (any pool:
+// a private pool only costs one spare release). Relaxed: a hint, lock-free.
+std::atomic<bool> g_used{false};
+
+void noop(void*, size_t) {}
 
 }  // namespace
 
@@ -83,6 +90,20 @@ void thread_pool_run(ThreadPool* pool, ParallelTask task, void* context, size_t 
   }
   // pthreadpool's 1-D task has the same shape: (context, index).
   pthreadpool_parallelize_1d(native_pthreadpool(pool), task, context, n, 0);
+  g_used.store(true, std::memory_order_relaxed);
+}
+
+void thread_pool_note_use(ThreadPool* pool) {
+  if (pool != nullptr) g_used.store(true, std::memory_order_relaxed);
+}
+
+void thread_pool_release(ThreadPool* pool) {
+  if (pool == nullptr || !g_used.exchange(false, std::memory_order_relaxed)) return;
+  // An empty command whose flag tells every worker to wait in the kernel
+  // (futex) rather than spin for the next one.
+  pthreadpool_parallelize_1d(native_pthreadpool(pool), noop, nullptr,
+                             pthreadpool_get_threads_count(native_pthreadpool(pool)),
+                             PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
 ThreadPool* thread_pool_create(size_t threads) { return wrap(pthreadpool_create(threads)); }

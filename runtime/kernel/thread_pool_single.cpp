@@ -19,6 +19,10 @@ void thread_pool_run(ThreadPool*, ParallelTask task, void* context, size_t n) {
   for (size_t i = 0; i < n; ++i) task(context, i);
 }
 
+void thread_pool_release(ThreadPool*) {}
+
+void thread_pool_note_use(ThreadPool*) {}
+
 ThreadPool* thread_pool_create(size_t) { return nullptr; }
 
 void thread_pool_destroy(ThreadPool*) {}
