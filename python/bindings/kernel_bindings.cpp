@@ -108,7 +108,7 @@ struct CallArgs {
 // argument), or the indices of the out arguments that form the TensorList
 // return slot of a multi-out op, as the emitter builds it.
 size_t call_kernel(const std::string& name, nb::list args, std::optional<std::vector<int>> returns,
-                   std::vector<int> constants, int runs, size_t prepare_bytes) {
+                   std::vector<int> constants, int runs, size_t prepare_bytes, bool check_dtypes) {
   const Kernel* kernel = find_kernel(name);
   if (kernel == nullptr) throw nb::key_error(("no kernel registered for " + name).c_str());
   CallArgs storage;
@@ -138,6 +138,9 @@ size_t call_kernel(const std::string& name, nb::list args, std::optional<std::ve
   const KernelSignature typed{kernel->name, kernel->kinds, kernel->arg_names};
   const KernelSignature* sig = kernel->kinds != nullptr ? &typed : find_kernel_signature(name);
   if (sig != nullptr && check_kernel_arguments(*sig, ptrs.data(), ptrs.size()) != Error::Ok) {
+    python::raise_error(Error::InvalidProgram, "call_kernel");
+  }
+  if (check_dtypes && check_kernel_dtype(*kernel, ptrs.data(), ptrs.size()) != Error::Ok) {
     python::raise_error(Error::InvalidProgram, "call_kernel");
   }
   if (runs < 1) throw nb::value_error("runs must be at least 1");
@@ -181,13 +184,15 @@ size_t call_kernel(const std::string& name, nb::list args, std::optional<std::ve
 void bind_kernels(nb::module_& m) {
   m.def("call_kernel", &call_kernel, nb::arg("name"), nb::arg("args"),
         nb::arg("returns") = nb::none(), nb::arg("constants") = std::vector<int>{},
-        nb::arg("runs") = 1, nb::arg("prepare_bytes") = size_t{64} << 20,
+        nb::arg("runs") = 1, nb::arg("prepare_bytes") = size_t{64} << 20, nb::arg("check_dtypes") = true,
         "Calls one kernel through the lifecycle a loaded method gives it, on the process-wide "
         "thread pool: the argument-kind check and the kernel's prepare step (load time), then "
         "`runs` runs on that one prepared state; out arrays are written in place. For tests. "
         "`returns` lists the indices of the outs forming a multi-out op's TensorList return "
         "slot; `constants` the tensor arguments to treat as program constants (prepare may pack "
-        "them); `prepare_bytes` the method allocator's size. Returns the bytes prepare took.");
+        "them); `prepare_bytes` the method allocator's size; `check_dtypes=False` skips the op "
+        "list's dtype-set check (to probe what the kernel itself computes). Returns the bytes "
+        "prepare took.");
   m.def("registered_kernels", []() {
     std::vector<std::string> names;
     for (size_t i = 0; i < registered_kernel_count(); ++i) names.emplace_back(registered_kernel(i).name);

@@ -167,6 +167,9 @@ def test_histc_errors():
         histc(np.array([1.0, np.inf], np.float32), 3, 0, 0)
     with pytest.raises(RuntimeError, match="not finite"):
         histc(np.array([1.0, np.nan], np.float32), 3, 0, 0)
+    ints = [np.array([1, 2], np.int32), 3, 0, 3, np.empty(3, np.int32)]
+    # The op list's dtype set refuses it (as load_method would), and so does the kernel.
+    with pytest.raises(RuntimeError, match="self has dtype int32; the kernel computes float16"):
+        _C.call_kernel("aten::histc.out", ints)
     with pytest.raises(RuntimeError, match="floating"):
-        _C.call_kernel("aten::histc.out", [np.array([1, 2], np.int32), 3, 0, 3,
-                                           np.empty(3, np.int32)])
+        _C.call_kernel("aten::histc.out", ints, check_dtypes=False)

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from gen_kernels import (  # noqa: E402
-    declaration, entries_of, function_name, main as gen_main, render_source, signature)
+    DTYPE_CODES, declaration, dtype_argument, entries_of, function_name, main as gen_main,
+    parse_dtypes, render_source, signature)
 from kernel_schema import OpListError, parse_schema, read_op_list  # noqa: E402
 
 OP_LIST = ROOT / "kernels/ops.yaml"
@@ -92,7 +93,45 @@ def test_typed_declarations_and_wrappers():
     assert declaration(view).endswith("const Tensor& self, IntSpan size, Tensor& out)")
     text = render_source([add])
     assert "::ember::kernels::portable::add_out(ctx, *(*args[0]).as_tensor, *(*args[1]).as_tensor, (*args[2]), *(*args[3]).as_tensor);" in text
-    assert '{"aten::add.out", portable_add_out_boxed, "TTSTT", "self,other,alpha,out,return", nullptr},' in text
+    # ... -1 (no hand-written count), the dtype set (all ten: 0x88ff) and its argument (self).
+    assert ('{"aten::add.out", portable_add_out_boxed, "TTSTT", "self,other,alpha,out,return", '
+            'nullptr, -1, 0x88ff, 0},') in text
+
+
+def test_dtype_sets_become_masks_on_their_argument():
+    entries = {e.op: e for e in entries_of(read_op_list(OP_LIST))}
+    gelu = render_source([entries["aten::gelu.out"]])
+    assert gelu.count(", -1, 0x80e0, 0},") == 1  # float16 5, float32 6, float64 7, bfloat16 15
+    full = render_source([entries["aten::full.out"]])
+    assert ", -1, 0x88ff, 2}," in full  # no tensor input: the set is about the out (arg 2)
+    copy_index = render_source([entries["executorch_prim::et_copy_index.tensor"]])
+    assert ", 0x88ff, 1}," in copy_index  # copy_to is the out: copy_from is the input
+    assert dtype_argument(parse_schema("aten::_assert_scalar(Scalar self, str assert_msg) -> ()")) is None
+    assert parse_dtypes("all", "op") == list(DTYPE_CODES)
+
+
+@pytest.mark.parametrize("dtypes,message", [
+    ("float32, complex64", "dtypes must be 'all' or names from"),
+    ("", "dtypes must be 'all' or names from"),
+])
+def test_bad_dtype_sets_are_refused(tmp_path, dtypes, message):
+    path = tmp_path / "ops.yaml"
+    path.write_text('- op: aten::relu.out\n'
+                    '  schema: "aten::relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"\n'
+                    '  file: kernels/portable/op_relu.cpp\n'
+                    f'  dtypes: {dtypes}\n')
+    with pytest.raises(OpListError, match=message):
+        entries_of(read_op_list(path))
+
+
+def test_a_kernel_without_tensors_has_no_dtype_set(tmp_path):
+    path = tmp_path / "ops.yaml"
+    path.write_text('- op: executorch_prim::add.Scalar\n'
+                    '  schema: "executorch_prim::add.Scalar(Scalar a, Scalar b) -> Scalar"\n'
+                    '  file: kernels/prim/scalar_ops.cpp\n'
+                    '  dtypes: all\n')
+    with pytest.raises(OpListError, match="takes no tensor, so it has no dtypes"):
+        entries_of(read_op_list(path))
 
 
 def test_selective_op_list(tmp_path):

@@ -341,13 +341,17 @@ class MethodLoader {
   }
 
   // With a known signature, every argument must be of the kind the kernel
-  // reads; the kernels still check dtypes and shapes at run time.
+  // reads, and its dtype argument of a dtype it computes (the op list's
+  // `dtypes:`); the kernels still check the other dtypes and shapes at run time.
   Error check_argument_kinds(uint32_t k, const Kernel& kernel, const Step& step) {
     const KernelSignature typed{kernel.name, kernel.kinds, kernel.arg_names};
     const KernelSignature* sig =
         kernel.kinds != nullptr ? &typed : find_kernel_signature(step.op_name);
     if (sig == nullptr) return Error::Ok;
-    if (check_kernel_arguments(*sig, step.args, step.num_args) == Error::Ok) return Error::Ok;
+    if (check_kernel_arguments(*sig, step.args, step.num_args) == Error::Ok &&
+        check_kernel_dtype(kernel, step.args, step.num_args) == Error::Ok) {
+      return Error::Ok;
+    }
     char reason[400];
     std::snprintf(reason, sizeof(reason), "%s", last_error_message());
     return set_error(Error::InvalidProgram, "method '%s' instruction %u: %s", name(), k, reason);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "runtime/core/evalue.h"
@@ -32,6 +33,11 @@ struct Kernel {
   // A kernel registered by hand (EMBER_REGISTER_KERNEL: custom ops outside
   // the op list): the count of `args` entries it expects (-1: not checked).
   int num_args = -1;
+  // Typed kernels: the dtypes (bit i: ScalarType code i) the tensor argument
+  // `dtype_arg` may have (every tensor of it, for a tensor list), from the op
+  // list's `dtypes:`; load_method refuses others. 0: not checked.
+  uint16_t dtypes = 0;
+  int8_t dtype_arg = -1;
 };
 
 inline constexpr size_t kMaxKernels = 2048;
@@ -47,6 +53,12 @@ Error register_kernel(const Kernel& kernel);
 
 /// The kernel registered under `name`, or null.
 const Kernel* find_kernel(std::string_view name);
+
+/// Checks the dtype of `kernel`'s dtype argument (`dtypes`, `dtype_arg`)
+/// in a call's arguments; on a mismatch sets the error message ("aten::cos.out:
+/// self has dtype int16; the kernel computes float32, float64") and returns
+/// InvalidProgram. A None or absent argument passes.
+Error check_kernel_dtype(const Kernel& kernel, EValue* const* args, size_t num_args);
 
 /// All registered kernels (for tools that list them).
 size_t registered_kernel_count();

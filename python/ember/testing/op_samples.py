@@ -550,8 +550,9 @@ def supported_dtypes(name: str) -> list[torch.dtype]:
     return [d for d in DTYPES if d in declared]
 
 
-def samples(name: str, dtype: torch.dtype) -> list[Sample]:
-    """The kept samples of overload ``name`` for ``dtype``, in a fixed order."""
+def samples(name: str, dtype: torch.dtype, limit: int | None = None) -> list[Sample]:
+    """The kept samples of overload ``name`` for ``dtype``, in a fixed order; with
+    ``limit``, the first ``limit`` of them (generating no more than needed)."""
     torch.manual_seed(zlib.crc32(f"{name}/{dtype}".encode()))
     op = op_from_name(name)
     kept: list[Sample] = []
@@ -560,26 +561,40 @@ def samples(name: str, dtype: torch.dtype) -> list[Sample]:
             (a, "generator") for a in GENERATORS[name](dtype)
         )
     else:
-        candidates = _opinfo_candidates(name, dtype)
+        candidates = _opinfo_candidates(name, dtype, lazy=limit is not None)
     for fitted, source in candidates:
         if fitted is None:
             continue
         args, kwargs = _scalarize(op, *fitted)
         if _fits_schema(op, args, kwargs) and _runs_in_eager(op, args, kwargs):
             kept.append(Sample(args, kwargs, source))
+            if limit is not None and len(kept) >= limit:
+                break
     return kept
 
 
-def _opinfo_candidates(name: str, dtype: torch.dtype) -> Iterator[tuple[Args | None, str]]:
+def _opinfo_candidates(name: str, dtype: torch.dtype,
+                       lazy: bool = False) -> Iterator[tuple[Args | None, str]]:
+    """Each OpInfo sample, adapted. ``lazy`` generates them one at a time (a caller
+    that stops early skips the rest); otherwise all are generated first, so the
+    random values do not depend on what the caller runs in between."""
     for info, adapter in opinfos(name):
         if dtype not in info.supported_dtypes("cpu"):
             continue
         label = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
         try:
-            generated = list(info.sample_inputs("cpu", dtype, requires_grad=False))
+            generated = iter(info.sample_inputs("cpu", dtype, requires_grad=False))
+            if not lazy:
+                generated = iter(list(generated))
         except Exception:  # noqa: BLE001 - a broken generator yields no samples
             continue
-        for s in generated:
+        while True:
+            try:
+                s = next(generated)
+            except StopIteration:
+                break
+            except Exception:  # noqa: BLE001 - a generator that breaks midway ends there
+                break
             try:
                 yield adapter(s), f"OpInfo {label}"
             except (KeyError, IndexError, TypeError, ValueError):

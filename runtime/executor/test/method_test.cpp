@@ -7,6 +7,7 @@
 #include "extension/module/module.h"
 #include "runtime/executor/program.h"
 #include "runtime/executor/test/test_programs.h"
+#include "runtime/kernel/kernel_registry.h"
 #include "runtime/kernel/thread_pool.h"
 
 namespace ember {
@@ -257,6 +258,70 @@ TEST(MethodTest, PlannedOffsetNotAlignedToTheElementIsRefused) {
   EXPECT_NE(std::string(last_error_message()).find("value 3: float32 data at address"),
             std::string::npos)
       << last_error_message();
+}
+
+}  // namespace
+}  // namespace ember
+
+namespace ember {
+namespace {
+
+// A typed kernel (as the generated table registers them) whose dtype set is
+// {float32} for argument 0: load_method refuses an int32 `x` before anything
+// runs, naming the op, the argument, the dtype and the set.
+void float_only_axpy(KernelContext& ctx, EValue** args) {
+  ctx.fail(Error::Internal, "must not run: load_method should have refused the dtype");
+  (void)args;
+}
+constexpr Kernel kFloatOnlyAxpy[] = {{"test::float_axpy.out", float_only_axpy, "TTSTT",
+                                      "x,y,alpha,out,return", nullptr, -1,
+                                      uint16_t{1u << static_cast<unsigned>(ScalarType::Float)}, 0}};
+const KernelTableRegistration kFloatOnlyAxpyRegistration(kFloatOnlyAxpy, 1);
+
+ember_fb::ProgramT float_axpy_program(ember_fb::ScalarType x_type) {
+  auto program_t = testing::make_axpy_program();
+  program_t.execution_plan[0]->operators[0]->name = "test::float_axpy";
+  program_t.execution_plan[0]->values[0]->val.AsTensor()->scalar_type = x_type;
+  return program_t;
+}
+
+TEST(MethodTest, DtypeOutsideTheKernelsSetIsRefusedAtLoad) {
+  Fixture f(testing::write(float_axpy_program(ember_fb::ScalarType::INT32)));
+  Result<Program> program = Program::load(&f.loader);
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::InvalidProgram);
+  EXPECT_NE(std::string(last_error_message())
+                .find("instruction 0: test::float_axpy.out: x has dtype int32; the kernel "
+                      "computes float32"),
+            std::string::npos)
+      << last_error_message();
+}
+
+TEST(MethodTest, DtypeInsideTheKernelsSetLoads) {
+  Fixture f(testing::write(float_axpy_program(ember_fb::ScalarType::FLOAT32)));
+  Result<Program> program = Program::load(&f.loader);
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  EXPECT_TRUE(program->load_method("forward", &f.mm).ok()) << last_error_message();
+}
+
+TEST(MethodTest, DtypeSetCheckListsEveryDtypeAndSkipsNone) {
+  constexpr uint16_t kInts = (1u << 0) | (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4);
+  const Kernel kernel{"test::ints.out", float_only_axpy, "tT", "self,out", nullptr, -1, kInts, 0};
+  EValue none;
+  EValue* args[] = {&none, &none};
+  EXPECT_EQ(check_kernel_dtype(kernel, args, 2), Error::Ok);  // None: nothing to check
+  std::vector<float> data(2);
+  HostTensor half({2}, data, ScalarType::Half);
+  EValue t;
+  t.tag = Tag::Tensor;
+  t.as_tensor = &half.t;
+  args[0] = &t;
+  EXPECT_EQ(check_kernel_dtype(kernel, args, 2), Error::InvalidProgram);
+  EXPECT_STREQ(last_error_message(),
+               "test::ints.out: self has dtype float16; the kernel computes uint8, int8, int16, "
+               "int32, int64");
 }
 
 }  // namespace

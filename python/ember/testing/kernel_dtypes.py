@@ -1,0 +1,453 @@
+"""Probes which dtypes each kernel of the op list computes, for its ``dtypes:`` field.
+
+A kernel's dtype set is the dtypes its *primary* tensor may have: the first
+tensor (or tensor list) argument of its schema, or its first out when it takes
+no tensor. ``load_method`` refuses a program whose primary tensor has a dtype
+outside the set, naming the op, the argument, the dtype and the set; this
+module finds the set by running the kernel itself, through
+``ember._C.call_kernel(..., check_dtypes=False)`` so the set does not check
+itself:
+
+- samples are the PyTorch OpInfo samples of the out overload's functional
+  twin (``aten::cos.out`` -> ``aten.cos.default``, see ``op_samples``), for
+  every dtype eager runs; for a dtype with no sample, a sample of another
+  dtype with its primary-dtype tensors cast to it;
+- each sample runs in eager (for the outs' shapes and dtypes) and then in the
+  kernel. A dtype is out of the set when no attempt ran and at least one was
+  refused: the kernel named the primary and its dtype ("self: unsupported
+  dtype int16"), not a promoted dtype, the out's, or a mismatch with another
+  argument. Attempts that only failed for other reasons keep the dtype in the
+  set (refusing it at load would be a guess).
+
+Ops OpInfo does not cover get small samples here (``_EXTRA``). Kernels with
+none (the executorch_prim ops, ``sym_size`` and the like, which read only
+sizes) keep the set written by hand in ``ops.yaml``.
+
+    python -m ember.testing.kernel_dtypes kernels/ops.yaml [--write] [--ops a,b] [--json F]
+
+(Run it as a process: OpInfo's sample generators walk the caller's stack,
+which is slow under a deep one such as pytest's.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils import _pytree as pytree
+
+# Ember's names for the dtypes, in ScalarType order; ops.yaml uses them.
+DTYPE_NAMES: dict[torch.dtype, str] = {
+    torch.uint8: "uint8", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
+    torch.int64: "int64", torch.float16: "float16", torch.float32: "float32",
+    torch.float64: "float64", torch.bool: "bool", torch.bfloat16: "bfloat16",
+}
+# torch dtype -> ScalarType code, for ScalarType arguments.
+_SCALAR_TYPE = {
+    torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,
+    torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.bool: 11, torch.bfloat16: 15,
+}
+_DTYPE_REFUSED = re.compile(r"dtype|floating|integral|bool tensors", re.IGNORECASE)
+MAX_SAMPLES = 3
+
+
+@dataclass
+class Probe:
+    op: str
+    primary: str | None = None  # the argument whose dtype the set is about
+    dtypes: list[str] | None = None  # None: no samples, the set stays as written
+    notes: list[str] = field(default_factory=list)
+
+
+def primary_argument(schema: torch.FunctionSchema) -> str | None:
+    """The first tensor (or tensor list) argument; the first out if none; None if no tensor."""
+    args = schema.arguments
+    for a in args:
+        if not _is_out(a) and "Tensor" in str(a.type):
+            return a.name
+    for a in args:
+        if _is_out(a):
+            return a.name
+    return None
+
+
+def _is_out(a: Any) -> bool:
+    return a.alias_info is not None and a.alias_info.is_write
+
+
+def functional_twin(schema: torch.FunctionSchema) -> Any | None:
+    """The overload with the same non-out arguments that returns new tensors."""
+    namespace, _, base = schema.name.partition("::")
+    packet = getattr(getattr(torch.ops, namespace), base, None)
+    if packet is None:
+        return None
+    want = [(a.name, str(a.type)) for a in schema.arguments if not _is_out(a)]
+    for overload in packet.overloads():
+        op = getattr(packet, overload)
+        s = op._schema
+        if s.is_mutable:
+            continue
+        have = [(a.name, str(a.type)) for a in s.arguments]
+        extra = [a for a in s.arguments if (a.name, str(a.type)) not in want]
+        if have == want or (all(w in have for w in want) and
+                            all(a.kwarg_only and a.has_default_value() for a in extra)):
+            return op
+    return None
+
+
+def _quant_range(dtype: torch.dtype) -> tuple[int, int] | None:
+    if dtype.is_floating_point or dtype == torch.bool:
+        return None
+    info = torch.iinfo(dtype)
+    return max(info.min, -(2**15)), min(info.max, 2**15 - 1)
+
+
+def _t(values: Any, dtype: torch.dtype) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64).to(dtype)
+
+
+# Samples for kernels whose twin neither OpInfo nor op_samples covers: twin
+# name -> dtype -> [(args, kwargs)]; a sample eager refuses is dropped.
+_EXTRA: dict[str, Any] = {
+    "aten.embedding.default": lambda d: [((_t([[1, 2], [3, 4], [5, 6]], d), torch.tensor([0, 2, 1])), {})],
+    "aten.nonzero.default": lambda d: [((_t([[0, 1, 0], [2, 0, 3]], d),), {})],
+    "aten.col2im.default": lambda d: [((_t(torch.arange(16.0).reshape(1, 4, 4), d), [3, 3], [2, 2],
+                                        [1, 1], [0, 0], [1, 1]), {})],
+    "aten.replication_pad1d.default": lambda d: [((_t([[[1, 2, 3, 4]]], d), [1, 2]), {})],
+    "aten.select_copy.int": lambda d: [((_t([[1, 2], [3, 4]], d), 1, 0), {})],
+    "aten.slice_copy.Tensor": lambda d: [((_t([[1, 2, 3], [4, 5, 6]], d), 1, 0, 2, 1), {})],
+    "aten.squeeze_copy.dims": lambda d: [((_t([[[1, 2, 3]]], d), [0, 1]), {})],
+    "dim_order_ops._clone_dim_order.default": lambda d: [
+        ((_t([[1, 2], [3, 4]], d),), {"dim_order": [0, 1]})],
+    "dim_order_ops._to_dim_order_copy.default": lambda d: [
+        ((_t([[1, 2], [3, 4]], d),), {"dim_order": [1, 0]})],
+    "quantized_decomposed.quantize_per_tensor.default": lambda d: [
+        ((_t([0.5, -1.0, 2.0], d), 0.1, 3, -128, 127, torch.int8), {})],
+    "quantized_decomposed.quantize_per_tensor.tensor": lambda d: [
+        ((_t([0.5, -1.0, 2.0], d), torch.tensor([0.1]), torch.tensor([3]), -128, 127, torch.int8), {})],
+    "quantized_decomposed.quantize_per_channel.default": lambda d: [
+        ((_t([[0.5, -1.0], [2.0, 0.25]], d), torch.tensor([0.1, 0.2]), torch.tensor([0, 1]), 0,
+          -128, 127, torch.int8), {})],
+    "quantized_decomposed.dequantize_per_tensor.default": lambda d: [
+        ((_t([5, -3, 7], d), 0.1, 2, *_quant_range(d), d), {})] if _quant_range(d) else [],
+    "quantized_decomposed.dequantize_per_tensor.tensor": lambda d: [
+        ((_t([5, -3, 7], d), torch.tensor([0.1]), torch.tensor([2]), *_quant_range(d), d), {})]
+        if _quant_range(d) else [],
+    "quantized_decomposed.dequantize_per_channel.default": lambda d: [
+        ((_t([[5, -3], [7, 1]], d), torch.tensor([0.1, 0.2]), torch.tensor([0, 1]), 0,
+          *_quant_range(d), d), {})] if _quant_range(d) else [],
+    "quantized_decomposed.choose_qparams.tensor": lambda d: [
+        ((_t([0.5, -1.0, 2.0], d), -128, 127, 1e-5, torch.int8), {})],
+}
+
+
+def _runs(twin: Any, args: tuple, kwargs: dict) -> bool:
+    try:
+        twin(*args, **kwargs)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def _samples(twin: Any) -> dict[torch.dtype, list[tuple[tuple, dict]]]:
+    from ember.testing import op_samples
+
+    namespace = twin.namespace
+    name = f"{namespace}.{twin.overloadpacket.__name__}.{twin._overloadname}"
+    found: dict[torch.dtype, list[tuple[tuple, dict]]] = {}
+    if name in _EXTRA:
+        for dtype in DTYPE_NAMES:
+            kept = [(a, k) for a, k in _EXTRA[name](dtype) if _runs(twin, a, k)]
+            if kept:
+                found[dtype] = kept
+        return found
+    try:
+        dtypes = op_samples.supported_dtypes(name)
+    except Exception:  # noqa: BLE001 - an op the sample tables do not know
+        return found
+    for dtype in dtypes:
+        try:
+            kept = op_samples.samples(name, dtype, limit=MAX_SAMPLES)
+        except Exception:  # noqa: BLE001
+            continue
+        if kept:
+            found[dtype] = [(s.args, s.kwargs) for s in kept[:MAX_SAMPLES]]
+    return found
+
+
+def _bind(schema: torch.FunctionSchema, args: tuple, kwargs: dict) -> dict[str, Any] | None:
+    bound: dict[str, Any] = {}
+    names = [a.name for a in schema.arguments if not _is_out(a)]
+    for name, value in zip(names, args, strict=False):
+        bound[name] = value
+    bound.update(kwargs)
+    for a in schema.arguments:
+        if _is_out(a) or a.name in bound:
+            continue
+        if not a.has_default_value():
+            return None
+        bound[a.name] = a.default_value
+    return bound
+
+
+def _cast(value: Any, src: torch.dtype, dst: torch.dtype) -> Any:
+    def one(x: Any) -> Any:
+        if not isinstance(x, torch.Tensor) or x.dtype != src:
+            return x
+        if dst == torch.bool:
+            return x != 0
+        if not dst.is_floating_point:
+            info = torch.iinfo(dst)
+            x = x.double().round().clamp(max(info.min, -100), min(info.max, 100))
+        return x.to(dst)
+
+    return pytree.tree_map(one, value)
+
+
+def _boxed(value: Any, type_: str) -> Any:
+    """A sample's value as call_kernel takes it, for a schema type (str(a.type))."""
+    if isinstance(value, (list, tuple)):
+        return [_element(v) for v in value]
+    if isinstance(value, torch.Tensor) and "List[Optional[Tensor]]" in type_:
+        return [value.contiguous()]
+    if isinstance(value, int) and not isinstance(value, bool) and "List[int]" in type_:
+        return [value]  # `dim=1` where the schema takes `int[1]? dim`
+    if isinstance(value, torch.memory_format):
+        return None if "Optional" in type_ else 0
+    return _element(value)
+
+
+def _element(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.contiguous()
+    if isinstance(value, torch.dtype):
+        return ("dtype", _SCALAR_TYPE[value])
+    if isinstance(value, (torch.layout, torch.device, torch.memory_format)):
+        return None
+    if isinstance(value, torch.SymInt):
+        return int(value)
+    return value
+
+
+def _call(schema: torch.FunctionSchema, twin: Any, bound: dict[str, Any],
+          dtype: torch.dtype | None = None) -> Any:
+    ours = {a.name for a in schema.arguments if not _is_out(a)}
+    theirs = twin._schema.arguments
+    args = [bound[a.name] for a in theirs if not a.kwarg_only and a.name in ours]
+    kwargs = {a.name: bound[a.name] for a in theirs if a.kwarg_only and a.name in ours}
+    if dtype is not None and any(a.name == "dtype" for a in theirs) and "dtype" not in ours:
+        kwargs["dtype"] = dtype  # a factory (full.out): the dtype comes with the out
+    return twin(*args, **kwargs)
+
+
+def _outs_like(result: Any) -> list[torch.Tensor]:
+    leaves = [result] if isinstance(result, torch.Tensor) else list(pytree.tree_leaves(result))
+    return [torch.empty_like(t, memory_format=torch.contiguous_format)
+            for t in leaves if isinstance(t, torch.Tensor)]
+
+
+@dataclass
+class Attempt:
+    bound: dict[str, Any]  # the kernel's arguments, outs excluded
+    outs: list[torch.Tensor]  # sized and typed as eager would return them
+
+
+def _run(name: str, schema: torch.FunctionSchema, primary: str, attempt: Attempt) -> str:
+    """"ok", "refused: ..." (a dtype) or "error: ..." (anything else)."""
+    from ember import _C
+
+    outs = [a for a in schema.arguments if _is_out(a)]
+    boxed = [_boxed(attempt.bound[a.name], str(a.type))
+             for a in schema.arguments if not _is_out(a)]
+    if len(outs) == 1 and "List" in str(outs[0].type):
+        boxed.append(list(attempt.outs))  # `Tensor(a!)[] out`: one list
+    elif len(attempt.outs) == len(outs):
+        boxed += attempt.outs
+    else:
+        return "error: outs do not match eager's results"
+    returns = list(range(len(boxed) - len(outs), len(boxed))) if len(outs) > 1 else None
+    try:
+        _C.call_kernel(name, boxed, returns, check_dtypes=False)
+    except (RuntimeError, ValueError, TypeError) as e:
+        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        # A refusal of the primary's dtype names it first ("self: unsupported
+        # dtype int16"); one about a promoted dtype, the out's, or a mismatch
+        # with another argument does not: other arguments could make it valid.
+        said = message.removeprefix("call_kernel: ").removeprefix(f"{name}: ")
+        refused = (said.startswith(f"{primary}: ") and _DTYPE_REFUSED.search(said) is not None
+                   and "differs from" not in said)  # a mismatch with another argument
+        kind = "refused" if refused else "error"
+        return f"{kind}: {message[:160]}"
+    return "ok"
+
+
+def _first_dtype(value: Any) -> torch.dtype | None:
+    return next((x.dtype for x in pytree.tree_leaves(value) if isinstance(x, torch.Tensor)), None)
+
+
+def _attempts(schema: torch.FunctionSchema, twin: Any, primary: str,
+              found: dict[torch.dtype, list[tuple[tuple, dict]]],
+              dtype: torch.dtype) -> Iterator[Attempt]:
+    factory = all(a.name != primary for a in schema.arguments if not _is_out(a))
+    if dtype in found:
+        for args, kwargs in found[dtype]:
+            bound = _bind(schema, args, kwargs)
+            if bound is not None:
+                yield Attempt(bound, _outs_like(_call(schema, twin, bound, dtype if factory else None)))
+        return
+    # No sample in this dtype (eager may refuse it): recast another dtype's
+    # samples (float32 first). Outs follow eager's results in the source dtype,
+    # retyped to `dtype` where they had the primary's dtype.
+    for src in sorted(found, key=lambda d: d != torch.float32):
+        for args, kwargs in found[src]:
+            bound = _bind(schema, args, kwargs)
+            if bound is None:
+                continue
+            src_dtype = _first_dtype(bound[primary]) if primary in bound else src
+            if src_dtype is None:
+                continue
+            # Cast the primary alone, and every tensor of its dtype (a binary
+            # op's `other`, but also a quantize's float `scales`): either may
+            # be the call that fits.
+            only = dict(bound, **{primary: _cast(bound[primary], src_dtype, dtype)}) \
+                if primary in bound else dict(bound)
+            every = {k: _cast(v, src_dtype, dtype) for k, v in bound.items()}
+            for cast in (only, every):
+                try:
+                    outs = _outs_like(_call(schema, twin, cast, dtype if factory else None))
+                except Exception:  # noqa: BLE001 - eager refuses the dtype
+                    outs = [o.to(dtype) if o.dtype == src_dtype else o
+                            for o in _outs_like(_call(schema, twin, bound, src if factory else None))]
+                yield Attempt(cast, outs)
+        return
+
+
+def _register_ops() -> None:
+    """Ember's out overloads of the quantized_decomposed and dim_order ops; and
+    OpInfo's sample generators without their stack walk."""
+    import ember.exir  # noqa: F401
+    import torch.ao.quantization.fx._decomposed  # noqa: F401
+    from torch.testing._internal import common_utils
+    from torch.testing._internal.opinfo import core
+
+    # extract_test_fn looks for a unittest.TestCase up the stack (to find
+    # per-test skips) with inspect.stack(), which reads source files: 80% of
+    # the probe's time. There is no TestCase here, so it would return None.
+    common_utils.extract_test_fn = core.extract_test_fn = lambda: None
+
+
+def probe(entry: dict[str, str]) -> Probe:
+    if entry["op"].startswith("executorch_prim::"):
+        return Probe(entry["op"])  # scalar ops and views: no OpInfo, sets written by hand
+    schema = torch._C.parse_schema(entry["schema"])
+    result = Probe(entry["op"], primary_argument(schema))
+    twin = functional_twin(schema)
+    if result.primary is None or twin is None:
+        return result
+    found = _samples(twin)
+    if not found:
+        return result
+    accepted = []
+    for dtype, name in DTYPE_NAMES.items():
+        tried = [_run(entry["op"], schema, result.primary, a)
+                 for a in _attempts(schema, twin, result.primary, found, dtype)]
+        if not tried:
+            result.notes.append(f"{name}: no sample")
+            accepted.append(name)  # untested: not refused at load
+        elif any(o == "ok" for o in tried) or not any(o.startswith("refused") for o in tried):
+            accepted.append(name)
+            errors = [o for o in tried if o.startswith("error")]
+            if errors and not any(o == "ok" for o in tried):
+                result.notes.append(f"{name}: kept, {errors[0]}")
+        else:
+            result.notes.append(f"{name}: {next(o for o in tried if o.startswith('refused'))}")
+    result.dtypes = accepted
+    return result
+
+
+def format_dtypes(names: list[str]) -> str:
+    return "all" if set(names) == set(DTYPE_NAMES.values()) else ", ".join(
+        n for n in DTYPE_NAMES.values() if n in names)
+
+
+def write(path: Path, probes: dict[str, Probe]) -> int:
+    """Sets the ``dtypes:`` line of every probed entry; returns how many changed."""
+    lines = path.read_text().splitlines()
+    out: list[str] = []
+    changed = 0
+    current: str | None = None
+
+    def flush() -> None:
+        nonlocal changed
+        p = probes.get(current or "")
+        if p is None or p.dtypes is None:
+            return
+        text = f"  dtypes: {format_dtypes(p.dtypes)}"
+        for i in range(len(out) - 1, -1, -1):
+            if out[i].startswith("- op:"):
+                break
+            if out[i].startswith("  dtypes:"):
+                if out[i] != text:
+                    out[i] = text
+                    changed += 1
+                return
+        out.append(text)
+        changed += 1
+
+    for line in lines:
+        if line.startswith("- op:"):
+            flush()
+            current = line.split(":", 1)[1].strip()
+        out.append(line)
+    flush()
+    path.write_text("\n".join(out) + "\n")
+    return changed
+
+
+def read_entries(path: Path) -> list[dict[str, str]]:
+    sys.path.insert(0, str(path.resolve().parent.parent / "tools"))
+    from kernel_schema import read_op_list
+
+    return read_op_list(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("op_list", type=Path)
+    parser.add_argument("--write", action="store_true", help="rewrite the dtypes: lines")
+    parser.add_argument("--ops", default="", help="comma-separated ops to probe (default all)")
+    parser.add_argument("--json", type=Path, help="also write {op: [dtypes] or null} here")
+    ns = parser.parse_args(argv)
+    entries = read_entries(ns.op_list)
+    _register_ops()
+    if ns.ops:
+        wanted = set(ns.ops.split(","))
+        entries = [e for e in entries if e["op"] in wanted]
+    probes = {}
+    for i, entry in enumerate(entries, 1):
+        p = probe(entry)
+        probes[entry["op"]] = p
+        shown = "no samples" if p.dtypes is None else format_dtypes(p.dtypes)
+        print(f"[{i}/{len(entries)}] {entry['op']} ({p.primary}): {shown}", flush=True)
+        for note in p.notes:
+            print(f"    {note}")
+    if ns.json:
+        ns.json.write_text(json.dumps({op: {"dtypes": p.dtypes, "notes": p.notes}
+                                       for op, p in probes.items()}, indent=1))
+    if ns.write:
+        print(f"{write(ns.op_list, probes)} entries changed in {ns.op_list}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
