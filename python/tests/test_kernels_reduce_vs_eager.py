@@ -580,6 +580,46 @@ def test_max_pool2d_nan():
     check(out_i, indices)
 
 
+# float32 NCHW pools take the row path (interior columns a block of outputs
+# at a time, vectorised; planes over the thread pool); channels-last and
+# dilated ones the element loop. Both must match eager, values and indices
+# exactly, on widths past the 64-output block, ties, NaN and inf.
+MAXPOOL2D_ROW_CASES = [
+    ((1, 4, 112, 112), ([3, 3], [2, 2], [1, 1], [1, 1], False)),  # ResNet's stem pool
+    ((2, 3, 9, 150), ([3, 3], [1, 1], [1, 1], [1, 1], False)),
+    ((1, 2, 8, 131), ([2, 5], [2, 2], [1, 2], [1, 1], True)),
+    ((2, 3, 7, 66), ([1, 4], [1, 2], [0, 0], [1, 1], False)),
+    ((3, 10, 70), ([3, 3], [2, 1], [1, 0], [1, 1], True)),  # no batch dim
+    ((1, 1, 5, 3), ([3, 3], [1, 1], [1, 1], [1, 1], False)),  # no interior column
+]
+
+
+@pytest.mark.parametrize("shape,args", MAXPOOL2D_ROW_CASES)
+@pytest.mark.parametrize("values", ["distinct", "ties", "nan_inf"])
+def test_max_pool2d_row_path_matches_eager_and_the_element_loop(shape, args, values):
+    rng = np.random.default_rng(7)
+    if values == "ties":
+        x = rng.integers(-2, 3, size=shape).astype(np.float32)  # many equal maxima: first wins
+    else:
+        x = rng.standard_normal(shape).astype(np.float32)
+    if values == "nan_inf":
+        flat = x.reshape(-1)
+        flat[rng.choice(flat.size, size=max(1, flat.size // 50), replace=False)] = np.nan
+        flat[rng.choice(flat.size, size=max(1, flat.size // 50), replace=False)] = np.inf
+        flat[rng.choice(flat.size, size=max(1, flat.size // 50), replace=False)] = -np.inf
+    want_v, want_i = aten.max_pool2d_with_indices.default(t(x), *args)
+    got = []
+    for layout in ("rows", "elements"):
+        xin = x if layout == "rows" or x.ndim != 4 else channels_last(x)
+        out_v, out_i = empty_for(want_v), empty_for(want_i)
+        _C.call_kernel("aten::max_pool2d_with_indices.out", [xin, *args, out_v, out_i],
+                       returns=[6, 7])
+        np.testing.assert_array_equal(out_v, want_v.numpy(), err_msg=layout)
+        np.testing.assert_array_equal(out_i, want_i.numpy(), err_msg=layout)
+        got.append((out_v, out_i))
+    np.testing.assert_array_equal(got[0][1], got[1][1])
+
+
 @pytest.mark.parametrize("args", [([2, 2, 2], [], [0, 0, 0], [1, 1, 1], False),
                                   ([3, 3, 3], [2, 2, 2], [1, 1, 1], [1, 1, 1], True)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
