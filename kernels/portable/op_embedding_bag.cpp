@@ -2,6 +2,8 @@
 //     bool scale_grad_by_freq=False, int mode=0, bool sparse=False,
 //     Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1,
 //     *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2, Tensor(d!) out3)
+// aten::_embedding_bag_forward_only.out(... the same ...): what
+//     nn.functional.embedding_bag exports to without gradients; the same results.
 //
 // 1-D indices split into bags by offsets: bag b holds indices
 // [offsets[b], offsets[b + 1]); without include_last_offset the last bag runs
@@ -189,6 +191,17 @@ void _embedding_bag_out(KernelContext& ctx, const Tensor& weight, const Tensor& 
     using S = typename decltype(tag)::type;
     embedding_bag<S>(a);
   });
+}
+
+void _embedding_bag_forward_only_out(KernelContext& ctx, const Tensor& weight,
+                                     const Tensor& indices, const Tensor& offsets,
+                                     bool scale_grad_by_freq, int64_t mode, bool sparse,
+                                     const Tensor* per_sample_weights, bool include_last_offset,
+                                     int64_t padding_idx, Tensor& out0, Tensor& out1,
+                                     Tensor& out2, Tensor& out3) {
+  _embedding_bag_out(ctx, weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                     per_sample_weights, include_last_offset, padding_idx, out0, out1, out2,
+                     out3);
 }
 
 }  // namespace ember::kernels::portable

@@ -148,6 +148,10 @@ _EXTRA: dict[str, Any] = {
 }
 
 
+# Twins whose samples are another op's (same schema, same results).
+_SAME_SAMPLES = {"aten._embedding_bag_forward_only.default": "aten._embedding_bag.default"}
+
+
 def _runs(twin: Any, args: tuple, kwargs: dict) -> bool:
     try:
         twin(*args, **kwargs)
@@ -161,6 +165,7 @@ def _samples(twin: Any) -> dict[torch.dtype, list[tuple[tuple, dict]]]:
 
     namespace = twin.namespace
     name = f"{namespace}.{twin.overloadpacket.__name__}.{twin._overloadname}"
+    name = _SAME_SAMPLES.get(name, name)
     found: dict[torch.dtype, list[tuple[tuple, dict]]] = {}
     if name in _EXTRA:
         for dtype in DTYPE_NAMES:

@@ -33,4 +33,8 @@ EMBER_KERNEL_OPS = frozenset({
     aten.sum.default,
     aten.replication_pad1d.default,
     aten.zeros.default,
+    aten.cummax.default,  # no decomposition in PyTorch's tables
+    aten.cummin.default,
+    aten.logcumsumexp.default,
+    aten._embedding_bag_forward_only.default,  # nn.functional.embedding_bag without grad
 })

@@ -1,0 +1,155 @@
+"""cummax, cummin and logcumsumexp (non-core ops export leaves; Ember kernels) against eager.
+
+Kernel calls through ``call_kernel`` across dtypes, dims, layouts (transposed
+input), empty and 0-d tensors, ties and NaN/inf; then the ops through the
+whole flow (export -> to_edge -> to_executorch -> runtime), and
+``nn.functional.embedding_bag``, which exports to ``_embedding_bag_forward_only``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+_C = pytest.importorskip("ember._C")
+
+aten = torch.ops.aten
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int16,
+          torch.int32, torch.int64, torch.uint8, torch.bool]
+
+
+def sample(shape, dtype, kind="random", seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if kind == "ties" or not dtype.is_floating_point:
+        x = torch.randint(-2, 3, shape, generator=g).to(torch.float64)
+        if dtype in (torch.uint8, torch.bool):
+            x = x.abs()
+        return x.to(dtype)
+    x = torch.randn(shape, generator=g, dtype=torch.float64)
+    if kind == "nan_inf":
+        flat = x.view(-1)
+        flat[::7] = float("nan")
+        flat[3::11] = float("inf")
+        flat[5::13] = float("-inf")
+    return x.to(dtype)
+
+
+CASES = [(dtype, kind) for dtype in DTYPES for kind in ("random", "ties", "nan_inf")
+         if kind != "nan_inf" or dtype.is_floating_point]  # integers have no NaN
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("dtype,kind", CASES)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cummax_cummin(op, dtype, kind, dim):
+    x = sample((5, 7), dtype, kind)
+    want_v, want_i = getattr(aten, op).default(x, dim)
+    for layout, xin in (("contiguous", x), ("transposed", x.t().contiguous().t())):
+        v, i = torch.empty_like(want_v), torch.empty_like(want_i)
+        _C.call_kernel(f"aten::{op}.out", [xin, dim, v, i], returns=[2, 3])
+        torch.testing.assert_close(v, want_v, rtol=0, atol=0, equal_nan=True, msg=layout)
+        assert torch.equal(i, want_i), (layout, i, want_i)
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cummax_cummin_empty_and_0d(op):
+    e = torch.zeros((0, 3))
+    v, i = torch.empty((0, 3)), torch.empty((0, 3), dtype=torch.int64)
+    _C.call_kernel(f"aten::{op}.out", [e, 1, v, i], returns=[2, 3])
+    s = torch.tensor(2.5)
+    v, i = torch.empty(()), torch.empty((), dtype=torch.int64)
+    _C.call_kernel(f"aten::{op}.out", [s, 0, v, i], returns=[2, 3])
+    assert v.item() == 2.5 and i.item() == 0
+    with pytest.raises(RuntimeError, match="dim"):
+        _C.call_kernel(f"aten::{op}.out", [torch.zeros(3), 2, torch.empty(3),
+                                          torch.empty(3, dtype=torch.int64)], returns=[2, 3])
+    with pytest.raises(RuntimeError, match="indices: expected dtype int64"):
+        _C.call_kernel(f"aten::{op}.out", [torch.zeros(3), 0, torch.empty(3),
+                                          torch.empty(3, dtype=torch.int32)], returns=[2, 3])
+
+
+# Eager accumulates float32 in float32; Ember in float64: bound the difference
+# by the float64 reference's magnitude.
+LOGCUMSUMEXP_TOL = {torch.float32: 2e-6, torch.float64: 1e-12, torch.float16: 2e-3,
+                    torch.bfloat16: 1.6e-2}
+
+
+@pytest.mark.parametrize("dtype", list(LOGCUMSUMEXP_TOL))
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("scale", [1.0, 80.0])
+def test_logcumsumexp(dtype, dim, scale):
+    x = (sample((6, 40), torch.float64) * scale).to(dtype)
+    want = aten.logcumsumexp.default(x.double(), dim)
+    for xin in (x, x.t().contiguous().t()):
+        out = torch.empty_like(x)
+        _C.call_kernel("aten::logcumsumexp.out", [xin, dim, out])
+        err = (out.double() - want).abs().max().item()
+        assert err <= LOGCUMSUMEXP_TOL[dtype] * want.abs().max().item(), err
+        if dtype == torch.float64:
+            torch.testing.assert_close(out, aten.logcumsumexp.default(x, dim))
+
+
+def test_logcumsumexp_infinities_and_nan():
+    x = torch.tensor([-float("inf"), -float("inf"), 0.0, float("inf"), 1.0, float("inf"),
+                      float("nan"), 2.0])
+    out = torch.empty_like(x)
+    _C.call_kernel("aten::logcumsumexp.out", [x, 0, out])
+    torch.testing.assert_close(out, aten.logcumsumexp.default(x, 0), equal_nan=True)
+    with pytest.raises(RuntimeError, match="self: unsupported dtype int32"):
+        _C.call_kernel("aten::logcumsumexp.out", [torch.zeros(3, dtype=torch.int32), 0,
+                                                  torch.empty(3, dtype=torch.int32)],
+                       check_dtypes=False)
+
+
+def run_program(module, *args):
+    from ember.exir import to_edge
+    from ember.runtime import Runtime
+
+    program = to_edge(torch.export.export(module, args)).to_executorch()
+    return Runtime.get().load_program(program.buffer).load_method("forward").execute(list(args))
+
+
+class Cumulative(torch.nn.Module):
+    def forward(self, x):
+        v, i = torch.cummax(x, 1)
+        w, j = torch.cummin(x, 0)
+        return v, i, w, j, torch.logcumsumexp(x, 1)
+
+
+def test_cumulative_ops_through_the_whole_flow():
+    x = sample((4, 9), torch.float32)
+    got = run_program(Cumulative(), x)
+    want = Cumulative()(x)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        g = torch.as_tensor(g)
+        if w.dtype.is_floating_point:
+            torch.testing.assert_close(g, w, rtol=2e-6, atol=2e-6 * w.abs().max().item())
+        else:
+            assert torch.equal(g, w)
+
+
+class Bags(torch.nn.Module):
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+
+    def forward(self, weight, indices, offsets):
+        return torch.nn.functional.embedding_bag(indices, weight, offsets, mode=self.mode)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_exports_to_forward_only_and_runs(mode):
+    from ember.exir import to_edge
+
+    # A weight that needs no gradient (an input here) is what makes PyTorch's
+    # decomposition pick _embedding_bag_forward_only.
+    weight = torch.randn(10, 4, generator=torch.Generator().manual_seed(1))
+    args = (weight, torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 4, 6]))
+    module = Bags(mode)
+    edge = to_edge(torch.export.export(module, args)).exported_program()
+    targets = {str(n.target) for n in edge.graph.nodes if n.op == "call_function"}
+    assert any("_embedding_bag_forward_only" in t for t in targets), targets
+    (got,) = run_program(module, *args)
+    torch.testing.assert_close(torch.as_tensor(got), module(*args), rtol=1e-6, atol=1e-6)
