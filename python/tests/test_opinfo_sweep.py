@@ -18,7 +18,7 @@ from ember.testing import opinfo_sweep  # noqa: E402
 from ember.testing.opinfo_report import missing_ops, write_report  # noqa: E402
 
 PASSING = ["nn.functional.gelu", "linalg.vector_norm", "histc", "sort", "narrow", "cummax",
-           "logcumsumexp", "nn.functional.embedding_bag"]
+           "logcumsumexp", "nn.functional.embedding_bag", "nn.functional.adaptive_max_pool1d"]
 KNOWN = {
     "masked_select": ("missing", "not core ATen: aten.masked_select.default"),
     "fft.fft": ("limit", "unsupported dtype: complex output (Ember has no complex dtypes)"),

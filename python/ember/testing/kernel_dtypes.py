@@ -120,6 +120,8 @@ _EXTRA: dict[str, Any] = {
     "aten.nonzero.default": lambda d: [((_t([[0, 1, 0], [2, 0, 3]], d),), {})],
     "aten.col2im.default": lambda d: [((_t(torch.arange(16.0).reshape(1, 4, 4), d), [3, 3], [2, 2],
                                         [1, 1], [0, 0], [1, 1]), {})],
+    "aten.adaptive_max_pool2d.default": lambda d: [((_t(torch.arange(30.0).reshape(1, 5, 6) % 7, d),
+                                                    [2, 4]), {})],
     "aten.replication_pad1d.default": lambda d: [((_t([[[1, 2, 3, 4]]], d), [1, 2]), {})],
     "aten.select_copy.int": lambda d: [((_t([[1, 2], [3, 4]], d), 1, 0), {})],
     "aten.slice_copy.Tensor": lambda d: [((_t([[1, 2, 3], [4, 5, 6]], d), 1, 0, 2, 1), {})],

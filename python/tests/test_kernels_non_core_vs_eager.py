@@ -1,4 +1,4 @@
-"""cummax, cummin and logcumsumexp (non-core ops export leaves; Ember kernels) against eager.
+"""cummax, cummin, logcumsumexp and adaptive_max_pool2d (non-core ops export leaves; Ember kernels) against eager.
 
 Kernel calls through ``call_kernel`` across dtypes, dims, layouts (transposed
 input), empty and 0-d tensors, ties and NaN/inf; then the ops through the
@@ -153,3 +153,52 @@ def test_embedding_bag_exports_to_forward_only_and_runs(mode):
     assert any("_embedding_bag_forward_only" in t for t in targets), targets
     (got,) = run_program(module, *args)
     torch.testing.assert_close(torch.as_tensor(got), module(*args), rtol=1e-6, atol=1e-6)
+
+
+# --- adaptive_max_pool2d (non-core; Ember kernel) -----------------------------
+
+ADAPTIVE_CASES = [((2, 3, 7, 9), [3, 4]), ((3, 8, 8), [8, 8]), ((1, 2, 5, 6), [1, 1]),
+                  ((2, 3, 4, 5), [6, 7]), ((1, 1, 1, 10), [1, 4])]
+
+
+@pytest.mark.parametrize("shape,size", ADAPTIVE_CASES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("kind", ["random", "ties", "nan_inf"])
+def test_adaptive_max_pool2d(shape, size, dtype, kind):
+    x = sample(shape, dtype, kind)
+    want_v, want_i = aten.adaptive_max_pool2d.default(x, size)
+    layouts = [("contiguous", x)]
+    if x.dim() == 4:
+        layouts.append(("channels-last", x.contiguous(memory_format=torch.channels_last)))
+    for layout, xin in layouts:
+        v, i = torch.empty_like(want_v), torch.empty_like(want_i)
+        _C.call_kernel("aten::adaptive_max_pool2d.out", [xin, size, v, i], returns=[2, 3])
+        torch.testing.assert_close(v, want_v, rtol=0, atol=0, equal_nan=True, msg=layout)
+        assert torch.equal(i, want_i), layout
+
+
+def test_adaptive_max_pool2d_errors():
+    v, i = torch.empty(1, 2, 2), torch.empty(1, 2, 2, dtype=torch.int64)
+    with pytest.raises(RuntimeError, match="output_size: expected 2 values"):
+        _C.call_kernel("aten::adaptive_max_pool2d.out", [torch.zeros(1, 4, 4), [2], v, i],
+                       returns=[2, 3])
+    with pytest.raises(RuntimeError, match="indices: expected dtype int64"):
+        _C.call_kernel("aten::adaptive_max_pool2d.out",
+                       [torch.zeros(1, 4, 4), [2, 2], v, torch.empty(1, 2, 2, dtype=torch.int32)],
+                       returns=[2, 3])
+
+
+class AdaptiveMax(torch.nn.Module):
+    def forward(self, x, y):
+        a, ai = torch.nn.functional.adaptive_max_pool2d(x, (3, 2), return_indices=True)
+        b = torch.nn.functional.adaptive_max_pool1d(y, 4)
+        return a, ai, b
+
+
+def test_adaptive_max_pools_through_the_whole_flow():
+    x, y = sample((2, 3, 8, 7), torch.float32), sample((2, 5, 11), torch.float32, seed=3)
+    got = run_program(AdaptiveMax(), x, y)
+    want = AdaptiveMax()(x, y)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert torch.equal(torch.as_tensor(g), w)
