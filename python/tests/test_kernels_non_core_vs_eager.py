@@ -1,4 +1,5 @@
-"""cummax, cummin, logcumsumexp and adaptive_max_pool2d (non-core ops export leaves; Ember kernels) against eager.
+"""Ember kernels of non-core ops export leaves (cummax, cummin, logcumsumexp, adaptive_max_pool2d,
+searchsorted, bucketize, _embedding_bag_forward_only) against eager.
 
 Kernel calls through ``call_kernel`` across dtypes, dims, layouts (transposed
 input), empty and 0-d tensors, ties and NaN/inf; then the ops through the
@@ -202,3 +203,87 @@ def test_adaptive_max_pools_through_the_whole_flow():
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
         assert torch.equal(torch.as_tensor(g), w)
+
+
+# --- searchsorted / bucketize (non-core; Ember kernels) -----------------------
+
+SEARCH_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
+                 torch.int16, torch.int32, torch.int64, torch.uint8]
+
+
+def sorted_rows(shape, dtype, seed=0):
+    return sample(shape, dtype, "ties", seed).sort(dim=-1).values if not dtype.is_floating_point \
+        else sample(shape, dtype, seed=seed).sort(dim=-1).values
+
+
+@pytest.mark.parametrize("dtype", SEARCH_DTYPES)
+@pytest.mark.parametrize("right", [False, True])
+@pytest.mark.parametrize("out_int32", [False, True])
+def test_bucketize_and_1d_searchsorted(dtype, right, out_int32):
+    boundaries = sorted_rows((9,), dtype)
+    values = sample((4, 6), dtype, "ties" if not dtype.is_floating_point else "random", seed=2)
+    out_dtype = torch.int32 if out_int32 else torch.int64
+    want = aten.bucketize.Tensor(values, boundaries, out_int32=out_int32, right=right)
+    for vin in (values, values.t().contiguous().t()):
+        out = torch.empty(values.shape, dtype=out_dtype)
+        _C.call_kernel("aten::bucketize.Tensor_out", [vin, boundaries, out_int32, right, out])
+        assert torch.equal(out, want)
+    want = aten.searchsorted.Tensor(boundaries, values, out_int32=out_int32, right=right)
+    out = torch.empty(values.shape, dtype=out_dtype)
+    _C.call_kernel("aten::searchsorted.Tensor_out",
+                   [boundaries, values, out_int32, right, None, None, out])
+    assert torch.equal(out, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+@pytest.mark.parametrize("side", [None, "left", "right"])
+def test_searchsorted_rows_sorter_and_side(dtype, side):
+    unsorted = sample((2, 3, 8), dtype, "ties" if dtype == torch.int64 else "random")
+    sorter = unsorted.argsort(dim=-1, stable=True)
+    values = sample((2, 3, 5), dtype, "ties" if dtype == torch.int64 else "random", seed=4)
+    want = aten.searchsorted.Tensor(unsorted, values, side=side, sorter=sorter)
+    out = torch.empty(values.shape, dtype=torch.int64)
+    _C.call_kernel("aten::searchsorted.Tensor_out", [unsorted, values, False, False, side, sorter, out])
+    assert torch.equal(out, want)
+    seq = unsorted.sort(dim=-1).values
+    want = aten.searchsorted.Tensor(seq, values, side=side)
+    _C.call_kernel("aten::searchsorted.Tensor_out", [seq, values, False, False, side, None, out])
+    assert torch.equal(out, want)
+
+
+def test_searchsorted_nan_empty_and_errors():
+    seq = torch.tensor([1.0, 2.0, float("nan")])
+    values = torch.tensor([float("nan"), 1.5, -float("inf"), float("inf")])
+    out = torch.empty(4, dtype=torch.int64)
+    for right in (False, True):
+        _C.call_kernel("aten::searchsorted.Tensor_out", [seq, values, False, right, None, None, out])
+        assert torch.equal(out, aten.searchsorted.Tensor(seq, values, right=right))
+    _C.call_kernel("aten::searchsorted.Tensor_out", [torch.empty(0), values, False, False, None,
+                                                     None, out])
+    assert torch.equal(out, torch.zeros(4, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match="side: 'left' contradicts right=True"):
+        _C.call_kernel("aten::searchsorted.Tensor_out", [seq, values, False, True, "left", None, out])
+    with pytest.raises(RuntimeError, match="sorted_sequence: expected dtype float32, got float64"):
+        _C.call_kernel("aten::searchsorted.Tensor_out", [seq.double(), values, False, False, None,
+                                                         None, out])
+    with pytest.raises(RuntimeError, match="sorter: index 3 is out of range"):
+        _C.call_kernel("aten::searchsorted.Tensor_out", [seq, values, False, False, None,
+                                                         torch.tensor([0, 1, 3]), out])
+    with pytest.raises(RuntimeError, match="same leading dims"):
+        _C.call_kernel("aten::searchsorted.Tensor_out", [torch.zeros(2, 3), torch.zeros(3, 1),
+                                                         False, False, None, None,
+                                                         torch.empty(3, 1, dtype=torch.int64)])
+    with pytest.raises(RuntimeError, match="boundaries: expected 1-D"):
+        _C.call_kernel("aten::bucketize.Tensor_out", [values, torch.zeros(2, 2), False, False, out])
+
+
+class Buckets(torch.nn.Module):
+    def forward(self, x, edges):
+        return torch.bucketize(x, edges, right=True), torch.searchsorted(edges, x, side="left")
+
+
+def test_bucketize_and_searchsorted_through_the_whole_flow():
+    x, edges = sample((3, 7), torch.float32), torch.linspace(-2, 2, 9)
+    got = run_program(Buckets(), x, edges)
+    want = Buckets()(x, edges)
+    assert all(torch.equal(torch.as_tensor(g), w) for g, w in zip(got, want, strict=True))

@@ -122,6 +122,8 @@ _EXTRA: dict[str, Any] = {
                                         [1, 1], [0, 0], [1, 1]), {})],
     "aten.adaptive_max_pool2d.default": lambda d: [((_t(torch.arange(30.0).reshape(1, 5, 6) % 7, d),
                                                     [2, 4]), {})],
+    "aten.searchsorted.Tensor": lambda d: [((_t([1, 3, 5, 7], d), _t([[0, 3], [6, 9]], d)), {})],
+    "aten.bucketize.Tensor": lambda d: [((_t([[0, 3], [6, 9]], d), _t([1, 3, 5, 7], d)), {})],
     "aten.replication_pad1d.default": lambda d: [((_t([[[1, 2, 3, 4]]], d), [1, 2]), {})],
     "aten.select_copy.int": lambda d: [((_t([[1, 2], [3, 4]], d), 1, 0), {})],
     "aten.slice_copy.Tensor": lambda d: [((_t([[1, 2, 3], [4, 5, 6]], d), 1, 0, 2, 1), {})],

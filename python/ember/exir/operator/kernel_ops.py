@@ -38,4 +38,6 @@ EMBER_KERNEL_OPS = frozenset({
     aten.logcumsumexp.default,
     aten._embedding_bag_forward_only.default,  # nn.functional.embedding_bag without grad
     aten.adaptive_max_pool2d.default,  # and adaptive_max_pool1d, on a height-1 plane
+    aten.searchsorted.Tensor,
+    aten.bucketize.Tensor,
 })
