@@ -13,11 +13,6 @@
 namespace ember::kernels::portable {
 namespace {
 
-inline int64_t start_index(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
-inline int64_t end_index(int64_t o, int64_t out, int64_t in) {
-  return ((o + 1) * in + out - 1) / out;
-}
-
 template <typename S>
 void adaptive_avg_pool(const Tensor& input, Tensor& out, const PoolGeometry& g) {
   using Acc = std::conditional_t<std::is_same_v<S, double>, double, float>;
@@ -27,14 +22,14 @@ void adaptive_avg_pool(const Tensor& input, Tensor& out, const PoolGeometry& g) 
     for (int64_t c = 0; c < g.channels; ++c) {
       const S* plane = x + g.in_offset(n, c);
       for (int64_t od = 0; od < g.out[0]; ++od) {
-        const int64_t d0 = start_index(od, g.out[0], g.in[0]);
-        const int64_t d1 = end_index(od, g.out[0], g.in[0]);
+        const int64_t d0 = adaptive_start(od, g.out[0], g.in[0]);
+        const int64_t d1 = adaptive_end(od, g.out[0], g.in[0]);
         for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-          const int64_t h0 = start_index(oh, g.out[1], g.in[1]);
-          const int64_t h1 = end_index(oh, g.out[1], g.in[1]);
+          const int64_t h0 = adaptive_start(oh, g.out[1], g.in[1]);
+          const int64_t h1 = adaptive_end(oh, g.out[1], g.in[1]);
           for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-            const int64_t w0 = start_index(ow, g.out[2], g.in[2]);
-            const int64_t w1 = end_index(ow, g.out[2], g.in[2]);
+            const int64_t w0 = adaptive_start(ow, g.out[2], g.in[2]);
+            const int64_t w1 = adaptive_end(ow, g.out[2], g.in[2]);
             Acc sum = 0;
             for (int64_t id = d0; id < d1; ++id) {
               for (int64_t ih = h0; ih < h1; ++ih) {

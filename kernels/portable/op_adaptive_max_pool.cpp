@@ -14,11 +14,6 @@
 namespace ember::kernels::portable {
 namespace {
 
-inline int64_t start_index(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
-inline int64_t end_index(int64_t o, int64_t out, int64_t in) {
-  return ((o + 1) * in + out - 1) / out;
-}
-
 template <typename S>
 void adaptive_max_pool(const Tensor& input, Tensor& out, Tensor& indices, const PoolGeometry& g) {
   using CT = compute_t<S>;
@@ -33,11 +28,11 @@ void adaptive_max_pool(const Tensor& input, Tensor& out, Tensor& indices, const 
     for (int64_t c = 0; c < g.channels; ++c) {
       const S* plane = x + g.in_offset(n, c);
       for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-        const int64_t h0 = start_index(oh, g.out[1], g.in[1]);
-        const int64_t h1 = end_index(oh, g.out[1], g.in[1]);
+        const int64_t h0 = adaptive_start(oh, g.out[1], g.in[1]);
+        const int64_t h1 = adaptive_end(oh, g.out[1], g.in[1]);
         for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-          const int64_t w0 = start_index(ow, g.out[2], g.in[2]);
-          const int64_t w1 = end_index(ow, g.out[2], g.in[2]);
+          const int64_t w0 = adaptive_start(ow, g.out[2], g.in[2]);
+          const int64_t w1 = adaptive_end(ow, g.out[2], g.in[2]);
           CT best = lowest;
           int64_t best_i = h0 * g.in[2] + w0;
           for (int64_t ih = h0; ih < h1; ++ih) {

@@ -17,8 +17,9 @@ namespace {
 enum class Extremum { kMax, kMin };
 
 template <Extremum kWhich, typename S>
-void run_cum_extremum(const Tensor& self, const ReducePlan& plan, int64_t len, int64_t in_step,
-                      int64_t out_step, Tensor& values, Tensor& indices) {
+void run_cum_extremum(const Tensor& self, const ScanPlan& scan, Tensor& values, Tensor& indices) {
+  const ReducePlan& plan = scan.plan;
+  const int64_t len = scan.len, in_step = scan.in_step, out_step = scan.out_step;
   using CT = compute_t<S>;
   const S* x = self.data_ptr<const S>();
   S* v = values.data_ptr<S>();
@@ -56,16 +57,11 @@ void cum_extremum_out(KernelContext& ctx, const Tensor& self, int64_t dim_arg, T
                        d, static_cast<long long>(values.strides[d]),
                        static_cast<long long>(indices.strides[d]));
   }
-  ReduceDims dims;
-  (void)reduce_dims_one(ctx, dim, self.dim, "dim", &dims);
-  ReducePlan plan;  // Walks every position of the other dims.
-  plan.init(self, dims, values);
-  const int64_t len = self.dim == 0 ? 1 : self.sizes[dim];
-  const int64_t in_step = self.dim == 0 ? 0 : self.strides[dim];
-  const int64_t out_step = self.dim == 0 ? 0 : values.strides[dim];
+  ScanPlan scan;
+  scan_plan(self, dim, values, &scan);
   (void)dispatch_dtype<kAllTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    run_cum_extremum<kWhich, S>(self, plan, len, in_step, out_step, values, indices);
+    run_cum_extremum<kWhich, S>(self, scan, values, indices);
   });
 }
 

@@ -14,8 +14,9 @@ namespace {
 enum class Scan { kSum, kProd };
 
 template <Scan kScan, typename S, typename Acc>
-void run_scan(const Tensor& self, const ReducePlan& plan, int64_t len, int64_t in_step,
-              int64_t out_step, Tensor& out) {
+void run_scan(const Tensor& self, const ScanPlan& scan, Tensor& out) {
+  const ReducePlan& plan = scan.plan;
+  const int64_t len = scan.len, in_step = scan.in_step, out_step = scan.out_step;
   const S* base = self.data_ptr<const S>();
   plan.for_each_output([&](int64_t out_off, int64_t in_off) {
     Acc acc = kScan == Scan::kSum ? Acc(0) : Acc(1);
@@ -45,20 +46,15 @@ void run_scan_op(KernelContext& ctx, const Tensor& self, int64_t dim_arg,
   }
   if (!resize_out(ctx, out, self.shape())) return;
   if (out.numel == 0) return;
-  ReduceDims dims;
-  (void)reduce_dims_one(ctx, dim, self.dim, "dim", &dims);
-  ReducePlan plan;  // Walks every position of the other dims.
-  plan.init(self, dims, out);
-  const int64_t len = self.dim == 0 ? 1 : self.sizes[dim];
-  const int64_t in_step = self.dim == 0 ? 0 : self.strides[dim];
-  const int64_t out_step = self.dim == 0 ? 0 : out.strides[dim];
+  ScanPlan scan;
+  scan_plan(self, dim, out, &scan);
   (void)dispatch_dtype<kAllTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     if (is_floating_type(out.dtype)) {
-      run_scan<kScan, S, double>(self, plan, len, in_step, out_step, out);
+      run_scan<kScan, S, double>(self, scan, out);
     } else {
       // A float input cast to an integral dtype truncates first, as eager does.
-      run_scan<kScan, S, int64_t>(self, plan, len, in_step, out_step, out);
+      run_scan<kScan, S, int64_t>(self, scan, out);
     }
   });
 }

@@ -25,8 +25,9 @@ double log_add_exp(double a, double b) {
 }
 
 template <typename S>
-void run_logcumsumexp(const Tensor& self, const ReducePlan& plan, int64_t len, int64_t in_step,
-                      int64_t out_step, Tensor& out) {
+void run_logcumsumexp(const Tensor& self, const ScanPlan& scan, Tensor& out) {
+  const ReducePlan& plan = scan.plan;
+  const int64_t len = scan.len, in_step = scan.in_step, out_step = scan.out_step;
   const S* x = self.data_ptr<const S>();
   S* o = out.data_ptr<S>();
   plan.for_each_output([&](int64_t out_off, int64_t in_off) {
@@ -49,16 +50,11 @@ void logcumsumexp_out(KernelContext& ctx, const Tensor& self, int64_t dim_arg, T
   }
   if (!check_dtype(ctx, out, "out", self.dtype) || !resize_out(ctx, out, self.shape())) return;
   if (self.numel == 0) return;
-  ReduceDims dims;
-  (void)reduce_dims_one(ctx, dim, self.dim, "dim", &dims);
-  ReducePlan plan;
-  plan.init(self, dims, out);
-  const int64_t len = self.dim == 0 ? 1 : self.sizes[dim];
-  const int64_t in_step = self.dim == 0 ? 0 : self.strides[dim];
-  const int64_t out_step = self.dim == 0 ? 0 : out.strides[dim];
+  ScanPlan scan;
+  scan_plan(self, dim, out, &scan);
   (void)dispatch_dtype<kFloating>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    run_logcumsumexp<S>(self, plan, len, in_step, out_step, out);
+    run_logcumsumexp<S>(self, scan, out);
   });
 }
 

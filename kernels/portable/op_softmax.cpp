@@ -32,8 +32,9 @@ inline CT exp_ct(CT v) {
 }
 
 template <bool kLog, typename S, typename O>
-void softmax_rows(const Tensor& self, const ReducePlan& plan, int64_t len, int64_t in_step,
-                  int64_t out_step, Tensor& out) {
+void softmax_rows(const Tensor& self, const ScanPlan& scan, Tensor& out) {
+  const ReducePlan& plan = scan.plan;
+  const int64_t len = scan.len, in_step = scan.in_step, out_step = scan.out_step;
   using CT = compute_t<S>;
   const S* in = self.data_ptr<const S>();
   O* o = out.data_ptr<O>();
@@ -112,21 +113,16 @@ void run_softmax(KernelContext& ctx, const Tensor& self, int64_t dim_arg, bool h
                    });
     return;
   }
-  ReduceDims dims;
-  (void)reduce_dims_one(ctx, dim, self.dim, "dim", &dims);
-  ReducePlan plan;
-  plan.init(self, dims, out);
-  const int64_t len = self.dim == 0 ? 1 : self.sizes[dim];
-  const int64_t in_step = self.dim == 0 ? 0 : self.strides[dim];
-  const int64_t out_step = self.dim == 0 ? 0 : out.strides[dim];
+  ScanPlan scan;
+  scan_plan(self, dim, out, &scan);
   (void)dispatch_dtype<kFloating>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     if (half_to_float) {
       if constexpr (kIsFloatStorage<S> && !std::is_floating_point_v<S>) {
-        softmax_rows<kLog, S, float>(self, plan, len, in_step, out_step, out);
+        softmax_rows<kLog, S, float>(self, scan, out);
       }
     } else {
-      softmax_rows<kLog, S, S>(self, plan, len, in_step, out_step, out);
+      softmax_rows<kLog, S, S>(self, scan, out);
     }
   });
 }

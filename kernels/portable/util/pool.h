@@ -27,6 +27,13 @@ struct PoolGeometry {
   int64_t out_offset(int64_t n, int64_t c) const { return n * out_n + c * out_c; }
 };
 
+/// Adaptive pooling's window for output cell o of a dim:
+/// [floor(o·in/out), ceil((o+1)·in/out)).
+inline int64_t adaptive_start(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
+inline int64_t adaptive_end(int64_t o, int64_t out, int64_t in) {
+  return ((o + 1) * in + out - 1) / out;
+}
+
 /// Checks input rank (nd+1 or nd+2, non-empty non-batch dims) and fills the
 /// input part of `g`. False after failing.
 bool pool_input(KernelContext& ctx, const Tensor& input, int32_t nd, PoolGeometry* g);

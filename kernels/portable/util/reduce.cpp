@@ -17,6 +17,16 @@ bool reduce_dims_one(KernelContext& ctx, int64_t dim, int32_t rank, const char* 
   return true;
 }
 
+void scan_plan(const Tensor& self, int32_t dim, const Tensor& out, ScanPlan* scan) {
+  ReduceDims dims;
+  dims.rank = self.dim;
+  if (self.dim > 0) dims.reduced[dim] = true;
+  scan->plan.init(self, dims, out);
+  scan->len = self.dim == 0 ? 1 : self.sizes[dim];
+  scan->in_step = self.dim == 0 ? 0 : self.strides[dim];
+  scan->out_step = self.dim == 0 ? 0 : out.strides[dim];
+}
+
 bool reduce_dims_list(KernelContext& ctx, std::optional<IntSpan> dim, const char* name,
                       int32_t rank, ReduceDims* out) {
   if (!dim.has_value() || dim->empty()) {

@@ -126,6 +126,17 @@ struct ReducePlan {
   }
 };
 
+/// The walk of an op along one dim (cumsum, cummax, logcumsumexp, softmax):
+/// every position of the other dims, with the dim's length and its strides in
+/// self and out (a 0-d tensor is one element).
+struct ScanPlan {
+  ReducePlan plan;
+  int64_t len = 1, in_step = 0, out_step = 0;
+};
+
+/// `dim` already normalised (see normalize_dim); out has self's shape.
+void scan_plan(const Tensor& self, int32_t dim, const Tensor& out, ScanPlan* scan);
+
 /// Accumulates a row of n values of type S into Acc with several independent
 /// accumulators (so a unit-stride row vectorises without reassociating one
 /// chain). step(Acc, Acc value) -> Acc; merge(Acc, Acc) -> Acc.
