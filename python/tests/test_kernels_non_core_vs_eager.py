@@ -1,5 +1,5 @@
 """Ember kernels of non-core ops export leaves (cummax, cummin, logcumsumexp, adaptive_max_pool2d,
-searchsorted, bucketize, _embedding_bag_forward_only) against eager.
+searchsorted, bucketize, angle, frexp, _embedding_bag_forward_only) against eager.
 
 Kernel calls through ``call_kernel`` across dtypes, dims, layouts (transposed
 input), empty and 0-d tensors, ties and NaN/inf; then the ops through the
@@ -286,4 +286,53 @@ def test_bucketize_and_searchsorted_through_the_whole_flow():
     x, edges = sample((3, 7), torch.float32), torch.linspace(-2, 2, 9)
     got = run_program(Buckets(), x, edges)
     want = Buckets()(x, edges)
+    assert all(torch.equal(torch.as_tensor(g), w) for g, w in zip(got, want, strict=True))
+
+
+# --- angle, frexp (non-core; Ember kernels) ----------------------------------
+
+SPECIALS = [float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e-40, -3.5, 2.0, 1e30]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16,
+                                   torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8])
+def test_angle(dtype):
+    if dtype.is_floating_point:
+        x = torch.cat([torch.tensor(SPECIALS, dtype=torch.float64).to(dtype),
+                       sample((12,), dtype)]).reshape(3, 7)
+    else:
+        x = sample((3, 7), dtype)
+    want = torch.angle(x)
+    for xin in (x, x.t().contiguous().t()):
+        out = torch.empty_like(want)
+        _C.call_kernel("aten::angle.out", [xin, out])
+        torch.testing.assert_close(out, want, rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_frexp(dtype):
+    x = torch.cat([torch.tensor(SPECIALS, dtype=torch.float64).to(dtype),
+                   sample((12,), dtype) * 1000]).reshape(3, 7)
+    want_m, want_e = torch.frexp(x)
+    for xin in (x, x.t().contiguous().t()):
+        m, e = torch.empty_like(want_m), torch.empty_like(want_e)
+        _C.call_kernel("aten::frexp.Tensor_out", [xin, m, e], returns=[1, 2])
+        torch.testing.assert_close(m, want_m, rtol=0, atol=0, equal_nan=True)
+        assert torch.equal(e, want_e), (e, want_e)
+    with pytest.raises(RuntimeError, match="exponent: expected dtype int32"):
+        _C.call_kernel("aten::frexp.Tensor_out", [x, torch.empty_like(x),
+                                                  torch.empty(x.shape, dtype=torch.int64)],
+                       returns=[1, 2])
+
+
+class AngleFrexp(torch.nn.Module):
+    def forward(self, x):
+        m, e = torch.frexp(x)
+        return torch.angle(x), m, e
+
+
+def test_angle_and_frexp_through_the_whole_flow():
+    x = sample((4, 5), torch.float32) * 100
+    got = run_program(AngleFrexp(), x)
+    want = AngleFrexp()(x)
     assert all(torch.equal(torch.as_tensor(g), w) for g, w in zip(got, want, strict=True))

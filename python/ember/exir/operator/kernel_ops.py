@@ -40,4 +40,6 @@ EMBER_KERNEL_OPS = frozenset({
     aten.adaptive_max_pool2d.default,  # and adaptive_max_pool1d, on a height-1 plane
     aten.searchsorted.Tensor,
     aten.bucketize.Tensor,
+    aten.angle.default,
+    aten.frexp.Tensor,
 })
