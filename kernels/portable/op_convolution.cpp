@@ -16,7 +16,9 @@
 //
 // Prepare packs a constant float32 weight once into the GEMM's A panels
 // (PackedPanels, in method-allocator memory): execute then reads them in
-// place instead of repacking the weight of every group on every call.
+// place instead of repacking the weight of every group on every call. A
+// 3×3, stride-1 convolution large enough to gain is packed for Winograd
+// F(4×4, 3×3) instead (util/conv_winograd.h; EMBER_WINOGRAD=0 keeps im2col).
 #include <cstdio>
 
 #include "kernels/portable/util/args.h"
@@ -24,6 +26,7 @@
 #include "kernels/portable/util/conv_config.h"
 #include "kernels/portable/util/conv_direct.h"
 #include "kernels/portable/util/conv_transposed.h"
+#include "kernels/portable/util/conv_winograd.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemv.h"
 #include "kernels/generated/kernel_functions.h"
@@ -45,6 +48,7 @@ struct ConvPrepared {
   int64_t group_stride = 0;  // Elements between two groups' panels.
   int64_t ocg = 0, k = 0;
   int tile = 0;
+  WinogradWeights winograd;  // packed != null: 3×3 stride 1 through util/conv_winograd.h.
 };
 
 // Walks k = (c, y, x) of a Cg·KH·KW reduction without divides.
@@ -484,6 +488,40 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
   }
 }
 
+// The Winograd path prepare chose (its weight, a 3×3 stride-1 geometry).
+void run_winograd(KernelContext& ctx, const Tensor& input, const Tensor* bias,
+                  const ConvGeometry& g, const WinogradWeights& u, Tensor& out) {
+  WinogradIo io;
+  io.x = input.data_ptr<const float>();
+  io.x_n = input.strides[0];
+  io.x_c = input.strides[1];
+  io.x_h = input.strides[2];
+  io.x_w = input.strides[3];
+  io.batch = input.sizes[0];
+  io.in_h = g.in_h;
+  io.in_w = g.in_w;
+  io.pad_h = g.pad_h;
+  io.pad_w = g.pad_w;
+  io.out = out.data_ptr<float>();
+  io.o_n = out.strides[0];
+  io.o_c = out.strides[1];
+  io.o_h = out.strides[2];
+  io.o_w = out.strides[3];
+  io.out_h = g.out_h;
+  io.out_w = g.out_w;
+  if (bias != nullptr) {
+    io.bias = bias->data_ptr<const float>();
+    io.bias_stride = bias->strides[0];
+  }
+  const size_t need = winograd_scratch_bytes(u.ic, u.oc, g.out_h, g.out_w, ctx.threads());
+  if (!winograd_conv(ctx, io, u, ctx.scratch(need), ctx.scratch_size())) {
+    ctx.fail(Error::MemoryAllocationFailed,
+             "the Winograd path needs %zu bytes of scratch memory, the method has %zu (was "
+             "prepare's reserve_scratch honoured?)",
+             need, ctx.scratch_size());
+  }
+}
+
 // 3-D convolution and the dtypes the GEMM path does not take.
 void run_direct(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                 int64_t groups, const int64_t* stride, const int64_t* padding,
@@ -536,7 +574,6 @@ Error convolution_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
                               const Tensor& weight, const Tensor* bias, IntSpan stride,
                               IntSpan padding, IntSpan dilation, bool transposed,
                               IntSpan output_padding, int64_t groups, Tensor& out) {
-  (void)out;
   const ConvArgs conv_args{stride, padding, dilation, transposed, output_padding, groups};
   const Error err = conv_load_check(input, ctx.is_constant(input), weight,
                                     ctx.is_constant(weight), bias, conv_args);
@@ -551,6 +588,26 @@ Error convolution_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
     return Error::Ok;  // Nothing to pack: execute packs per call as before.
   }
   const bool is_2d = weight.dim == 4;
+  if (is_2d && groups == 1 && weight.sizes[2] == 3 && weight.sizes[3] == 3 && stride.size() == 2 &&
+      stride[0] == 1 && stride[1] == 1 && dilation.size() == 2 && dilation[0] == 1 &&
+      dilation[1] == 1 && out.dim == 4 && winograd_enabled() &&
+      winograd_suits(weight.sizes[1], weight.sizes[0], out.sizes[2], out.sizes[3])) {
+    auto* state = ctx.allocate_state<ConvPrepared>();
+    if (state == nullptr) return ctx.failure();
+    const int64_t oc = weight.sizes[0], ic = weight.sizes[1];
+    auto* packed = static_cast<float*>(ctx.allocate(
+        static_cast<size_t>(winograd_weight_floats(oc, ic)) * sizeof(float), 64));
+    if (packed == nullptr) return ctx.failure();
+    *state = ConvPrepared{weight.data, nullptr, 0, ocg, k, 0, {}};
+    state->winograd = winograd_pack_weights(weight.data_ptr<const float>(), weight.strides[0],
+                                            weight.strides[1], weight.strides[2],
+                                            weight.strides[3], oc, ic, packed);
+    ctx.reserve_scratch(
+        winograd_scratch_bytes(ic, oc, out.sizes[2], out.sizes[3], ctx.threads()));
+    ctx.set_state(state);
+    ctx.mark_packed(weight);
+    return Error::Ok;
+  }
   const int tile = gemm_mr<float>();
   const int64_t group_stride =
       packed_panels_size(ocg, k, tile, GemmBlocking<float>::kMC);
@@ -570,7 +627,7 @@ Error convolution_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
                                 weight.strides[is_2d ? 3 : 2], &g};
     (void)pack_a_for_gemm<float>(a, ocg, k, packed + grp * group_stride);
   }
-  *state = ConvPrepared{weight.data, packed, group_stride, ocg, k, tile};
+  *state = ConvPrepared{weight.data, packed, group_stride, ocg, k, tile, {}};
   ctx.set_state(state);
   ctx.mark_packed(weight);  // run_conv reads the panels only (the GEMM path is fixed by the weight).
   return Error::Ok;
@@ -684,6 +741,10 @@ void convolution_out(KernelContext& ctx, const Tensor& input_arg, const Tensor& 
       (prepared->weight_data != weight->data || prepared->ocg != oc / groups ||
        prepared->k != g.c_per_group * g.kh * g.kw)) {
     prepared = nullptr;
+  }
+  if (prepared != nullptr && prepared->winograd.packed != nullptr) {
+    run_winograd(ctx, *input, bias, g, prepared->winograd, *out);
+    return;
   }
   const bool ok = dispatch_dtype<kF32F64>(input->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

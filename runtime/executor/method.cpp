@@ -22,6 +22,8 @@ Method::Method(Method&& other)
       num_steps_(other.num_steps_),
       prepared_bytes_(other.prepared_bytes_),
       dropped_constant_bytes_(other.dropped_constant_bytes_),
+      scratch_(other.scratch_),
+      scratch_size_(other.scratch_size_),
       delegates_(other.delegates_),
       num_delegates_(other.num_delegates_),
       input_guards_(other.input_guards_),
@@ -151,6 +153,7 @@ Error Method::execute() {
   KernelContext ctx;
   ctx.rng_state() = rng_state_;
   ctx.set_thread_pool(thread_pool_);
+  ctx.set_scratch(scratch_, scratch_size_);
   size_t pc = 0;
   while (pc < num_steps_) {
     const Step& step = steps_[pc];

@@ -86,6 +86,9 @@ class Method {
   /// Bytes the kernels' prepare steps took from the method allocator
   /// (packed weights, derived geometry), counted at load.
   size_t prepared_bytes() const { return prepared_bytes_; }
+  /// Bytes of scratch memory the kernels share while they run (the largest
+  /// KernelPrepareContext::reserve_scratch request; counted in prepared_bytes).
+  size_t scratch_bytes() const { return scratch_size_; }
   /// Bytes of constants only prepare steps read (they keep packed copies),
   /// handed back to the data loader at load (DataLoader::drop_pages; an
   /// mmapped file drops them from memory).
@@ -111,6 +114,8 @@ class Method {
   size_t num_steps_ = 0;
   size_t prepared_bytes_ = 0;
   size_t dropped_constant_bytes_ = 0;
+  void* scratch_ = nullptr;  // Shared by the kernels while they run (KernelContext::scratch).
+  size_t scratch_size_ = 0;
   DelegateInstance* delegates_ = nullptr;
   size_t num_delegates_ = 0;  // Initialised ones: destroyed with the method.
   InputGuardTable input_guards_;

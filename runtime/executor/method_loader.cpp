@@ -30,6 +30,7 @@ class MethodLoader {
     EMBER_TRY(init_input_guards());
     EMBER_TRY(init_delegates());
     EMBER_TRY(init_steps());
+    EMBER_TRY(init_scratch());
     count_dropped_constants();
     return static_cast<Method&&>(method_);
   }
@@ -340,6 +341,22 @@ class MethodLoader {
     return Error::Ok;
   }
 
+  // One scratch buffer for the whole method, as large as the largest request
+  // of its kernels' prepare steps: instructions run one at a time, so they
+  // can share it (KernelContext::scratch).
+  Error init_scratch() {
+    if (scratch_request_ == 0) return Error::Ok;
+    void* p = alloc_->allocate(scratch_request_, 64);
+    EMBER_CHECK_OR_RETURN(p != nullptr, Error::MemoryAllocationFailed,
+                          "method '%s': method allocator exhausted allocating %zu bytes of "
+                          "kernel scratch (%zu of %zu bytes used)",
+                          name(), scratch_request_, alloc_->used(), alloc_->capacity());
+    method_.scratch_ = p;
+    method_.scratch_size_ = scratch_request_;
+    method_.prepared_bytes_ += scratch_request_;
+    return Error::Ok;
+  }
+
   // With a known signature, every argument must be of the kind the kernel
   // reads, and its dtype argument of a dtype it computes (the op list's
   // `dtypes:`); the kernels still check the other dtypes and shapes at run time.
@@ -382,6 +399,7 @@ class MethodLoader {
                              method_.thread_pool_, packed);
     const Error err = kernel.prepare(ctx, step->args);
     method_.prepared_bytes_ += ctx.prepared_bytes();
+    if (ctx.scratch_bytes() > scratch_request_) scratch_request_ = ctx.scratch_bytes();
     step->prepared_bytes = ctx.prepared_bytes() > UINT32_MAX
                                ? UINT32_MAX
                                : static_cast<uint32_t>(ctx.prepared_bytes());
@@ -552,6 +570,7 @@ class MethodLoader {
   MemoryAllocator* alloc_;
   uint8_t* constant_use_ = nullptr;
   size_t num_constant_buffers_ = 0;
+  size_t scratch_request_ = 0;  // Largest KernelPrepareContext::reserve_scratch.
   Method method_;
 };
 

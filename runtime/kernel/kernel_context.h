@@ -41,6 +41,17 @@ class KernelContext {
   /// Deterministic random state for ops such as randn (per method, seeded).
   uint64_t& rng_state() { return rng_state_; }
 
+  /// The method's scratch memory (KernelPrepareContext::reserve_scratch):
+  /// `bytes` of it, 64-byte aligned, valid until the kernel returns and
+  /// shared by every instruction of the method (never kept across calls);
+  /// null when less than `bytes` was reserved.
+  void* scratch(size_t bytes) const { return bytes <= scratch_size_ ? scratch_ : nullptr; }
+  size_t scratch_size() const { return scratch_size_; }
+  void set_scratch(void* scratch, size_t size) {
+    scratch_ = scratch;
+    scratch_size_ = scratch != nullptr ? size : 0;
+  }
+
   /// The pool parallel_for runs on (null: the calling thread only). The
   /// method sets it from thread_pool.h once, at load.
   void set_thread_pool(ThreadPool* pool) { pool_ = pool; }
@@ -70,6 +81,8 @@ class KernelContext {
   void* state_ = nullptr;
   uint64_t rng_state_ = 0x853c49e6748fea9bULL;
   ThreadPool* pool_ = nullptr;
+  void* scratch_ = nullptr;
+  size_t scratch_size_ = 0;
 };
 
 /// What a kernel's prepare step sees: it runs once per instruction, in
@@ -119,6 +132,16 @@ class KernelPrepareContext {
   void* state() const { return state_; }
   size_t prepared_bytes() const { return prepared_bytes_; }
 
+  /// Asks for `bytes` of scratch memory at every execute of this
+  /// instruction (KernelContext::scratch). The method allocates the largest
+  /// request of its instructions once, at load, and they share it: memory a
+  /// kernel needs only while it runs (a transformed copy of its input), not
+  /// the per-instruction state `allocate` keeps.
+  void reserve_scratch(size_t bytes) {
+    if (bytes > scratch_bytes_) scratch_bytes_ = bytes;
+  }
+  size_t scratch_bytes() const { return scratch_bytes_; }
+
   /// Threads the kernel's parallel_for will have (1 without a pool).
   size_t threads() const { return thread_pool_threads(pool_); }
 
@@ -137,6 +160,7 @@ class KernelPrepareContext {
   bool* packed_;  // packed_[a]: mark_packed(args[a]) was called (null: not tracked).
   void* state_ = nullptr;
   size_t prepared_bytes_ = 0;
+  size_t scratch_bytes_ = 0;
   Error failure_ = Error::Ok;
 };
 
