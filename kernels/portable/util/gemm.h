@@ -79,6 +79,20 @@ struct StridedMatrix {
         for (int64_t p = 0; p < kc; ++p) {
           for (int ii = 0; ii < kMR; ++ii) dst[p * kMR + ii] = src[p * cs + ii];
         }
+      } else if (rows == kMR) {
+        // Row-major A: kMR read streams, one sequential write stream (a row
+        // at a time would write every kMR-th element of the strip kMR times).
+        const T* src[kMR];
+        for (int ii = 0; ii < kMR; ++ii) src[ii] = data + (i0 + s + ii) * rs + p0 * cs;
+        if (cs == 1) {
+          for (int64_t p = 0; p < kc; ++p) {
+            for (int ii = 0; ii < kMR; ++ii) dst[p * kMR + ii] = src[ii][p];
+          }
+        } else {
+          for (int64_t p = 0; p < kc; ++p) {
+            for (int ii = 0; ii < kMR; ++ii) dst[p * kMR + ii] = src[ii][p * cs];
+          }
+        }
       } else {
         for (int64_t ii = 0; ii < kMR; ++ii) {
           T* d = dst + ii;
