@@ -491,24 +491,11 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
 // The Winograd path prepare chose (its weight, a 3×3 stride-1 geometry).
 void run_winograd(KernelContext& ctx, const Tensor& input, const Tensor* bias,
                   const ConvGeometry& g, const WinogradWeights& u, Tensor& out) {
-  WinogradIo io;
-  io.x = input.data_ptr<const float>();
-  io.x_n = input.strides[0];
-  io.x_c = input.strides[1];
-  io.x_h = input.strides[2];
-  io.x_w = input.strides[3];
-  io.batch = input.sizes[0];
-  io.in_h = g.in_h;
-  io.in_w = g.in_w;
-  io.pad_h = g.pad_h;
-  io.pad_w = g.pad_w;
-  io.out = out.data_ptr<float>();
-  io.o_n = out.strides[0];
-  io.o_c = out.strides[1];
-  io.o_h = out.strides[2];
-  io.o_w = out.strides[3];
-  io.out_h = g.out_h;
-  io.out_w = g.out_w;
+  const int64_t* xs = input.strides;
+  const int64_t* os = out.strides;
+  WinogradIo io{input.data_ptr<const float>(), xs[0], xs[1], xs[2], xs[3],
+                input.sizes[0], g.in_h, g.in_w, g.pad_h, g.pad_w,
+                out.data_ptr<float>(), os[0], os[1], os[2], os[3], g.out_h, g.out_w};
   if (bias != nullptr) {
     io.bias = bias->data_ptr<const float>();
     io.bias_stride = bias->strides[0];

@@ -158,16 +158,29 @@ size_t call_kernel(const std::string& name, nb::list args, std::optional<std::ve
       kernel->prepare != nullptr ? new uint8_t[prepare_bytes] : nullptr);
   MemoryAllocator allocator(method_memory.get(), kernel->prepare != nullptr ? prepare_bytes : 0);
   void* state = nullptr;
+  void* scratch = nullptr;
+  size_t scratch_bytes = 0;
   if (kernel->prepare != nullptr) {
     KernelPrepareContext pctx(kernel->name, &allocator, ptrs.data(), constant, ptrs.size(),
                               thread_pool());
     const Error err = kernel->prepare(pctx, ptrs.data());
     if (err != Error::Ok) python::raise_error(err, "call_kernel (prepare)");
     state = pctx.state();
+    // The scratch a method would share among its kernels (reserve_scratch).
+    if (pctx.scratch_bytes() > 0) {
+      scratch = allocator.allocate(pctx.scratch_bytes(), 64);
+      if (scratch == nullptr) {
+        throw nb::value_error(("call_kernel: prepare_bytes is too small for the kernel's " +
+                               std::to_string(pctx.scratch_bytes()) + " bytes of scratch")
+                                  .c_str());
+      }
+      scratch_bytes = pctx.scratch_bytes();
+    }
   }
   KernelContext ctx(kernel->name);
   ctx.set_thread_pool(thread_pool());  // As a loaded method would: tests cover parallel paths.
   ctx.set_state(state);
+  ctx.set_scratch(scratch, scratch_bytes);
   {
     nb::gil_scoped_release release;
     for (int r = 0; r < runs && ctx.failure() == Error::Ok; ++r) {

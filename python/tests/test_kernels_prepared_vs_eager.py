@@ -73,6 +73,27 @@ def test_convolution_packs_a_constant_weight(case, layout):
     assert rel_err(packed, want) < 1e-5
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_convolution_winograd_through_call_kernel(layout):
+    # Large enough for Winograd F(4x4, 3x3): call_kernel hands the kernel the
+    # scratch its prepare reserved, as a loaded method does. Its bits differ
+    # from im2col's; both are within conv_winograd.h's bound of float64.
+    x = RNG.standard_normal((2, 24, 20, 18)).astype(np.float32)
+    w = RNG.standard_normal((32, 24, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal((32,)).astype(np.float32)
+    if layout == "channels_last":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    plain, _, _ = conv_call(x, w, b, [1, 1], [1, 1], [1, 1], 1, [], 1)
+    packed, _, used = conv_call(x, w, b, [1, 1], [1, 1], [1, 1], 1, [1], 3)
+    want = torch.ops.aten.convolution.default(
+        torch.from_numpy(x).double(), torch.from_numpy(w).double(), torch.from_numpy(b).double(),
+        [1, 1], [1, 1], [1, 1], False, [0, 0], 1).numpy()
+    assert used >= 36 * 32 * 24 * 4, "the transformed weight: 36 matrices of 32 x 24"
+    assert rel_err(packed, want) <= 3e-5
+    assert rel_err(plain, want) <= 2e-6
+    assert not np.array_equal(packed, plain)
+
+
 def test_convolution_float64_and_transposed_prepare_nothing():
     x = RNG.standard_normal((1, 4, 6, 6))
     w = RNG.standard_normal((6, 4, 3, 3))

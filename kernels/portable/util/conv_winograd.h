@@ -46,10 +46,10 @@ struct WinogradWeights {
 /// Elements of the input and output as strides, the 2-D geometry and bias.
 struct WinogradIo {
   const float* x = nullptr;
-  int64_t x_n = 0, x_c = 0, x_h = 0, x_w = 0;
+  int64_t x_n = 0, x_c = 0, x_h = 0, x_w = 0;  // Strides in elements.
   int64_t batch = 0, in_h = 0, in_w = 0, pad_h = 0, pad_w = 0;
   float* out = nullptr;
-  int64_t o_n = 0, o_c = 0, o_h = 0, o_w = 0;
+  int64_t o_n = 0, o_c = 0, o_h = 0, o_w = 0;  // Strides in elements.
   int64_t out_h = 0, out_w = 0;
   const float* bias = nullptr;  // Null: no bias.
   int64_t bias_stride = 0;
