@@ -159,7 +159,14 @@ INSTANTIATE_TEST_SUITE_P(
                       WinoCase{1, 48, 96, 90, 40, 1, 1, true, false, false},
                       // Channels-last input and output.
                       WinoCase{1, 24, 20, 19, 32, 1, 1, true, true, true},
-                      WinoCase{2, 16, 16, 23, 16, 1, 1, false, true, false}));
+                      WinoCase{2, 16, 16, 23, 16, 1, 1, false, true, false}),
+    [](const ::testing::TestParamInfo<WinoCase>& info) {
+      const WinoCase& p = info.param;
+      return "n" + std::to_string(p.n) + "_c" + std::to_string(p.c) + "_" + std::to_string(p.h) +
+             "x" + std::to_string(p.w) + "_oc" + std::to_string(p.oc) + "_pad" +
+             std::to_string(p.ph) + std::to_string(p.pw) + (p.bias ? "_bias" : "") +
+             (p.channels_last_in ? "_in_cl" : "") + (p.channels_last_out ? "_out_cl" : "");
+    });
 
 TEST(WinogradTest, SameBitsOnAnyThreadCount) {
   Prepared prep({1, 48, 40, 44, 56, 1, 1, true, false, false});
