@@ -10,6 +10,7 @@
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/pool.h"
 #include "kernels/portable/util/reduce.h"
+#include "kernels/portable/util/window_max.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -22,29 +23,19 @@ void adaptive_max_pool(const Tensor& input, Tensor& out, Tensor& indices, const 
   const S* x = input.data_ptr<const S>();
   S* y = out.data_ptr<S>();
   int64_t* ix = indices.data_ptr<int64_t>();
-  const CT lowest = std::numeric_limits<CT>::has_infinity ? -std::numeric_limits<CT>::infinity()
-                                                          : std::numeric_limits<CT>::lowest();
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t c = 0; c < g.channels; ++c) {
       const S* plane = x + g.in_offset(n, c);
+      PoolWindow win{{0, 0, 0}, {1, 0, 0}, {1, 1, 1}};
       for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-        const int64_t h0 = adaptive_start(oh, g.out[1], g.in[1]);
-        const int64_t h1 = adaptive_end(oh, g.out[1], g.in[1]);
+        win.lo[1] = adaptive_start(oh, g.out[1], g.in[1]);
+        win.hi[1] = adaptive_end(oh, g.out[1], g.in[1]);
         for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-          const int64_t w0 = adaptive_start(ow, g.out[2], g.in[2]);
-          const int64_t w1 = adaptive_end(ow, g.out[2], g.in[2]);
-          CT best = lowest;
-          int64_t best_i = h0 * g.in[2] + w0;
-          for (int64_t ih = h0; ih < h1; ++ih) {
-            const S* row = plane + ih * g.in_sp[1];
-            for (int64_t iw = w0; iw < w1; ++iw) {
-              const CT v = convert<CT>(row[iw * g.in_sp[2]]);
-              if (v > best || is_nan_value(v)) {
-                best = v;
-                best_i = ih * g.in[2] + iw;
-              }
-            }
-          }
+          win.lo[2] = adaptive_start(ow, g.out[2], g.in[2]);
+          win.hi[2] = adaptive_end(ow, g.out[2], g.in[2]);
+          CT best;
+          int64_t best_i;
+          window_max(plane, g, win, &best, &best_i);
           y[g.out_offset(n, c) + oh * g.out_sp[1] + ow * g.out_sp[2]] = convert<S>(best);
           ix[n * ix_n + c * ix_c + oh * ix_sp[1] + ow * ix_sp[2]] = best_i;
         }

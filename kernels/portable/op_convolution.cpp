@@ -500,8 +500,9 @@ void run_winograd(KernelContext& ctx, const Tensor& input, const Tensor* bias,
     io.bias = bias->data_ptr<const float>();
     io.bias_stride = bias->strides[0];
   }
-  const size_t need = winograd_scratch_bytes(u.ic, u.oc, g.out_h, g.out_w, ctx.threads());
-  if (!winograd_conv(ctx, io, u, ctx.scratch(need), ctx.scratch_size())) {
+  if (!winograd_conv(ctx, io, u, ctx.scratch(ctx.scratch_size()), ctx.scratch_size())) {
+    // Only to say how much: the size is computed again on this path alone.
+    const size_t need = winograd_scratch_bytes(u.ic, u.oc, g.out_h, g.out_w, ctx.threads());
     ctx.fail(Error::MemoryAllocationFailed,
              "the Winograd path needs %zu bytes of scratch memory, the method has %zu (was "
              "prepare's reserve_scratch honoured?)",

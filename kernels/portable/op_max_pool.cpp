@@ -19,6 +19,7 @@
 #include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/pool.h"
 #include "kernels/portable/util/reduce.h"
+#include "kernels/portable/util/window_max.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -177,37 +178,25 @@ void max_pool(KernelContext& ctx, const Tensor& input, Tensor& out, Tensor& indi
   const S* x = input.data_ptr<const S>();
   S* y = out.data_ptr<S>();
   int64_t* ix = indices.data_ptr<int64_t>();
-  const CT lowest = std::numeric_limits<CT>::has_infinity ? -std::numeric_limits<CT>::infinity()
-                                                          : std::numeric_limits<CT>::lowest();
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t c = 0; c < g.channels; ++c) {
       const S* plane = x + g.in_offset(n, c);
+      PoolWindow win{{}, {}, {g.d[0], g.d[1], g.d[2]}};
       for (int64_t od = 0; od < g.out[0]; ++od) {
-        int64_t d0 = od * g.s[0] - g.p[0];
-        const int64_t d1 = std::min(d0 + (g.k[0] - 1) * g.d[0] + 1, g.in[0]);
-        while (d0 < 0) d0 += g.d[0];
+        win.lo[0] = od * g.s[0] - g.p[0];
+        win.hi[0] = std::min(win.lo[0] + (g.k[0] - 1) * g.d[0] + 1, g.in[0]);
+        while (win.lo[0] < 0) win.lo[0] += g.d[0];
         for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-          int64_t h0 = oh * g.s[1] - g.p[1];
-          const int64_t h1 = std::min(h0 + (g.k[1] - 1) * g.d[1] + 1, g.in[1]);
-          while (h0 < 0) h0 += g.d[1];
+          win.lo[1] = oh * g.s[1] - g.p[1];
+          win.hi[1] = std::min(win.lo[1] + (g.k[1] - 1) * g.d[1] + 1, g.in[1]);
+          while (win.lo[1] < 0) win.lo[1] += g.d[1];
           for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-            int64_t w0 = ow * g.s[2] - g.p[2];
-            const int64_t w1 = std::min(w0 + (g.k[2] - 1) * g.d[2] + 1, g.in[2]);
-            while (w0 < 0) w0 += g.d[2];
-            CT best = lowest;
-            int64_t best_i = (d0 * g.in[1] + h0) * g.in[2] + w0;
-            for (int64_t id = d0; id < d1; id += g.d[0]) {
-              for (int64_t ih = h0; ih < h1; ih += g.d[1]) {
-                const S* row = plane + id * g.in_sp[0] + ih * g.in_sp[1];
-                for (int64_t iw = w0; iw < w1; iw += g.d[2]) {
-                  const CT v = convert<CT>(row[iw * g.in_sp[2]]);
-                  if (v > best || is_nan_value(v)) {
-                    best = v;
-                    best_i = (id * g.in[1] + ih) * g.in[2] + iw;
-                  }
-                }
-              }
-            }
+            win.lo[2] = ow * g.s[2] - g.p[2];
+            win.hi[2] = std::min(win.lo[2] + (g.k[2] - 1) * g.d[2] + 1, g.in[2]);
+            while (win.lo[2] < 0) win.lo[2] += g.d[2];
+            CT best;
+            int64_t best_i;
+            window_max(plane, g, win, &best, &best_i);
             y[g.out_offset(n, c) + od * g.out_sp[0] + oh * g.out_sp[1] + ow * g.out_sp[2]] =
                 convert<S>(best);
             ix[n * ix_n + c * ix_c + od * ix_sp[0] + oh * ix_sp[1] + ow * ix_sp[2]] = best_i;
