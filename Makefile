@@ -120,6 +120,11 @@ test-python:
 	@echo "Again with EMBER_ISA=baseline:"
 	cd python/tests && EMBER_ISA=baseline $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile \
 	  $(ISA_BASELINE_TESTS)
+	@if [ "$$($(PY) -c 'import ember._C as c; print(c.host_isa())')" = avx512 ]; then \
+	  echo "Again with EMBER_ISA=avx2 (the host has AVX-512, so the AVX2 builds run only here):"; \
+	  cd python/tests && EMBER_ISA=avx2 $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) \
+	    --dist loadfile $(ISA_BASELINE_TESTS); \
+	fi
 
 # Benchmarks (never part of `make test`): the Google Benchmark binaries in
 # their own build dir, then the model/kernel comparison, which rewrites

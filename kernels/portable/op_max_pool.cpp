@@ -15,7 +15,8 @@
 #include "kernels/generated/kernel_functions.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/cpu_isa.h"
-#include "kernels/portable/util/gemm.h"  // cpu_has_avx2_fma
+#include "kernels/portable/util/gemm.h"  // cpu_has_avx2_fma, cpu_has_avx512f
+#include "kernels/portable/util/isa_target.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/pool.h"
 #include "kernels/portable/util/reduce.h"
@@ -73,23 +74,32 @@ void max_pool_row(const float* const* rows, const int64_t* base, int nrows, int6
   max_pool_row_body<kStride>(rows, base, nrows, kw, len, y, ix);
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx2,fma"))) void max_pool_row_avx2(const float* const* rows,
-                                                           const int64_t* base, int nrows,
-                                                           int64_t kw, int64_t len, float* y,
-                                                           int64_t* ix) {
+#if EMBER_ISA_X86
+EMBER_TARGET_AVX2_FMA void max_pool_row_avx2(const float* const* rows, const int64_t* base,
+                                             int nrows, int64_t kw, int64_t len, float* y,
+                                             int64_t* ix) {
   max_pool_row_body<1>(rows, base, nrows, kw, len, y, ix);
 }
-__attribute__((target("avx2,fma"))) void max_pool_row_s2_avx2(const float* const* rows,
-                                                              const int64_t* base, int nrows,
-                                                              int64_t kw, int64_t len, float* y,
-                                                              int64_t* ix) {
+EMBER_TARGET_AVX2_FMA void max_pool_row_s2_avx2(const float* const* rows, const int64_t* base,
+                                                int nrows, int64_t kw, int64_t len, float* y,
+                                                int64_t* ix) {
+  max_pool_row_body<2>(rows, base, nrows, kw, len, y, ix);
+}
+EMBER_TARGET_AVX512 void max_pool_row_avx512(const float* const* rows, const int64_t* base,
+                                             int nrows, int64_t kw, int64_t len, float* y,
+                                             int64_t* ix) {
+  max_pool_row_body<1>(rows, base, nrows, kw, len, y, ix);
+}
+EMBER_TARGET_AVX512 void max_pool_row_s2_avx512(const float* const* rows, const int64_t* base,
+                                                int nrows, int64_t kw, int64_t len, float* y,
+                                                int64_t* ix) {
   max_pool_row_body<2>(rows, base, nrows, kw, len, y, ix);
 }
 #endif
 
 MaxPoolRowFn select_max_pool_row(int64_t stride) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if EMBER_ISA_X86
+  if (cpu_has_avx512f()) return stride == 1 ? &max_pool_row_avx512 : &max_pool_row_s2_avx512;
   if (cpu_has_avx2_fma()) return stride == 1 ? &max_pool_row_avx2 : &max_pool_row_s2_avx2;
 #endif
   return stride == 1 ? &max_pool_row<1> : &max_pool_row<2>;

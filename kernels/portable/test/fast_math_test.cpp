@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/portable/util/softmax_f32.h"
@@ -20,22 +21,28 @@
 namespace ember::kernels::portable {
 namespace {
 
-using UnaryFn = void (*)(UnaryF32, const float*, float*, int64_t);
-using SoftmaxFn = void (*)(bool, const float*, float*, int64_t, int64_t, int64_t);
+// One build of the span loops: the ISA level it was compiled for.
+struct Build {
+  Isa isa;
+  void operator()(UnaryF32 op, const float* x, float* y, int64_t n) const {
+    unary_f32_at(isa, op, x, y, n);
+  }
+  void operator()(bool log, const float* in, float* out, int64_t outer, int64_t n,
+                  int64_t inner) const {
+    softmax_f32_at(isa, log, in, out, outer, n, inner);
+  }
+  const char* name() const { return isa_name(isa); }
+};
 
-// The builds this CPU runs: the baseline always, the dispatching entry point
-// (AVX2) when it differs.
-std::vector<UnaryFn> unary_builds() {
-  std::vector<UnaryFn> b = {unary_f32_baseline};
-  if (unary_f32_uses_avx2()) b.push_back(unary_f32);
+// The builds this CPU runs (whatever EMBER_ISA says: each is called directly).
+std::vector<Build> isa_builds() {
+  std::vector<Build> b = {{Isa::kBaseline}};
+  if (host_isa() >= Isa::kAvx2) b.push_back({Isa::kAvx2});
+  if (host_isa() >= Isa::kAvx512) b.push_back({Isa::kAvx512});
   return b;
 }
-
-std::vector<SoftmaxFn> softmax_builds() {
-  std::vector<SoftmaxFn> b = {softmax_f32_baseline};
-  if (unary_f32_uses_avx2()) b.push_back(softmax_f32);
-  return b;
-}
+std::vector<Build> unary_builds() { return isa_builds(); }
+std::vector<Build> softmax_builds() { return isa_builds(); }
 
 float from_bits(uint32_t u) {
   float f;
@@ -104,9 +111,9 @@ const Case kCases[] = {
 TEST(FastMathTest, UnarySweepWithinUlpBounds) {
   const std::vector<float> xs = sweep_inputs();
   std::vector<float> ys(xs.size());
-  for (UnaryFn fn : unary_builds()) {
-    const bool avx2 = fn != unary_f32_baseline;
-    const char* build = avx2 ? " avx2" : " baseline";
+  for (const Build& fn : unary_builds()) {
+    const std::string build_name = std::string(" ") + fn.name();
+    const char* build = build_name.c_str();
     for (const Case& c : kCases) {
       fn(c.op, xs.data(), ys.data(), static_cast<int64_t>(xs.size()));
       double worst = 0;
@@ -144,10 +151,10 @@ TEST(FastMathTest, UnarySweepWithinUlpBounds) {
         }
       }
       if (c.extra == nullptr) {
-        RecordProperty(std::string(c.name) + (avx2 ? "_avx2" : "_baseline") + "_max_ulp",
+        RecordProperty(std::string(c.name) + "_" + fn.name() + "_max_ulp",
                        std::to_string(worst) + " at " + std::to_string(worst_x));
         if (std::getenv("EMBER_PRINT_ULPS")) {
-          std::printf("%s %s: max %.2f ulp at %g\n", c.name, avx2 ? "avx2" : "baseline", worst,
+          std::printf("%s %s: max %.2f ulp at %g\n", c.name, fn.name(), worst,
                       double(worst_x));
         }
       }
@@ -156,7 +163,7 @@ TEST(FastMathTest, UnarySweepWithinUlpBounds) {
 }
 
 TEST(FastMathTest, UnaryInPlaceAndOddLengths) {
-  for (UnaryFn fn : unary_builds()) {
+  for (const Build& fn : unary_builds()) {
     for (int64_t n : {0, 1, 7, 8, 9, 31, 33}) {
       std::vector<float> x(n), y(n);
       for (int64_t i = 0; i < n; ++i) x[i] = 0.37f * static_cast<float>(i) - 3.0f;
@@ -188,7 +195,7 @@ TEST(FastMathTest, SoftmaxRowsAndColumnsMatchDouble) {
                           {2, 1, 5},  {2, 7, 3},  {3, 9, 64},  {2, 5, 130}, {1, 33, 65}};
   std::mt19937 gen(7);
   std::uniform_real_distribution<float> dist(-30, 30);
-  for (SoftmaxFn fn : softmax_builds()) {
+  for (const Build& fn : softmax_builds()) {
     for (const Shape& s : shapes) {
       const int64_t total = s.outer * s.n * s.inner;
       std::vector<float> in(total);
@@ -238,6 +245,43 @@ TEST(FastMathTest, SoftmaxRowsAndColumnsMatchDouble) {
           if (std::isnan(out[k])) EXPECT_TRUE(std::isnan(inplace[k]));
           else EXPECT_EQ(inplace[k], out[k]) << k;
         }
+      }
+    }
+  }
+}
+
+TEST(FastMathTest, Avx512BuildsGiveTheAvx2Bits) {
+  // The AVX-512 builds are the AVX2 loops at twice the width with the same
+  // contractions (isa_target.h): every output, NaN payloads aside, is equal.
+  if (host_isa() < Isa::kAvx512) GTEST_SKIP() << "CPU without AVX-512";
+  const std::vector<float> xs = sweep_inputs();
+  std::vector<float> y2(xs.size()), y5(xs.size());
+  const int64_t n = static_cast<int64_t>(xs.size());
+  for (UnaryF32 op : {UnaryF32::Exp, UnaryF32::Expm1, UnaryF32::Sigmoid, UnaryF32::Tanh,
+                      UnaryF32::Erf, UnaryF32::GeluErf, UnaryF32::GeluTanh}) {
+    unary_f32_at(Isa::kAvx2, op, xs.data(), y2.data(), n);
+    unary_f32_at(Isa::kAvx512, op, xs.data(), y5.data(), n);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (std::isnan(y2[i])) {
+        ASSERT_TRUE(std::isnan(y5[i])) << int(op) << " at " << xs[i];
+      } else {
+        ASSERT_EQ(std::memcmp(&y2[i], &y5[i], sizeof(float)), 0)
+            << int(op) << " at " << xs[i] << ": " << y2[i] << " vs " << y5[i];
+      }
+    }
+  }
+  std::mt19937 gen(5);
+  std::normal_distribution<float> dist(0.0f, 8.0f);
+  for (int64_t len : {1, 15, 16, 17, 100, 1000, 4099}) {
+    for (int64_t inner : {1, 3, 70}) {
+      std::vector<float> in(static_cast<size_t>(2 * len * inner));
+      for (float& v : in) v = dist(gen);
+      std::vector<float> o2(in.size()), o5(in.size());
+      for (bool log : {false, true}) {
+        softmax_f32_at(Isa::kAvx2, log, in.data(), o2.data(), 2, len, inner);
+        softmax_f32_at(Isa::kAvx512, log, in.data(), o5.data(), 2, len, inner);
+        ASSERT_EQ(std::memcmp(o2.data(), o5.data(), o2.size() * sizeof(float)), 0)
+            << "softmax len " << len << " inner " << inner << " log " << log;
       }
     }
   }

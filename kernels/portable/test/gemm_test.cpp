@@ -49,7 +49,7 @@ std::vector<double> reference(const Problem& p, const std::vector<T>& a, const s
   return want;
 }
 
-enum class Path { kPortable, kAvx2, kSmallM };
+enum class Path { kPortable, kAvx2, kAvx512, kSmallM };
 
 template <typename T>
 void check(const Problem& p, Path path) {
@@ -70,6 +70,11 @@ void check(const Problem& p, Path path) {
     case Path::kAvx2:
       if constexpr (std::is_same_v<T, float>) {
         gemm_f32_avx2_fma(p.m, p.n, p.k, am, bm, alpha, beta, c.data(), c_rs, c_cs);
+      }
+      break;
+    case Path::kAvx512:
+      if constexpr (std::is_same_v<T, float>) {
+        gemm_f32_avx512f(p.m, p.n, p.k, am, bm, alpha, beta, c.data(), c_rs, c_cs);
       }
       break;
     case Path::kSmallM:
@@ -113,6 +118,61 @@ TEST(GemmTest, Avx2FmaMatchesPortableOnOddSizes) {
     gemm_f32_avx2_fma(p.m, p.n, p.k, am, bm, 1.0f, 0.0f, c2.data(), p.n, 1);
     for (size_t i = 0; i < c1.size(); ++i) ASSERT_NEAR(c1[i], c2[i], 1e-6 * (p.k + 1)) << i;
   }
+}
+
+TEST(GemmTest, Avx512MatchesReferenceAndAvx2BitForBit) {
+  // Direct calls, as above. Both microkernels run the same fused
+  // multiply-add chain per element, so they give the same bits on every
+  // layout, alpha/beta and edge tile; the extra sizes cross the 8×32 tile's
+  // edges and the kMC/kNC/kKC blocks.
+  if (host_isa() < Isa::kAvx512) GTEST_SKIP() << "CPU without AVX-512";
+  std::vector<Problem> problems(std::begin(kOddSizes), std::end(kOddSizes));
+  problems.push_back({8, 32, 1, false, false, false, 1, 0});
+  problems.push_back({9, 33, 513, false, false, false, 1, 1});
+  problems.push_back({145, 97, 300, false, true, false, 0.75, 0.25});
+  problems.push_back({64, 3136, 576, false, false, false, 1, 0});
+  for (const Problem& p : problems) {
+    check<float>(p, Path::kAvx512);
+    const int64_t a_rs = p.a_trans ? 1 : p.k, a_cs = p.a_trans ? p.m : 1;
+    const int64_t b_rs = p.b_trans ? 1 : p.n, b_cs = p.b_trans ? p.k : 1;
+    const int64_t c_rs = p.c_trans ? 1 : p.n, c_cs = p.c_trans ? p.m : 1;
+    const auto a = random_values<float>(size_t(p.m) * p.k, 17);
+    const auto b = random_values<float>(size_t(p.k) * p.n, 18);
+    std::vector<float> c1 = random_values<float>(size_t(p.m) * p.n, 19), c2 = c1;
+    const StridedMatrix<float> am{a.data(), a_rs, a_cs}, bm{b.data(), b_rs, b_cs};
+    const float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
+    gemm_f32_avx2_fma(p.m, p.n, p.k, am, bm, alpha, beta, c1.data(), c_rs, c_cs);
+    gemm_f32_avx512f(p.m, p.n, p.k, am, bm, alpha, beta, c2.data(), c_rs, c_cs);
+    for (size_t i = 0; i < c1.size(); ++i) {
+      ASSERT_EQ(c1[i], c2[i]) << "element " << i << " of " << p.m << "x" << p.n << "x" << p.k;
+    }
+  }
+}
+
+TEST(GemvTest, Avx512RowStreamGivesTheAvx2Bits) {
+  if (host_isa() < Isa::kAvx512) GTEST_SKIP() << "CPU without AVX-512";
+  for (int m = 1; m <= kGemvMaxM; ++m) {
+    for (int n : {1, 15, 16, 17, 513, 1100}) {
+      for (int k : {1, 3, 4, 9, 130}) {
+        const auto a = random_values<float>(size_t(m) * k, 21);
+        const auto b = random_values<float>(size_t(k) * n, 22);
+        std::vector<float> c2 = random_values<float>(size_t(m) * n, 23), c5 = c2;
+        const float beta = m % 2 ? 0.0f : 0.5f;
+        f32_gemv_rows_avx2_fma(m, n, k, a.data(), k, 1, b.data(), n, 1.5f, beta, c2.data(), n, 1);
+        f32_gemv_rows_avx512f(m, n, k, a.data(), k, 1, b.data(), n, 1.5f, beta, c5.data(), n, 1);
+        for (size_t i = 0; i < c2.size(); ++i) {
+          ASSERT_EQ(c2[i], c5[i]) << m << "x" << n << "x" << k << " element " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(GemmTest, DispatchedTileFollowsTheIsa) {
+  const Isa isa = cpu_isa();
+  EXPECT_EQ(gemm_mr<float>(), isa >= Isa::kAvx512 ? 8 : isa >= Isa::kAvx2 ? 6 : 8);
+  EXPECT_EQ(gemm_nr<float>(), isa >= Isa::kAvx512 ? 32 : isa >= Isa::kAvx2 ? 16 : 8);
+  EXPECT_EQ(cpu_has_avx512f(), isa >= Isa::kAvx512);
 }
 
 TEST(GemmTest, BetaZeroIgnoresNanInC) {

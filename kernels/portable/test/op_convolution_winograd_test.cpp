@@ -61,6 +61,10 @@ struct Prepared {
   void* state = nullptr;
   size_t prepared_bytes = 0, scratch_bytes = 0;
   void* scratch = nullptr;
+  // Bytes right after the scratch: a kernel that writes past what its
+  // prepare reserved changes them (the arena would not notice).
+  static constexpr size_t kGuardBytes = 4096;
+  uint8_t* guard = nullptr;
   std::vector<double> want;
   const Kernel* kernel = nullptr;
 
@@ -100,6 +104,8 @@ struct Prepared {
     prepared_bytes = pctx.prepared_bytes();
     scratch_bytes = pctx.scratch_bytes();
     if (scratch_bytes > 0) scratch = allocator.allocate(scratch_bytes, 64);
+    guard = static_cast<uint8_t*>(allocator.allocate(kGuardBytes, 1));
+    std::memset(guard, 0xa5, kGuardBytes);
     // Execute reads only what prepare packed.
     std::memset(wt.t.data, 0, wt.bytes.size());
   }
@@ -110,6 +116,13 @@ struct Prepared {
     ctx.set_thread_pool(pool);
     if (with_scratch) ctx.set_scratch(scratch, scratch_bytes);
     kernel->fn(ctx, args.data());
+    for (size_t i = 0; i < kGuardBytes; ++i) {
+      if (guard[i] != 0xa5) {
+        ADD_FAILURE() << "the kernel changed byte " << i << " after its " << scratch_bytes
+                      << " bytes of scratch";
+        break;
+      }
+    }
     return ctx.failure();
   }
 };

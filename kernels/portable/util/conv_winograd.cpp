@@ -374,10 +374,12 @@ EMBER_TARGET_AVX2 void output_band_avx2(const WinogradIo& io, int64_t oc, const 
 #endif
 
 // Scratch floats for a band of `rows` tile rows: every thread's buffers,
-// V (in panels of up to 16 columns) and M.
+// V (in the GEMM's packed panels of gemm_nr columns: the Band's v_stride)
+// and M.
 int64_t band_floats(int64_t ic, int64_t oc, const Tiles& t, int64_t threads, int64_t rows) {
   const int64_t cols = rows * (t.x + 1);
-  return threads * thread_floats(cols) + kXi * ic * round_up(cols, 16) + kXi * oc * cols;
+  const int64_t v_stride = packed_panels_size(cols, ic, gemm_nr<float>(), GemmBlocking<float>::kNC);
+  return threads * thread_floats(cols) + kXi * v_stride + kXi * oc * cols;
 }
 
 // The most tile rows a band can have in `floats` of scratch (0: not one).

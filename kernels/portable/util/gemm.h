@@ -6,12 +6,15 @@
 // MR×NR register tile is accumulated by a microkernel. Pack buffers live on
 // the stack (about 120 KiB for either type) so the kernel never allocates.
 //
-// Two microkernels, chosen at run time (the build passes no -march):
+// Three microkernels, chosen at run time (the build passes no -march):
 //   - a portable plain loop the compiler vectorises for whatever the build
 //     targets (8×8 float, 4×8 double; baseline x86-64 gets SSE2);
 //   - f32_gemm_6x16_avx2_fma (gemm_f32_avx2.cpp), compiled for AVX2+FMA with a
-//     function attribute and used when the CPU reports both.
-// Tests call `gemm_portable` and `gemm_f32_avx2_fma` directly to compare them.
+//     function attribute and used when cpu_isa() is avx2;
+//   - f32_gemm_8x32_avx512f (gemm_f32_avx512.cpp), the same for AVX-512,
+//     used when cpu_isa() is avx512. It gives the AVX2 kernel's bits.
+// Tests call `gemm_portable`, `gemm_f32_avx2_fma` and `gemm_f32_avx512f`
+// directly to compare them.
 //
 // Operands are "sources" that pack themselves, so a kernel can feed a GEMM
 // without materialising a matrix (convolution packs im2col columns directly).
@@ -231,6 +234,15 @@ void f32_gemm_6x16_avx2_fma(int64_t kc, const float* a, const float* b, float* c
 /// (the host has them and EMBER_ISA does not cap them; false off x86).
 bool cpu_has_avx2_fma();
 
+/// The AVX-512F float microkernel (gemm_f32_avx512.cpp): the contract of
+/// f32_gemm_6x16_avx2_fma for an 8×kc A strip and a kc×32 B strip. Call it
+/// only when `cpu_has_avx512f()` is true.
+void f32_gemm_8x32_avx512f(int64_t kc, const float* a, const float* b, float* c, int64_t c_rs,
+                           float alpha, float beta);
+
+/// True when kernels dispatch to AVX-512 builds: cpu_isa() >= Isa::kAvx512.
+bool cpu_has_avx512f();
+
 namespace gemm_detail {
 
 // The portable microkernel, same contract as f32_gemm_6x16_avx2_fma.
@@ -406,6 +418,7 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
 template <typename T>
 inline int gemm_mr() {
   if constexpr (std::is_same_v<T, float>) {
+    if (cpu_has_avx512f()) return 8;
     if (cpu_has_avx2_fma()) return 6;
   }
   return GemmTile<T>::kMR;
@@ -413,6 +426,7 @@ inline int gemm_mr() {
 template <typename T>
 inline int gemm_nr() {
   if constexpr (std::is_same_v<T, float>) {
+    if (cpu_has_avx512f()) return 32;
     if (cpu_has_avx2_fma()) return 16;
   }
   return GemmTile<T>::kNR;
@@ -423,6 +437,8 @@ inline int gemm_nr() {
 template <typename T, typename ASource>
 PackedPanels<T> pack_a_for_gemm(const ASource& source, int64_t m, int64_t k, T* dst) {
   const int mr = gemm_mr<T>();
+  static_assert(GemmTile<T>::kMR == 8 || !std::is_same_v<T, float>,
+                "the AVX-512 tile's 8 rows are packed as the portable float tile's");
   if (mr == 6) {
     pack_a_panels<6, T>(source, m, k, dst);
   } else {
@@ -436,7 +452,9 @@ PackedPanels<T> pack_a_for_gemm(const ASource& source, int64_t m, int64_t k, T* 
 template <typename T, typename BSource>
 PackedPanels<T> pack_b_for_gemm(const BSource& source, int64_t k, int64_t n, T* dst) {
   const int nr = gemm_nr<T>();
-  if (nr == 16) {
+  if (nr == 32) {
+    pack_b_panels<32, T>(source, k, n, dst);
+  } else if (nr == 16) {
     pack_b_panels<16, T>(source, k, n, dst);
   } else {
     pack_b_panels<GemmTile<T>::kNR, T>(source, k, n, dst);
@@ -463,6 +481,14 @@ void gemm_f32_avx2_fma(int64_t m, int64_t n, int64_t k, const ASource& a, const 
                                                                   c_rs, c_cs);
 }
 
+/// `gemm` for float with f32_gemm_8x32_avx512f. Only when cpu_has_avx512f().
+template <typename ASource, typename BSource>
+void gemm_f32_avx512f(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b,
+                      float alpha, float beta, float* c, int64_t c_rs, int64_t c_cs) {
+  gemm_detail::gemm_blocked<float, 8, 32, f32_gemm_8x32_avx512f>(m, n, k, a, b, alpha, beta, c,
+                                                                 c_rs, c_cs);
+}
+
 /// C[m×n] = alpha · A[m×k] · B[k×n] + beta · C, with C at `c` and strides
 /// (c_rs, c_cs) in elements. T is float or double.
 template <typename T, typename ASource, typename BSource>
@@ -470,6 +496,10 @@ void gemm(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b, T
           T* c, int64_t c_rs, int64_t c_cs) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   if constexpr (std::is_same_v<T, float>) {
+    if (cpu_has_avx512f()) {
+      gemm_f32_avx512f(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+      return;
+    }
     if (cpu_has_avx2_fma()) {
       gemm_f32_avx2_fma(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
       return;
@@ -516,7 +546,7 @@ inline constexpr int64_t kGemmParallelMinMacs = int64_t{1} << 21;
 
 /// `gemm` spread over ctx's thread pool. The output is split along n or m:
 /// an operand packed at prepare in whole kNC / kMC blocks (so its blocks stay
-/// addressable), one packed per call in whole 16-column / 8-row strips (a
+/// addressable), one packed per call in whole 32-column / 24-row strips (a
 /// multiple of every tile). Each C element is the same k-sum the
 /// single-thread loop computes, so results are bit-identical for any thread
 /// count. n is split when it has at least as many units as m or enough for
@@ -531,7 +561,7 @@ void gemm_parallel(KernelContext& ctx, int64_t m, int64_t n, int64_t k, const AS
   }
   constexpr bool kPackedA = requires { a.template packed_a<8>(0, 0); };
   constexpr bool kPackedB = requires { b.template packed_b<16>(0, 0); };
-  const int64_t n_unit = kPackedB ? B::kNC : 16;
+  const int64_t n_unit = kPackedB ? B::kNC : 32;  // 32: a multiple of 8, 16 and 32.
   const int64_t m_unit = kPackedA ? B::kMC : 24;  // 24: a multiple of 4, 6 and 8.
   const int64_t n_units = (n + n_unit - 1) / n_unit;
   const int64_t m_units = (m + m_unit - 1) / m_unit;

@@ -25,6 +25,12 @@ void f32_gemv_rows_avx2_fma(int64_t m, int64_t n, int64_t k, const float* a, int
                             int64_t a_cs, const float* b, int64_t b_rs, float alpha, float beta,
                             float* c, int64_t c_rs, int64_t c_cs);
 
+/// The same stream compiled for AVX-512 (gemm_f32_avx512.cpp; the AVX2
+/// build's bits); only when cpu_has_avx512f(), 1 ≤ m ≤ kGemvMaxM.
+void f32_gemv_rows_avx512f(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs,
+                           int64_t a_cs, const float* b, int64_t b_rs, float alpha, float beta,
+                           float* c, int64_t c_rs, int64_t c_cs);
+
 namespace gemv_detail {
 
 template <typename T>
@@ -100,6 +106,10 @@ bool gemm_small_m(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int
   // A single column of B needs no contiguity: the row stream reads one element a row.
   if (b_cs == 1 || n == 1) {
     if constexpr (std::is_same_v<T, float>) {
+      if (cpu_has_avx512f()) {
+        f32_gemv_rows_avx512f(m, n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs);
+        return true;
+      }
       if (cpu_has_avx2_fma()) {
         f32_gemv_rows_avx2_fma(m, n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs);
         return true;

@@ -7,14 +7,7 @@
 #include <limits>
 
 #include "kernels/portable/util/fast_math.h"
-#include "kernels/portable/util/gemm.h"  // cpu_has_avx2_fma
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define EMBER_SOFTMAX_X86 1
-#define EMBER_TARGET_AVX2 __attribute__((target("avx2,fma")))
-#else
-#define EMBER_SOFTMAX_X86 0
-#endif
+#include "kernels/portable/util/isa_target.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -138,9 +131,14 @@ template <bool kLog>
   }
 }
 
-#if EMBER_SOFTMAX_X86
-EMBER_TARGET_AVX2 void softmax_f32_avx2(bool log, const float* in, float* out, int64_t outer,
-                                        int64_t n, int64_t inner) {
+#if EMBER_ISA_X86
+EMBER_TARGET_AVX2_FMA void softmax_f32_avx2(bool log, const float* in, float* out, int64_t outer,
+                                            int64_t n, int64_t inner) {
+  dispatch(log, in, out, outer, n, inner);
+}
+// kLanes = 16 accumulators are one zmm here: the same sums in the same order.
+EMBER_TARGET_AVX512 void softmax_f32_avx512(bool log, const float* in, float* out,
+                                            int64_t outer, int64_t n, int64_t inner) {
   dispatch(log, in, out, outer, n, inner);
 }
 #endif
@@ -152,14 +150,25 @@ void softmax_f32_baseline(bool log, const float* in, float* out, int64_t outer, 
   dispatch(log, in, out, outer, n, inner);
 }
 
-void softmax_f32(bool log, const float* in, float* out, int64_t outer, int64_t n, int64_t inner) {
-#if EMBER_SOFTMAX_X86
-  if (cpu_has_avx2_fma()) {
+void softmax_f32_at(Isa isa, bool log, const float* in, float* out, int64_t outer, int64_t n,
+                    int64_t inner) {
+#if EMBER_ISA_X86
+  if (isa >= Isa::kAvx512) {
+    softmax_f32_avx512(log, in, out, outer, n, inner);
+    return;
+  }
+  if (isa >= Isa::kAvx2) {
     softmax_f32_avx2(log, in, out, outer, n, inner);
     return;
   }
+#else
+  (void)isa;
 #endif
   softmax_f32_baseline(log, in, out, outer, n, inner);
+}
+
+void softmax_f32(bool log, const float* in, float* out, int64_t outer, int64_t n, int64_t inner) {
+  softmax_f32_at(cpu_isa(), log, in, out, outer, n, inner);
 }
 
 }  // namespace ember::kernels::portable

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "kernels/portable/util/cpu_isa.h"
+
 namespace ember::kernels::portable {
 
 /// Softmax (log = false) or log-softmax over the middle dim of a dense
@@ -18,5 +20,9 @@ void softmax_f32(bool log, const float* in, float* out, int64_t outer, int64_t n
 /// The baseline build of softmax_f32, whatever the CPU (for tests).
 void softmax_f32_baseline(bool log, const float* in, float* out, int64_t outer, int64_t n,
                           int64_t inner);
+
+/// The build for `isa` (as unary_f32_at).
+void softmax_f32_at(Isa isa, bool log, const float* in, float* out, int64_t outer, int64_t n,
+                    int64_t inner);
 
 }  // namespace ember::kernels::portable

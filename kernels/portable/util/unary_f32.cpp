@@ -1,18 +1,11 @@
-// The two builds of unary_f32 (see unary_f32.h). One loop template, inlined
-// into a baseline function and into a function compiled with
-// target("avx2,fma"): GCC and Clang inline the always_inline math of
-// fast_math.h into either and vectorise for that function's ISA.
+// The builds of unary_f32 (see unary_f32.h). One loop template, inlined
+// into a baseline function and into functions compiled for AVX2+FMA and
+// AVX-512 (isa_target.h): GCC and Clang inline the always_inline math of
+// fast_math.h into each and vectorise for that function's ISA.
 #include "kernels/portable/util/unary_f32.h"
 
 #include "kernels/portable/util/fast_math.h"
-#include "kernels/portable/util/gemm.h"  // cpu_has_avx2_fma
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define EMBER_UNARY_X86 1
-#define EMBER_TARGET_AVX2 __attribute__((target("avx2,fma")))
-#else
-#define EMBER_UNARY_X86 0
-#endif
+#include "kernels/portable/util/isa_target.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -46,8 +39,11 @@ template <UnaryF32 kOp>
   }
 }
 
-#if EMBER_UNARY_X86
-EMBER_TARGET_AVX2 void unary_f32_avx2(UnaryF32 op, const float* x, float* y, int64_t n) {
+#if EMBER_ISA_X86
+EMBER_TARGET_AVX2_FMA void unary_f32_avx2(UnaryF32 op, const float* x, float* y, int64_t n) {
+  dispatch(op, x, y, n);
+}
+EMBER_TARGET_AVX512 void unary_f32_avx512(UnaryF32 op, const float* x, float* y, int64_t n) {
   dispatch(op, x, y, n);
 }
 #endif
@@ -58,16 +54,26 @@ void unary_f32_baseline(UnaryF32 op, const float* x, float* y, int64_t n) {
   dispatch(op, x, y, n);
 }
 
-bool unary_f32_uses_avx2() { return EMBER_UNARY_X86 && cpu_has_avx2_fma(); }
-
-void unary_f32(UnaryF32 op, const float* x, float* y, int64_t n) {
-#if EMBER_UNARY_X86
-  if (cpu_has_avx2_fma()) {
+void unary_f32_at(Isa isa, UnaryF32 op, const float* x, float* y, int64_t n) {
+#if EMBER_ISA_X86
+  if (isa >= Isa::kAvx512) {
+    unary_f32_avx512(op, x, y, n);
+    return;
+  }
+  if (isa >= Isa::kAvx2) {
     unary_f32_avx2(op, x, y, n);
     return;
   }
+#else
+  (void)isa;
 #endif
   unary_f32_baseline(op, x, y, n);
+}
+
+bool unary_f32_uses_avx2() { return EMBER_ISA_X86 && cpu_isa() >= Isa::kAvx2; }
+
+void unary_f32(UnaryF32 op, const float* x, float* y, int64_t n) {
+  unary_f32_at(cpu_isa(), op, x, y, n);
 }
 
 }  // namespace ember::kernels::portable

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "kernels/portable/util/cpu_isa.h"
+
 namespace ember::kernels::portable {
 
 /// The float32 functions of fast_math.h that have a span loop.
@@ -20,6 +22,10 @@ void unary_f32(UnaryF32 op, const float* x, float* y, int64_t n);
 /// The baseline build of unary_f32, whatever the CPU (tests compare it with
 /// the AVX2 one).
 void unary_f32_baseline(UnaryF32 op, const float* x, float* y, int64_t n);
+
+/// The build for `isa` (capped to what this binary has; the caller makes sure
+/// the host runs it: tests compare the builds of one host).
+void unary_f32_at(Isa isa, UnaryF32 op, const float* x, float* y, int64_t n);
 
 /// True when unary_f32 runs the AVX2+FMA build on this CPU.
 bool unary_f32_uses_avx2();

@@ -1,0 +1,103 @@
+// f32_gemm_8x32_avx512f: the float GEMM microkernel for CPUs with AVX-512.
+// Compiled for AVX-512F through a target attribute (the build targets
+// baseline x86-64) and only called after cpu_has_avx512f() says the CPU runs
+// it (gemm.h). Sixteen zmm accumulators hold the 8×32 tile; two hold the B
+// row and one the broadcast A value.
+//
+// Each C element is the same chain of fused multiply-adds over p, from zero,
+// as in f32_gemm_6x16_avx2_fma, and alpha·acc + beta·c is rounded the same
+// way, so both microkernels give the same bits (tested): the tile only
+// changes which elements are computed together.
+//
+// 8×32 rather than a taller tile: convolution's m is the output channels and
+// a linear layer's n its features, mostly multiples of 8 and 32, so edge
+// tiles are rare; on a core with two 512-bit FMA ports 16 independent
+// accumulators cover the FMA latency, and two vector loads plus eight
+// broadcasts per sixteen FMAs stay under the load ports' rate.
+#include "kernels/portable/util/cpu_isa.h"
+#include "kernels/portable/util/gemm.h"
+#include "kernels/portable/util/gemv.h"
+#include "kernels/portable/util/isa_target.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EMBER_GEMM_AVX512 1
+#include <immintrin.h>
+#else
+#define EMBER_GEMM_AVX512 0
+#endif
+
+namespace ember::kernels::portable {
+
+#if EMBER_GEMM_AVX512
+
+bool cpu_has_avx512f() { return cpu_isa() >= Isa::kAvx512; }
+
+__attribute__((target("avx512f"))) void f32_gemm_8x32_avx512f(int64_t kc, const float* a,
+                                                              const float* b, float* c,
+                                                              int64_t c_rs, float alpha,
+                                                              float beta) {
+  __m512 acc[8][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    acc[i][0] = _mm512_setzero_ps();
+    acc[i][1] = _mm512_setzero_ps();
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_loadu_ps(b);
+    const __m512 b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+    a += 8;
+    b += 32;
+  }
+  const __m512 va = _mm512_set1_ps(alpha);
+  if (beta == 0.0f) {
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      float* r = c + i * c_rs;
+      _mm512_storeu_ps(r, _mm512_mul_ps(va, acc[i][0]));
+      _mm512_storeu_ps(r + 16, _mm512_mul_ps(va, acc[i][1]));
+    }
+  } else {
+    const __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      // alpha·acc + beta·c, rounded like the portable path (no fused multiply-add here).
+      float* r = c + i * c_rs;
+      const __m512 o0 = _mm512_mul_ps(vb, _mm512_loadu_ps(r));
+      const __m512 o1 = _mm512_mul_ps(vb, _mm512_loadu_ps(r + 16));
+      _mm512_storeu_ps(r, _mm512_add_ps(_mm512_mul_ps(va, acc[i][0]), o0));
+      _mm512_storeu_ps(r + 16, _mm512_add_ps(_mm512_mul_ps(va, acc[i][1]), o1));
+    }
+  }
+}
+
+EMBER_TARGET_AVX512 void f32_gemv_rows_avx512f(int64_t m, int64_t n, int64_t k, const float* a,
+                                               int64_t a_rs, int64_t a_cs, const float* b,
+                                               int64_t b_rs, float alpha, float beta, float* c,
+                                               int64_t c_rs, int64_t c_cs) {
+  using gemv_detail::rows_of_b;
+  switch (m) {
+    case 1: rows_of_b<float, 1>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+    case 2: rows_of_b<float, 2>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+    case 3: rows_of_b<float, 3>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+    default: rows_of_b<float, 4>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+  }
+}
+
+#else
+
+bool cpu_has_avx512f() { return false; }
+
+void f32_gemv_rows_avx512f(int64_t, int64_t, int64_t, const float*, int64_t, int64_t,
+                           const float*, int64_t, float, float, float*, int64_t, int64_t) {}
+
+void f32_gemm_8x32_avx512f(int64_t, const float*, const float*, float*, int64_t, float, float) {}
+
+#endif
+
+}  // namespace ember::kernels::portable
