@@ -42,4 +42,11 @@ EMBER_KERNEL_OPS = frozenset({
     aten.bucketize.Tensor,
     aten.angle.default,
     aten.frexp.Tensor,
+    # Selection (issue #13): no decomposition in PyTorch's tables
+    aten.kthvalue.default,
+    aten.median.default,
+    aten.median.dim,
+    aten.nanmedian.default,
+    aten.nanmedian.dim,
+    aten.mode.default,
 })
