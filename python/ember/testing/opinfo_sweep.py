@@ -418,12 +418,31 @@ def run_case(key: str, dtype: torch.dtype, sample: Any, op: Any = None) -> CaseR
         problem = _compare_argsort(got, expected, sample)
     else:
         problem = compare(got, expected, dtype, kind, args)
+    if problem and kind == "values" and dtype == torch.float32 \
+            and _matches_float64_reference(module, inputs, got, dtype):
+        result.status = "pass"
+        result.detail = "eager's float32 answer is off; Ember's matches eager's float64 one"
+        return result
     if problem:
         return done("fail", problem[0], problem[1])
     result.status = "pass"
     result.detail = "random or uninitialised output: shape and dtype checked" \
         if kind == "shape" else ""
     return result
+
+
+def _matches_float64_reference(module: Any, inputs: list[Any], got: list[Any],
+                               dtype: torch.dtype) -> bool:
+    """Whether ``got`` matches eager run on float64 copies of the inputs (rounded to
+    ``dtype``): some eager float32 kernels (polygamma near its poles) err far beyond
+    float32 rounding, while Ember computes them in float64 and rounds once."""
+    try:
+        wide = [t.double() if t.is_floating_point() else t for t in inputs]
+        want = pytree.tree_map(lambda v: v.to(dtype) if isinstance(v, torch.Tensor)
+                               and v.dtype == torch.float64 else v, module(*wide))
+        return compare(got, want, dtype, "values") is None
+    except Exception:  # noqa: BLE001
+        return False
 
 
 # --- worker and runner ---------------------------------------------------------------------
