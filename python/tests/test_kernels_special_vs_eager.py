@@ -2,13 +2,13 @@
 nanmedian, mode) and special functions (digamma, polygamma, erfinv, ndtri, erfcx, Bessel and Airy
 functions, Hurwitz zeta, igamma/igammac, orthogonal polynomials).
 
-Selection: values must equal eager's exactly; indices equal eager's where eager is deterministic
-(distinct values, the first NaN of a median row, mode on short rows) and otherwise must point at an
-element equal to the value. Special functions: float64 against eager with bounds relative to the
-value's magnitude (stated per op; where eager's own float64 answers are less accurate, the bound
-says so and mpmath checks Ember tightly), float32 and 16-bit floats against the float64 reference,
-eager's edge values (NaN, ±inf, ±0, poles). Then each family once through the whole flow (export ->
-to_edge -> to_executorch -> runtime).
+Selection: values must equal eager's exactly; indices equal eager's where eager is
+deterministic (distinct values, the first NaN of a median row, mode on short rows) and
+otherwise must point at an element equal to the value. Special functions: float64 against
+eager with bounds relative to the value's magnitude (stated per op; where eager's own float64
+answers are less accurate, the bound says so and mpmath checks Ember tightly), float32 and
+16-bit floats against the float64 reference, eager's edge values (NaN, ±inf, ±0, poles). Then
+each family once through the whole flow (export -> to_edge -> to_executorch -> runtime).
 """
 
 from __future__ import annotations
@@ -97,12 +97,14 @@ def test_kthvalue_median_nanmedian(op, dtype, kind):
 
 def test_median_nan_rules():
     nan = float("nan")
-    x = torch.tensor([[3.0, nan, 1.0, nan, 2.0], [nan, nan, nan, nan, nan], [4.0, 1.0, 3.0, 2.0, 0.0]])
+    x = torch.tensor([[3.0, nan, 1.0, nan, 2.0], [nan, nan, nan, nan, nan],
+                      [4.0, 1.0, 3.0, 2.0, 0.0]])
     for op in ("median", "nanmedian"):
         want, results = call_dim_op(op, x, 1, False)
         for layout, v, i in results:
             torch.testing.assert_close(v, want.values, rtol=0, atol=0, equal_nan=True)
-            # An all-NaN row's nanmedian index is eager's selection's (unspecified); Ember: the first.
+            # An all-NaN row's nanmedian index is eager's selection's (unspecified); Ember's
+            # is the first.
             assert torch.equal(i[[0, 2]], want.indices[[0, 2]]), (op, layout, i, want.indices)
             assert i[1] == 0
     # Lower median of an even count; median/nanmedian over everything.
@@ -147,8 +149,8 @@ def test_mode(dtype, kind):
 def test_mode_rules_long_rows_and_nan():
     nan = float("nan")
     # Most frequent, smallest of equally frequent, last occurrence; NaNs count as one value.
-    x = torch.tensor([[1.0, 2.0, 2.0, 1.0, 3.0], [nan, 2.0, nan, 1.0, 2.0], [nan, nan, 1.0, 5.0, 5.0],
-                      [nan, 0.0, nan, nan, 0.0]])
+    x = torch.tensor([[1.0, 2.0, 2.0, 1.0, 3.0], [nan, 2.0, nan, 1.0, 2.0],
+                      [nan, nan, 1.0, 5.0, 5.0], [nan, 0.0, nan, nan, 0.0]])
     want_v = torch.tensor([1.0, 2.0, 5.0, nan])
     want_i = torch.tensor([3, 4, 4, 3])
     v, i = torch.empty(4), torch.empty(4, dtype=torch.int64)
@@ -343,7 +345,8 @@ def test_special_unary_float32_and_16_bit_vs_float64(name):
 def test_special_unary_layouts_int_input_and_errors(name):
     fn, _, half_ok, (rtol, atol) = UNARY[name]
     lo, hi = UNARY[name][1]
-    x = (lo + (hi - lo) * torch.rand(5, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(4)))
+    g = torch.Generator().manual_seed(4)
+    x = lo + (hi - lo) * torch.rand(5, 6, dtype=torch.float64, generator=g)
     t = x.t().contiguous().t()
     got = torch.empty_like(x)
     _C.call_kernel(f"aten::{name}.out", [t, got])
@@ -427,7 +430,8 @@ def test_polygamma_edges():
         want = torch.polygamma(n, e)
         torch.testing.assert_close(got, want, rtol=1e-8, atol=0, equal_nan=True, msg=f"n={n}")
     got = torch.empty(2, dtype=torch.float64)
-    _C.call_kernel("aten::polygamma.out", [1, torch.tensor([-1.0, -3.0], dtype=torch.float64), got])
+    poles = torch.tensor([-1.0, -3.0], dtype=torch.float64)
+    _C.call_kernel("aten::polygamma.out", [1, poles, got])
     assert got.tolist() == [math.inf, math.inf]
 
 
@@ -546,5 +550,5 @@ def test_special_through_the_whole_flow():
     for k, (gt, w) in enumerate(zip(got, want, strict=True)):
         gt = torch.as_tensor(gt)
         # Eager's J/Y/Ai are accurate to ~4e-6 here (see above); the rest to 1e-8.
-        torch.testing.assert_close(gt, w, rtol=1e-8, atol=1e-5 if k in (10, 11, 12, 13, 21) else 0,
-                                   msg=f"output {k}")
+        atol = 1e-5 if k in (10, 11, 12, 13, 21) else 0
+        torch.testing.assert_close(gt, w, rtol=1e-8, atol=atol, msg=f"output {k}")

@@ -151,14 +151,23 @@ _EXTRA: dict[str, Any] = {
         ((_t([0.5, -1.0, 2.0], d), -128, 127, 1e-5, torch.int8), {})],
     # Special functions (issue #13): OpInfo's samples are not keyed by these overloads.
     **{f"aten.{name}.default": lambda d: [((_t([0.25, 0.5, 0.75], d),), {})] for name in (
-        "special_i0e", "special_i1", "special_i1e", "special_ndtri", "special_erfcx", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1", "special_modified_bessel_i0", "special_modified_bessel_i1", "special_modified_bessel_k0", "special_modified_bessel_k1", "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1", "special_spherical_bessel_j0", "special_airy_ai", "digamma", "erfinv", "i0"
+        "special_i0e", "special_i1", "special_i1e", "special_ndtri", "special_erfcx",
+        "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
+        "special_modified_bessel_i0", "special_modified_bessel_i1", "special_modified_bessel_k0",
+        "special_modified_bessel_k1", "special_scaled_modified_bessel_k0",
+        "special_scaled_modified_bessel_k1", "special_spherical_bessel_j0", "special_airy_ai",
+        "digamma", "erfinv", "i0"
     )},
     "aten.polygamma.default": lambda d: [((1, _t([0.5, 1.5], d)), {})],
     "aten.special_zeta.default": lambda d: [((_t([2, 3], d), _t([1, 2], d)), {})],
     "aten.special_zeta.self_scalar": lambda d: [((2.0, _t([1, 2], d)), {})],
     "aten.special_zeta.other_scalar": lambda d: [((_t([2, 3], d), 2.0), {})],
     **{f"aten.special_{name}.{overload}": sample for name in (
-        "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"
+        "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+        "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+        "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+        "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+        "laguerre_polynomial_l", "legendre_polynomial_p"
     ) for overload, sample in (
         ("default", lambda d: [((_t([0.25, 0.5], d), _t([2, 3], d)), {})]),
         ("x_scalar", lambda d: [((0.5, _t([2, 3], d)), {})]),

@@ -418,6 +418,14 @@ def run_case(key: str, dtype: torch.dtype, sample: Any, op: Any = None) -> CaseR
         problem = _compare_argsort(got, expected, sample)
     else:
         problem = compare(got, expected, dtype, kind, args)
+    if problem and kind == "values":
+        settled = _selection_or_special_verdict(key, dtype, inputs, got, expected)
+        if settled is not None:
+            status, why = settled
+            if status == "limit":
+                return done("limit", why, problem[1])
+            result.status, result.detail = "pass", why
+            return result
     if problem and kind == "values" and dtype == torch.float32 \
             and _matches_float64_reference(module, inputs, got, dtype):
         result.status = "pass"
@@ -429,6 +437,56 @@ def run_case(key: str, dtype: torch.dtype, sample: Any, op: Any = None) -> CaseR
     result.detail = "random or uninitialised output: shape and dtype checked" \
         if kind == "shape" else ""
     return result
+
+
+# Entries whose indices eager leaves unspecified among equal values (kthvalue, median and mode
+# docs): values must be eager's, indices must point at them.
+_SELECTION = {"kthvalue", "median", "nanmedian", "masked.median", "mode"}
+# Eager's float64 Bessel J/Y and Airy Ai are accurate to ~4e-6 absolute near x = 5 (Ai near -2);
+# Ember's match mpmath to 1e-13 (python/tests/test_kernels_special_vs_eager.py).
+_EAGER_FLOAT64_ATOL = {"special.bessel_j0": 1e-5, "special.bessel_j1": 1e-5,
+                       "special.bessel_y0": 1e-5, "special.bessel_y1": 1e-5,
+                       "special.airy_ai": 1e-5}
+
+
+def _selection_or_special_verdict(key: str, dtype: torch.dtype, inputs: list[Any],
+                                  got: list[Any], expected: Any) -> tuple[str, str] | None:
+    """("pass" | "limit", why) for the known ways eager's answer is not the reference of
+    these entries; None otherwise (the mismatch stands)."""
+    base = key.split(":")[0]
+    want = pytree.tree_leaves(expected)
+    if base in _SELECTION and len(got) == 2 and len(want) == 2 and inputs:
+        values, indices = got
+        if compare([values], [want[0]], dtype, "values") is not None:
+            return None
+        x = inputs[0]
+        dim = next((d for d in range(x.dim()) if values.dim() == x.dim()
+                    and values.shape[d] == 1 and x.shape[d] != 1), None)
+        for d in ([dim] if dim is not None else range(max(x.dim(), 1))):
+            try:
+                idx = indices if indices.dim() == x.dim() else indices.unsqueeze(d)
+                val = values if values.dim() == x.dim() else values.unsqueeze(d)
+                picked = x.gather(d, idx) if x.dim() else x
+            except Exception:  # noqa: BLE001
+                continue
+            if bool(((picked == val) | (picked.isnan() & val.isnan())).all()):
+                return "pass", "indices differ among equal values (unspecified in eager)"
+        return None
+    if base in _EAGER_FLOAT64_ATOL and dtype == torch.float64 and len(got) == 1:
+        g, w = got[0].double(), want[0].double()
+        ok = ((g - w).abs() <= _EAGER_FLOAT64_ATOL[base] * (1 + w.abs())) | (g.isnan() & w.isnan())
+        if bool(ok.all()):
+            return "pass", "within eager's own float64 accuracy (~4e-6 here)"
+        return None
+    if base in ("polygamma", "special.polygamma") and inputs and len(got) == 1:
+        x = inputs[0].double()
+        g, w = got[0].double(), want[0].double()
+        differ = ~((g - w).abs() <= 1e-5 + 1.3e-6 * w.abs()) & ~(g.isnan() & w.isnan()) & (g != w)
+        poles = (x <= 0) & (x == x.round())
+        if bool(differ.any()) and bool((~differ | poles).all()):
+            return "limit", ("polygamma at its poles (non-positive integers): Ember returns the "
+                             "limit ±inf, eager a finite rounding artefact")
+    return None
 
 
 def _matches_float64_reference(module: Any, inputs: list[Any], got: list[Any],
