@@ -72,7 +72,15 @@ class SymbolBounds:
         expr = expr_of(size)
         if isinstance(expr, sympy.Integer):
             return int(expr)
-        upper = bound_sympy(expr, self.ranges).upper
+        ranges = self.ranges
+        missing = [s for s in expr.free_symbols if s not in ranges]
+        if missing and isinstance(size, torch.SymInt):
+            # A data-dependent size (nonzero's row count) re-traced by the passes
+            # gets a fresh symbol the program's range_constraints do not list; its
+            # shape environment still knows the range export gave it (<= numel).
+            known = getattr(size.node.shape_env, "var_to_range", {})
+            ranges = {**{s: known[s] for s in missing if s in known}, **ranges}
+        upper = bound_sympy(expr, ranges).upper
         if not isinstance(upper, sympy.Integer) or int(upper) > _MAX_SIZE:
             syms = ", ".join(sorted(str(s) for s in expr.free_symbols))
             raise UnboundedShapeError(
