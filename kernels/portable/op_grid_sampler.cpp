@@ -9,6 +9,13 @@
 // dtype. Any dim orders. float16/bfloat16 round every step of the coordinate
 // and bilinear arithmetic to their own precision, as eager's CPU kernel for
 // them does (it computes in the 16-bit type), so results match it bit for bit.
+//
+// aten::grid_sampler_3d.out(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+//     bool align_corners, *, Tensor(a!) out) -> Tensor(a!)
+// input [N, C, D, H, W], grid [N, Do, Ho, Wo, 3] (x, y, z), out [N, C, Do, Ho, Wo].
+// Interpolation 0 (trilinear: the 8 corners in eager's order, weights the
+// products (x1 - x)(y1 - y)(z1 - z) ... left to right) and 1 (nearest);
+// eager has no 3-D bicubic. Padding modes and coordinate arithmetic as 2-D.
 #include <cmath>
 #include <type_traits>
 
@@ -183,6 +190,79 @@ void grid_sample(const Tensor& input, const Tensor& grid, int64_t mode, int64_t 
   }
 }
 
+template <typename S>
+void grid_sample_3d(const Tensor& input, const Tensor& grid, int64_t mode, int64_t padding,
+                    bool align_corners, Tensor& out) {
+  using CT = compute_t<S>;
+  const int64_t n_batch = input.sizes[0], channels = input.sizes[1];
+  const int64_t d = input.sizes[2], h = input.sizes[3], w = input.sizes[4];
+  const int64_t od = grid.sizes[1], oh = grid.sizes[2], ow = grid.sizes[3];
+  const S* x = input.data_ptr<const S>();
+  const S* g = grid.data_ptr<const S>();
+  S* y = out.data_ptr<S>();
+  const int64_t* is = input.strides;
+  const int64_t* gs = grid.strides;
+  const int64_t* os = out.strides;
+  auto inside = [d, h, w](int64_t zz, int64_t yy, int64_t xx) {
+    return zz >= 0 && zz < d && yy >= 0 && yy < h && xx >= 0 && xx < w;
+  };
+  auto r = [](CT v) { return round_to<S>(v); };
+  for (int64_t n = 0; n < n_batch; ++n) {
+    const S* vol = x + n * is[0];
+    for (int64_t k = 0; k < od; ++k) {
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          const S* gp = g + n * gs[0] + k * gs[1] + i * gs[2] + j * gs[3];
+          const CT ix = source_index<S>(convert<CT>(gp[0]), w, padding, align_corners);
+          const CT iy = source_index<S>(convert<CT>(gp[gs[4]]), h, padding, align_corners);
+          const CT iz = source_index<S>(convert<CT>(gp[2 * gs[4]]), d, padding, align_corners);
+          S* dst = y + n * os[0] + k * os[2] + i * os[3] + j * os[4];
+          if (mode == 1) {
+            const int64_t xn = static_cast<int64_t>(std::nearbyint(ix));
+            const int64_t yn = static_cast<int64_t>(std::nearbyint(iy));
+            const int64_t zn = static_cast<int64_t>(std::nearbyint(iz));
+            const bool ok = inside(zn, yn, xn);
+            for (int64_t c = 0; c < channels; ++c) {
+              dst[c * os[1]] =
+                  ok ? vol[c * is[1] + zn * is[2] + yn * is[3] + xn * is[4]] : convert<S>(0.0f);
+            }
+            continue;
+          }
+          const int64_t x0 = static_cast<int64_t>(std::floor(ix));
+          const int64_t y0 = static_cast<int64_t>(std::floor(iy));
+          const int64_t z0 = static_cast<int64_t>(std::floor(iz));
+          // Distances to the far (0) and near (1) side along each axis.
+          const CT dx[2] = {r(static_cast<CT>(x0 + 1) - ix), r(ix - static_cast<CT>(x0))};
+          const CT dy[2] = {r(static_cast<CT>(y0 + 1) - iy), r(iy - static_cast<CT>(y0))};
+          const CT dz[2] = {r(static_cast<CT>(z0 + 1) - iz), r(iz - static_cast<CT>(z0))};
+          // Eager's corner order: tnw, tne, tsw, tse, bnw, bne, bsw, bse (t/b: z,
+          // n/s: y, w/e: x).
+          int64_t cx[8], cy[8], cz[8];
+          CT cw[8];
+          for (int q = 0; q < 8; ++q) {
+            const int bx = q & 1, by = (q >> 1) & 1, bz = (q >> 2) & 1;
+            cx[q] = x0 + bx;
+            cy[q] = y0 + by;
+            cz[q] = z0 + bz;
+            cw[q] = r(r(dx[bx] * dy[by]) * dz[bz]);
+          }
+          for (int64_t c = 0; c < channels; ++c) {
+            CT acc = 0;
+            for (int q = 0; q < 8; ++q) {
+              if (inside(cz[q], cy[q], cx[q])) {
+                const CT v = convert<CT>(
+                    vol[c * is[1] + cz[q] * is[2] + cy[q] * is[3] + cx[q] * is[4]]);
+                acc = r(acc + r(v * cw[q]));
+              }
+            }
+            dst[c * os[1]] = convert<S>(acc);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void grid_sampler_2d_out(KernelContext& ctx, const Tensor& input, const Tensor& grid,
@@ -218,6 +298,42 @@ void grid_sampler_2d_out(KernelContext& ctx, const Tensor& input, const Tensor& 
   (void)dispatch_dtype<kFloating>(input.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     grid_sample<S>(input, grid, interpolation_mode, padding_mode, align_corners, out);
+  });
+}
+
+void grid_sampler_3d_out(KernelContext& ctx, const Tensor& input, const Tensor& grid,
+                         int64_t interpolation_mode, int64_t padding_mode, bool align_corners,
+                         Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, interpolation_mode == 0 || interpolation_mode == 1,
+                     "interpolation_mode: expected 0 (bilinear) or 1 (nearest) for 3-D, got %lld",
+                     static_cast<long long>(interpolation_mode));
+  EMBER_KERNEL_CHECK(ctx, padding_mode >= 0 && padding_mode <= 2,
+                     "padding_mode: expected 0 (zeros), 1 (border) or 2 (reflection), got %lld",
+                     static_cast<long long>(padding_mode));
+  EMBER_KERNEL_CHECK(ctx, input.dim == 5, "input: expected [N, C, D, H, W], got shape %s",
+                     ShapeStr(input.shape()).c_str());
+  EMBER_KERNEL_CHECK(ctx, grid.dim == 5 && grid.sizes[0] == input.sizes[0] &&
+                              grid.sizes[4] == 3,
+                     "grid: expected [%d, Do, Ho, Wo, 3], got shape %s", input.sizes[0],
+                     ShapeStr(grid.shape()).c_str());
+  EMBER_KERNEL_CHECK(ctx, input.sizes[2] > 0 && input.sizes[3] > 0 && input.sizes[4] > 0,
+                     "input: spatial dims must be non-empty, got shape %s",
+                     ShapeStr(input.shape()).c_str());
+  if (!is_floating_type(input.dtype)) {
+    fail_dtype(ctx, "input", input.dtype);
+    return;
+  }
+  if (!check_dtype(ctx, grid, "grid", input.dtype) ||
+      !check_dtype(ctx, out, "out", input.dtype)) {
+    return;
+  }
+  const int32_t sizes[5] = {input.sizes[0], input.sizes[1], grid.sizes[1], grid.sizes[2],
+                            grid.sizes[3]};
+  if (!resize_out(ctx, out, sizes)) return;
+  if (out.numel == 0) return;
+  (void)dispatch_dtype<kFloating>(input.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    grid_sample_3d<S>(input, grid, interpolation_mode, padding_mode, align_corners, out);
   });
 }
 

@@ -316,3 +316,187 @@ def test_sweep_judges_float_disagreements_by_a_float64_reference():
     # No reference for exact dtypes.
     assert _judge_by_float64(module, [x.long()], [x.long()], x.long(), torch.int64) is None
 
+
+# --- kernels ----------------------------------------------------------------------------------
+
+def layouts(x):
+    """x as it is and in another dim order (channels-last for 4-D/5-D, transposed for 2-D)."""
+    if x.dim() == 4:
+        return [x, x.contiguous(memory_format=torch.channels_last)]
+    if x.dim() == 5:
+        return [x, x.contiguous(memory_format=torch.channels_last_3d)]
+    return [x, x.t().contiguous().t()] if x.dim() == 2 else [x]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape,k,s,p,d,ceil", [((2, 3, 7, 6), 3, 2, 1, 1, False),
+                                                  ((3, 8, 8), 2, 1, 0, 2, True),
+                                                  ((1, 2, 5, 5), 3, 1, 1, 1, False)])
+def test_max_pool2d_with_indices_backward(dtype, shape, k, s, p, d, ceil):
+    x = randn(shape, dtype)
+    x.view(-1)[::5] = x.view(-1)[1]  # ties inside windows
+    out, idx = aten.max_pool2d_with_indices(x, [k, k], [s, s], [p, p], [d, d], ceil)
+    grad = randn(out.shape, dtype, seed=7)
+    want = aten.max_pool2d_with_indices_backward(grad, x, [k, k], [s, s], [p, p], [d, d], ceil, idx)
+    for g in layouts(grad):
+        got = torch.empty_like(want)
+        _C.call_kernel("aten::max_pool2d_with_indices_backward.grad_input",
+                       [g, x, [k, k], [s, s], [p, p], [d, d], ceil, idx, got])
+        close(got, want, dtype)
+
+
+def test_max_pool2d_with_indices_backward_errors_and_flow():
+    x = randn((1, 1, 4, 4))
+    grad = torch.ones(1, 1, 2, 2)
+    bad = torch.full((1, 1, 2, 2), 16, dtype=torch.int64)
+    with pytest.raises(RuntimeError, match="indices: 16 is outside the input plane of 4 x 4"):
+        _C.call_kernel("aten::max_pool2d_with_indices_backward.grad_input",
+                       [grad, x, [2, 2], [2, 2], [0, 0], [1, 1], False, bad,
+                        torch.empty(1, 1, 4, 4)])
+    _, idx = aten.max_pool2d_with_indices(x, [2, 2], [2, 2])
+    f = Fn(lambda g, a, i: aten.max_pool2d_with_indices_backward(g, a, [2, 2], [2, 2], [0, 0],
+                                                                 [1, 1], False, i))
+    same_as_eager(f, grad, x, idx)
+
+
+def grid_3d(shape, seed, spread=1.2):
+    return randn(shape, seed=seed).clamp(-3, 3) * spread / 3 * 1.5
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("padding", [0, 1, 2])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sampler_3d(dtype, mode, padding, align):
+    x = randn((2, 3, 4, 5, 6), dtype)
+    grid = grid_3d((2, 3, 4, 2, 3), 1).to(dtype)
+    grid[0, 0, 0, 0] = torch.tensor([1.0, -1.0, 0.0])  # on the edges
+    want = aten.grid_sampler_3d(x, grid, mode, padding, align)
+    for xin in layouts(x):
+        got = torch.empty_like(want)
+        _C.call_kernel("aten::grid_sampler_3d.out", [xin, grid, mode, padding, align, got])
+        close(got, want, dtype)
+
+
+def test_grid_sampler_3d_16_bit_and_errors():
+    # Every step rounds to the 16-bit type (as the 2-D kernel, like eager's): within a few
+    # of its ulps of the op computed in float64 from the same 16-bit inputs.
+    for dtype in (torch.float16, torch.bfloat16):
+        x, grid = randn((1, 2, 3, 4, 5), dtype), grid_3d((1, 2, 3, 2, 3), 2).to(dtype)
+        want = aten.grid_sampler_3d(x.double(), grid.double(), 0, 0, False)
+        got = torch.empty(want.shape, dtype=dtype)
+        _C.call_kernel("aten::grid_sampler_3d.out", [x, grid, 0, 0, False, got])
+        scale = max(1.0, want.abs().max().item())
+        assert (got.double() - want).abs().max().item() <= 4 * TOL[dtype] * scale
+    with pytest.raises(RuntimeError, match="interpolation_mode: expected 0 .* or 1"):
+        _C.call_kernel("aten::grid_sampler_3d.out", [randn((1, 1, 2, 2, 2)),
+                                                     torch.zeros(1, 1, 1, 1, 3), 2, 0, False,
+                                                     torch.empty(1, 1, 1, 1, 1)])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("size,align", [((3, 3), False), ((5, 5), True), ((4, 31), False),
+                                        ((12, 20), False), ((10, 7), True), ((1, 1), True)])
+def test_upsample_bilinear2d_aa(dtype, size, align):
+    x = randn((2, 3, 10, 20), dtype)
+    want = aten._upsample_bilinear2d_aa(x, list(size), align)
+    for xin in layouts(x):
+        got = torch.empty_like(want)
+        _C.call_kernel("aten::_upsample_bilinear2d_aa.out",
+                       [xin, list(size), align, None, None, got])
+        close(got, want, dtype)
+
+
+def test_upsample_bilinear2d_aa_scales_and_16_bit():
+    x = randn((1, 2, 9, 13))
+    want = aten._upsample_bilinear2d_aa(x, [4, 5], False, 0.45, 0.4)
+    got = torch.empty_like(want)
+    _C.call_kernel("aten::_upsample_bilinear2d_aa.out", [x, [4, 5], False, 0.45, 0.4, got])
+    close(got, want)
+    for dtype in (torch.float16, torch.bfloat16):  # eager has no float16 version: vs float64
+        want = aten._upsample_bilinear2d_aa(x.to(dtype).double(), [4, 6], False)
+        got = torch.empty(want.shape, dtype=dtype)
+        _C.call_kernel("aten::_upsample_bilinear2d_aa.out", [x.to(dtype), [4, 6], False, None, None,
+                                                             got])
+        assert (got.double() - want).abs().max().item() <= 2 * TOL[dtype] * max(
+            1.0, want.abs().max().item())
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("batched", [True, False])
+def test_fractional_max_pool(dtype, dims, batched):
+    spatial = (9, 8) if dims == 2 else (7, 6, 5)
+    out_size, k = ([4, 3], [3, 2]) if dims == 2 else ([3, 2, 3], [2, 3, 2])
+    x = randn(((2, 3) if batched else (3,)) + spatial, dtype)
+    x.view(-1)[::9] = float("nan")
+    g = torch.Generator().manual_seed(4)
+    u = torch.rand(2 if batched else 1, 3, dims, generator=g).to(dtype)
+    op = getattr(aten, f"fractional_max_pool{dims}d")
+    want, want_i = op(x, k, out_size, u)
+    for xin in layouts(x):
+        got, got_i = torch.empty_like(want), torch.empty_like(want_i)
+        _C.call_kernel(f"aten::fractional_max_pool{dims}d.output",
+                       [xin, k, out_size, u, got, got_i], returns=[4, 5])
+        close(got, want, dtype)
+        assert torch.equal(got_i, want_i)
+
+
+def test_fractional_max_pool_through_the_flow_takes_the_samples():
+    f = Fn(lambda x, u: (*aten.fractional_max_pool2d(x, [2, 2], [3, 3], u),
+                         *aten.fractional_max_pool3d(x[:, :, None].expand(1, 2, 4, 7, 7), [2, 2, 2],
+                                                     [2, 3, 3], torch.cat([u, u[..., :1]], -1))))
+    same_as_eager(f, randn((1, 2, 7, 7)), torch.rand(1, 2, 2))
+    # F.fractional_max_pool2d draws its samples in the program: shapes and windows' values.
+    method, _ = lower(Fn(lambda x: torch.nn.functional.fractional_max_pool2d(
+        x, 3, output_size=2, return_indices=True)), randn((1, 3, 9, 9)))
+    y, i = [torch.as_tensor(v) for v in method.execute([randn((1, 3, 9, 9))])]
+    assert y.shape == (1, 3, 2, 2) and torch.equal(randn((1, 3, 9, 9)).flatten(2).gather(
+        2, i.flatten(2)).view_as(y), y)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])  # eager's (no 16-bit ones)
+def test_histogram_and_histogramdd(dtype):
+    x = randn((40,), dtype) * 3
+    w = randn((40,), dtype, 2).abs()
+    for bins, rng, weight, density in ((7, None, None, False), (5, [-2.0, 2.0], w, False),
+                                       (1, None, w, True), (10, [0.0, 1.0], None, True)):
+        want_h, want_e = aten.histogram.bin_ct(x, bins, range=rng, weight=weight, density=density)
+        h, e = torch.empty_like(want_h), torch.empty_like(want_e)
+        _C.call_kernel("aten::histogram.bin_ct_out", [x, bins, rng, weight, density, h, e],
+                       returns=[5, 6])
+        close(e, want_e, dtype)
+        close(h, want_h, dtype)
+    pts = randn((30, 3), dtype)
+    pw = randn((30,), dtype, 3).abs()
+    for bins, rng, weight, density in (([2, 3, 4], None, None, False),
+                                       ([3, 1, 2], [-1.0, 1.0, -2, 2, 0, 1], pw, True)):
+        want = torch.histogramdd(pts, bins, range=rng, weight=weight, density=density)
+        edges = [torch.empty(b + 1, dtype=dtype) for b in bins]
+        _C.call_kernel("aten::_histogramdd_bin_edges.out", [pts, bins, rng, weight, density, edges])
+        hist = torch.empty(bins, dtype=dtype)
+        _C.call_kernel("aten::_histogramdd_from_bin_cts.out",
+                       [pts, bins, rng, weight, density, hist])
+        for g, wnt in zip(edges, want.bin_edges, strict=True):
+            close(g, wnt)
+        close(hist, want.hist)
+
+
+def test_histogram_edge_cases_and_flow():
+    # One value: the range becomes [v - 0.5, v + 0.5]; the last edge counts in the last bin;
+    # NaN and points outside are not counted; empty input: [-0.5, 0.5].
+    for x, bins, rng in ((torch.tensor(2.0), 1, None), (torch.tensor([0.0, 1.0, 0.5, float("nan")]),
+                                                       4, [0.0, 1.0]),
+                         (torch.zeros(0), 3, None)):
+        want_h, want_e = aten.histogram.bin_ct(x[~x.isnan()] if rng is None else x, bins, range=rng)
+        h, e = torch.empty_like(want_h), torch.empty_like(want_e)
+        _C.call_kernel("aten::histogram.bin_ct_out", [x[~x.isnan()] if rng is None else x, bins,
+                                                      rng, None, False, h, e], returns=[5, 6])
+        close(h, want_h)
+        close(e, want_e)
+    with pytest.raises(RuntimeError, match="range: coordinate 0's range .* is not finite"):
+        _C.call_kernel("aten::histogram.bin_ct_out", [torch.tensor([1.0, float("inf")]), 2, None,
+                                                      None, False, torch.empty(2), torch.empty(3)],
+                       returns=[5, 6])
+    same_as_eager(Fn(lambda a, b: (torch.histogram(a, 6), torch.histogramdd(b, [2, 3]))),
+                  randn((25,)), randn((12, 2), seed=1))

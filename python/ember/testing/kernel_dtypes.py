@@ -172,6 +172,20 @@ _EXTRA: dict[str, Any] = {
         ("default", lambda d: [((_t([0.25, 0.5], d), _t([2, 3], d)), {})]),
         ("x_scalar", lambda d: [((0.5, _t([2, 3], d)), {})]),
         ("n_scalar", lambda d: [((_t([0.25, 0.5], d), 2), {})]))},
+    # misc non-core ops (issue #13)
+    "aten.max_pool2d_with_indices_backward.default": lambda d: [
+        ((_t([[[[1, 2], [3, 4]]]], d), _t(torch.arange(16.0).reshape(1, 1, 4, 4), d), [2, 2],
+          [2, 2], [0, 0], [1, 1], False, torch.tensor([[[[5, 7], [13, 15]]]])), {})],
+    "aten.fractional_max_pool2d.default": lambda d: [
+        ((_t(torch.arange(50.0).reshape(1, 2, 5, 5) % 7, d), [2, 2], [3, 3],
+          _t([[[0.3, 0.6], [0.1, 0.9]]], d)), {})],
+    "aten.fractional_max_pool3d.default": lambda d: [
+        ((_t(torch.arange(128.0).reshape(1, 2, 4, 4, 4) % 5, d), [2, 2, 2], [2, 2, 2],
+          _t([[[0.3, 0.6, 0.2], [0.1, 0.9, 0.5]]], d)), {})],
+    "aten._histogramdd_bin_edges.default": lambda d: [
+        ((_t([[0, 1], [2, 3], [1, 1]], d), [2, 3]), {})],
+    "aten._histogramdd_from_bin_cts.default": lambda d: [
+        ((_t([[0, 1], [2, 3], [1, 1]], d), [2, 3]), {})],
 }
 
 

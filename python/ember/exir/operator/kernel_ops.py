@@ -112,4 +112,12 @@ EMBER_KERNEL_OPS = frozenset({
     aten.special_legendre_polynomial_p.default,
     aten.special_legendre_polynomial_p.x_scalar,
     aten.special_legendre_polynomial_p.n_scalar,
+    # misc non-core ops (issue #13): kernels, no PyTorch decomposition
+    aten.grid_sampler_3d.default,
+    aten._upsample_bilinear2d_aa.default,
+    aten.fractional_max_pool2d.default,
+    aten.fractional_max_pool3d.default,
+    aten.histogram.bin_ct,
+    aten._histogramdd_bin_edges.default,
+    aten._histogramdd_from_bin_cts.default,
 })
