@@ -1,4 +1,4 @@
-// grid_sampler_2d and col2im.
+// grid_sampler_2d, grid_sampler_3d and col2im.
 #include "kernels/test/tensor_factory.h"
 
 namespace ember::testing {
@@ -36,6 +36,22 @@ TEST(OpGridSamplerTest, Errors) {
   auto& gd = tf.make<double>({1, 1, 3, 2});
   EXPECT_KERNEL_FAILS(call_kernel("aten::grid_sampler_2d.out", {&x.ev, &gd.ev, tf.i(0), tf.i(0), tf.b(true), &o.ev}),
                       "aten::grid_sampler_2d.out", "float64");
+}
+
+TEST(OpGridSampler3dTest, CornersCentreAndErrors) {
+  TensorFactory tf;
+  auto& x = tf.make<float>({1, 1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  auto& g = tf.make<float>({1, 1, 1, 3, 3}, {-1, -1, -1, 1, 1, 1, 0, 0, 0});
+  auto& o = tf.make<float>({1, 1, 1, 1, 3});
+  ASSERT_TRUE(call_kernel("aten::grid_sampler_3d.out", {&x.ev, &g.ev, tf.i(0), tf.i(0), tf.b(true), &o.ev}).ok());
+  EXPECT_EQ(o.values<float>(), (std::vector<float>{1, 8, 4.5}));  // the centre: the mean of 8
+  ASSERT_TRUE(call_kernel("aten::grid_sampler_3d.out", {&x.ev, &g.ev, tf.i(1), tf.i(0), tf.b(true), &o.ev}).ok());
+  EXPECT_EQ(o.values<float>(), (std::vector<float>{1, 8, 1}));  // 0.5 rounds to even
+  EXPECT_KERNEL_FAILS(call_kernel("aten::grid_sampler_3d.out", {&x.ev, &g.ev, tf.i(2), tf.i(0), tf.b(true), &o.ev}),
+                      "aten::grid_sampler_3d.out", "interpolation_mode");
+  auto& g2 = tf.make<float>({1, 1, 1, 3, 2});
+  EXPECT_KERNEL_FAILS(call_kernel("aten::grid_sampler_3d.out", {&x.ev, &g2.ev, tf.i(0), tf.i(0), tf.b(true), &o.ev}),
+                      "aten::grid_sampler_3d.out", "grid");
 }
 
 TEST(OpCol2imTest, OverlapsSumAndErrors) {
