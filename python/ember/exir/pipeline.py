@@ -1,6 +1,6 @@
 """The order of the AOT passes, top to bottom, in one place.
 
-to_edge:        core-ATen decompositions -> PyTorch's decompositions of the
+to_edge:        linalg error checks dropped -> core-ATen decompositions -> PyTorch's decompositions of the
                 non-core ops left -> drop assertion ops -> scalars to
                 tensors -> view ops to *_copy -> edge op namespace -> verify
 transform:      user passes -> verify
@@ -30,6 +30,7 @@ from ember.exir.passes.dim_order_ops_pass import to_dim_order_ops
 from ember.exir.passes.edge_ops_pass import EdgeOpsPass
 from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
+from ember.exir.passes.linalg_error_checks import drop_linalg_error_checks
 from ember.exir.passes.memory_planning import MemoryPlan
 from ember.exir.passes.out_variant_pass import to_out_variants
 from ember.exir.passes.remove_asserts import remove_asserts
@@ -55,7 +56,8 @@ def run_graph_passes(gm: torch.fx.GraphModule, passes: Iterable[GraphPass]) -> t
 
 
 def to_edge_program(ep: ExportedProgram, config: EdgeCompileConfig) -> ExportedProgram:
-    ep = decompose_non_core(ep.run_decompositions(), config._core_aten_ops_exception_list)
+    ep = drop_linalg_error_checks(ep.run_decompositions())
+    ep = decompose_non_core(ep, config._core_aten_ops_exception_list)
     remove_asserts(ep.graph_module)
     ep = scalars_to_tensors(ep)
     gm = run_graph_passes(ep.graph_module, [ViewCopyPass(), EdgeOpsPass()])
