@@ -25,7 +25,19 @@ EmberError = _C.EmberError
 __all__ = ["EmberError", "Method", "Program", "Runtime"]
 
 
-def _to_runtime(value: Any) -> Any:
+def _in_dim_order(t: torch.Tensor, dim_order: Sequence[int]) -> torch.Tensor:
+    """``t`` laid out in ``dim_order`` (outermost dim first), copied if it is not."""
+    order = list(dim_order)
+    if sorted(order) != list(range(t.dim())):
+        return t
+    permuted = t.permute(order)
+    if permuted.is_contiguous():
+        return t
+    inverse = [order.index(d) for d in range(t.dim())]
+    return permuted.contiguous().permute(inverse)
+
+
+def _to_runtime(value: Any, dim_order: Sequence[int] | None = None) -> Any:
     if isinstance(value, torch.Tensor):
         # Passed as it is (DLPack, no copy): every dtype, bfloat16 included.
         t = value.detach()
@@ -33,6 +45,10 @@ def _to_runtime(value: Any) -> Any:
             t = t.cpu()
         if t.is_conj() or t.is_neg():
             t = t.resolve_conj().resolve_neg()
+        if dim_order is not None and list(dim_order) != list(range(t.dim())):
+            # The program's input has another layout (a column-major LU from
+            # torch.linalg.lu_factor, channels-last): pass it in that one.
+            return _in_dim_order(t, dim_order)
         if not (t.is_contiguous() or t.is_contiguous(memory_format=torch.channels_last)):
             t = t.contiguous()
         return t
@@ -46,6 +62,7 @@ class Method:
 
     def __init__(self, method: Any) -> None:
         self._method = method
+        self._dim_orders: list[Any] | None = None
 
     @property
     def name(self) -> str:
@@ -62,9 +79,16 @@ class Method:
         program loaded from a path (mmapped) drops from memory."""
         return self._method.dropped_constant_bytes
 
+    def _input_dim_orders(self) -> list[Any]:
+        if self._dim_orders is None:
+            self._dim_orders = [i.get("dim_order") for i in self._method.method_meta()["inputs"]]
+        return self._dim_orders
+
     def execute(self, inputs: Sequence[Any]) -> list[Any]:
         """Runs the method on tensors (or scalars); returns a list of tensors."""
-        converted = [_to_runtime(x) for x in inputs]
+        orders = self._input_dim_orders()
+        converted = [_to_runtime(x, orders[i] if i < len(orders) else None)
+                     for i, x in enumerate(inputs)]
         return self._method.execute(converted, torch_outputs=True)
 
     def __call__(self, *inputs: Any) -> list[Any]:
