@@ -1,4 +1,5 @@
-"""The linalg error checks export wraps in ``with_effects``, dropped at to_edge.
+"""Ember's linear-algebra kernels (Cholesky, LU, solves, inverse, determinants)
+against eager, and the linalg error checks export wraps in ``with_effects``.
 
 Kernel calls through ``call_kernel`` in float32 and float64 over square and
 rectangular sizes, batches (broadcast ones too), empty batches and
@@ -54,7 +55,10 @@ def call(name, args, outs):
     """Runs kernel `name` on `args` + `outs` (empty tensors resized by the kernel)."""
     outs = list(outs)
     n = len(args)
-    _C.call_kernel(name, list(args) + outs, returns=list(range(n, n + len(outs))))
+    if len(outs) == 1:  # a single out is the return slot
+        _C.call_kernel(name, list(args) + outs)
+    else:
+        _C.call_kernel(name, list(args) + outs, returns=list(range(n, n + len(outs))))
     return outs
 
 
@@ -67,10 +71,234 @@ def close(got, want, dtype, what=""):
 
 
 def empty(dtype, *shape):
-    return torch.empty(shape or (0,), dtype=dtype)
+    return torch.empty(shape, dtype=dtype)
 
 
 SQUARE = [(1, 1), (3, 3), (5, 5), (2, 3, 4, 4), (0, 3, 3), (2, 0, 0)]
+
+
+# --- Cholesky --------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SQUARE)
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky(dtype, shape, upper):
+    a = spd(shape, dtype)
+    want, want_info = aten.linalg_cholesky_ex(a.double(), upper=upper)
+    for layout, x in (("contiguous", a), ("transposed", transposed(a))):
+        L, info = call("aten::linalg_cholesky_ex.L", [x, upper, False],
+                       [empty(dtype, *shape), empty(I32, *shape[:-2])])
+        close(L, want, dtype, layout)
+        assert torch.equal(info, want_info)
+        (c,) = call("aten::cholesky.out", [x, upper], [empty(dtype, *shape)])
+        close(c, want, dtype, layout)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("shapes", [((3, 3), (3, 2)), ((2, 4, 4), (4, 3)), ((4, 4), (2, 1, 4, 1)),
+                                    ((0, 3, 3), (3, 2))])
+def test_cholesky_solve_and_inverse(dtype, upper, shapes):
+    a_shape, b_shape = shapes
+    f = aten.linalg_cholesky_ex(spd(a_shape, torch.float64), upper=upper)[0].to(dtype)
+    b = rand(b_shape, dtype, seed=1)
+    want = aten.cholesky_solve(b.double(), f.double(), upper)
+    (x,) = call("aten::cholesky_solve.out", [transposed(b), transposed(f), upper],
+                [empty(dtype, *want.shape)])
+    close(x, want, dtype)
+    want = aten.cholesky_inverse(f.double(), upper)
+    (x,) = call("aten::cholesky_inverse.out", [transposed(f), upper], [empty(dtype, *a_shape)])
+    close(x, want, dtype)
+
+
+def test_cholesky_not_positive_definite():
+    a = spd((3, 4, 4), torch.float64)
+    a[1, 2, 2] = -100.0
+    _, info = call("aten::linalg_cholesky_ex.L", [a, False, False],
+                   [empty(torch.float64, 3, 4, 4), empty(I32, 3)])
+    assert info.tolist() == aten.linalg_cholesky_ex(a)[1].tolist() == [0, 3, 0]
+    with pytest.raises(RuntimeError, match="leading minor of order 3 is not positive-definite"):
+        call("aten::cholesky.out", [a, False], [empty(torch.float64, 3, 4, 4)])
+    with pytest.raises(RuntimeError, match="leading minor of order 3"):
+        call("aten::linalg_cholesky_ex.L", [a, False, True],
+             [empty(torch.float64, 3, 4, 4), empty(I32, 3)])
+    with pytest.raises(RuntimeError, match="square matrices, got shape \\[3, 4\\]"):
+        call("aten::cholesky.out", [torch.zeros(3, 4), False], [empty(torch.float32, 3, 4)])
+    with pytest.raises(RuntimeError, match="self: unsupported dtype float16"):
+        _C.call_kernel("aten::cholesky.out", [torch.zeros(2, 2, dtype=torch.float16), False,
+                                              empty(torch.float16, 2, 2)], check_dtypes=False)
+
+
+# --- LU --------------------------------------------------------------------
+
+LU_SHAPES = [(1, 1), (4, 4), (3, 5), (5, 3), (2, 3, 4, 4), (2, 4, 3), (0, 3, 3), (2, 0, 3)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", LU_SHAPES)
+def test_lu_factor_lu_and_unpack(dtype, shape):
+    a = rand(shape, dtype)
+    m, n = shape[-2:]
+    k = min(m, n)
+    want_lu, want_piv, want_info = aten.linalg_lu_factor_ex(a.double())
+    lu, piv, info = call("aten::linalg_lu_factor_ex.out", [transposed(a), True, False],
+                         [empty(dtype, *shape), empty(I32, *shape[:-2], k), empty(I32, *shape[:-2])])
+    close(lu, want_lu, dtype)
+    assert torch.equal(piv, want_piv) and torch.equal(info, want_info)
+    want = aten.linalg_lu(a.double())
+    got = call("aten::linalg_lu.out", [transposed(a), True],
+               [empty(dtype, *w.shape) for w in want])
+    for g, w, name in zip(got, want, "PLU", strict=True):
+        close(g, w, dtype, name)
+    for unpack_data in (True, False):
+        for unpack_pivots in (True, False):
+            want = aten.lu_unpack(want_lu, want_piv, unpack_data, unpack_pivots)
+            got = call("aten::lu_unpack.out", [want_lu.to(dtype), want_piv, unpack_data,
+                                               unpack_pivots],
+                       [empty(dtype, *w.shape) for w in want])
+            for g, w, name in zip(got, want, "PLU", strict=True):
+                close(g, w, dtype, f"{name} data={unpack_data} pivots={unpack_pivots}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [False, True])
+@pytest.mark.parametrize("shapes", [((4, 4), (4, 2)), ((2, 3, 3), (3, 3)), ((3, 3), (2, 1, 3, 3)),
+                                    ((0, 3, 3), (3, 3))])
+def test_lu_solve(dtype, left, adjoint, shapes):
+    a_shape, b_shape = shapes
+    a = general(a_shape, torch.float64)
+    lu, piv = aten.linalg_lu_factor_ex(a)[:2]
+    b = rand(b_shape, dtype, seed=2)
+    if not left:
+        b = b.mT
+    want = aten.linalg_lu_solve(lu, piv, b.double(), left=left, adjoint=adjoint)
+    (x,) = call("aten::linalg_lu_solve.out", [transposed(lu.to(dtype)), piv, transposed(b), left,
+                                             adjoint], [empty(dtype, *want.shape)])
+    close(x, want, dtype)
+
+
+def test_lu_singular_info_and_errors():
+    a = torch.tensor([[[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]]], dtype=torch.float64)
+    _, piv, info = call("aten::linalg_lu_factor_ex.out", [a, True, False],
+                        [empty(torch.float64, 2, 2, 2), empty(I32, 2, 2), empty(I32, 2)])
+    want = aten.linalg_lu_factor_ex(a)
+    assert torch.equal(piv, want[1]) and info.tolist() == want[2].tolist() == [2, 1]
+    with pytest.raises(RuntimeError, match="U\\[2,2\\] is zero"):
+        call("aten::linalg_lu_factor_ex.out", [a, True, True],
+             [empty(torch.float64, 2, 2, 2), empty(I32, 2, 2), empty(I32, 2)])
+    with pytest.raises(RuntimeError, match="pivot=False"):
+        call("aten::linalg_lu_factor_ex.out", [a, False, False],
+             [empty(torch.float64, 2, 2, 2), empty(I32, 2, 2), empty(I32, 2)])
+    bad = torch.tensor([1, 3], dtype=I32)
+    with pytest.raises(RuntimeError, match="pivots: pivot 3 \\(entry 1\\) is out of range \\[1, 2\\]"):
+        call("aten::linalg_lu_solve.out", [a[0], bad, torch.ones(2, 1, dtype=torch.float64),
+                                           True, False], [empty(torch.float64, 2, 1)])
+    with pytest.raises(RuntimeError, match="LU_pivots: pivot 3"):
+        call("aten::lu_unpack.out", [a[0], bad, True, True],
+             [empty(torch.float64, 2, 2) for _ in range(3)])
+    with pytest.raises(RuntimeError, match="B \\[3, 1\\] must have 2 rows"):
+        call("aten::linalg_lu_solve.out", [a[0], bad, torch.ones(3, 1, dtype=torch.float64),
+                                           True, False], [empty(torch.float64, 3, 1)])
+
+
+# --- solve, inv, det, slogdet ----------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("shapes", [((4, 4), (4, 3)), ((4, 4), (3, 4)), ((2, 1, 3, 3), (4, 3, 3)),
+                                    ((3, 3), (3,)), ((2, 3, 3), (2, 3)), ((0, 2, 2), (2, 2))])
+def test_solve_ex(dtype, left, shapes):
+    a_shape, b_shape = shapes
+    a, b = general(a_shape, dtype), rand(b_shape, dtype, seed=3)
+    try:
+        want = aten._linalg_solve_ex(a.double(), b.double(), left=left)
+    except RuntimeError:
+        pytest.skip("eager refuses these shapes")
+    got = call("aten::_linalg_solve_ex.result", [transposed(a), transposed(b), left, False],
+               [empty(w.dtype if w.dtype == I32 else dtype, *w.shape) for w in want])
+    close(got[0], want[0], dtype, "result")
+    close(got[1], want[1], dtype, "LU")
+    assert torch.equal(got[2], want[2]) and torch.equal(got[3], want[3])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SQUARE)
+def test_inv_det_slogdet(dtype, shape):
+    a = general(shape, dtype) * 0.5
+    a64 = a.double()
+    inv, info = call("aten::linalg_inv_ex.inverse", [transposed(a), False],
+                     [empty(dtype, *shape), empty(I32, *shape[:-2])])
+    close(inv, aten.linalg_inv_ex(a64)[0], dtype, "inv")
+    assert not info.any()
+    want = aten._linalg_det(a64)
+    got = call("aten::_linalg_det.result", [transposed(a)],
+               [empty(dtype, *shape[:-2]), empty(dtype, *shape), empty(I32, *shape[:-1])])
+    close(got[0], want[0], dtype, "det")
+    close(got[1], want[1], dtype, "LU")
+    assert torch.equal(got[2], want[2])
+    want = aten._linalg_slogdet(a64)
+    got = call("aten::_linalg_slogdet.sign", [transposed(a)],
+               [empty(dtype, *shape[:-2]), empty(dtype, *shape[:-2]), empty(dtype, *shape),
+                empty(I32, *shape[:-1])])
+    for g, w, name in zip(got, want, ("sign", "logabsdet", "LU", "pivots"), strict=True):
+        if w.dtype == I32:
+            assert torch.equal(g, w), name
+        else:
+            close(g, w, dtype, name)
+
+
+def test_singular_inverse_det_slogdet():
+    a = torch.tensor([[[1.0, 2.0], [2.0, 4.0]], [[-2.0, 1.0], [1.0, 3.0]]])
+    inv, info = call("aten::linalg_inv_ex.inverse", [a, False],
+                     [empty(torch.float32, 2, 2, 2), empty(I32, 2)])
+    assert info.tolist() == aten.linalg_inv_ex(a)[1].tolist() == [2, 0]
+    assert not torch.isfinite(inv[0]).all()
+    with pytest.raises(RuntimeError, match="singular"):
+        call("aten::linalg_inv_ex.inverse", [a, True], [empty(torch.float32, 2, 2, 2), empty(I32, 2)])
+    sign, logabs, _, _ = call("aten::_linalg_slogdet.sign", [a],
+                              [empty(torch.float32, 2), empty(torch.float32, 2),
+                               empty(torch.float32, 2, 2, 2), empty(I32, 2, 2)])
+    assert sign.tolist() == [0.0, -1.0] and logabs[0].item() == float("-inf")
+    (det,) = call("aten::_linalg_det.result", [a],
+                  [empty(torch.float32, 2), empty(torch.float32, 2, 2, 2), empty(I32, 2, 2)])[:1]
+    assert det.tolist() == [0.0, -7.0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [False, True])
+def test_solve_triangular(dtype, upper, left, unit):
+    t = general((2, 4, 4), dtype)  # the other triangle is garbage: it must not be read
+    b = rand((3, 1, 4, 4) if left else (3, 1, 2, 4), dtype, seed=4)
+    want = aten.linalg_solve_triangular(t.double(), b.double(), upper=upper, left=left,
+                                        unitriangular=unit)
+    (x,) = call("aten::linalg_solve_triangular.out", [transposed(t), transposed(b), upper, left,
+                                                     unit], [empty(dtype, *want.shape)])
+    close(x, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_triangular_solve(dtype, upper, transpose):
+    a, b = general((4, 4), dtype), rand((2, 4, 3), dtype, seed=5)
+    want = aten.triangular_solve(b.double(), a.double(), upper, transpose, False)
+    got = call("aten::triangular_solve.X", [transposed(b), transposed(a), upper, transpose, False],
+               [empty(dtype, *w.shape) for w in want])
+    close(got[0], want[0], dtype, "solution")
+    close(got[1], want[1], dtype, "cloned_coefficient")
+
+
+# --- through the whole flow ------------------------------------------------
+
+def run_program(module, *args):
+    from ember.exir import to_edge
+    from ember.runtime import Runtime
+
+    program = to_edge(torch.export.export(module, args)).to_executorch()
+    return Runtime.get().load_program(program.buffer).load_method("forward").execute(list(args))
 
 
 class Checked(torch.nn.Module):
@@ -79,6 +307,15 @@ class Checked(torch.nn.Module):
     def forward(self, a, s, b):
         return (torch.linalg.inv(a), torch.linalg.cholesky(s), torch.linalg.solve(a, b),
                 torch.linalg.lu_factor(a)[0])
+
+
+class Unchecked(torch.nn.Module):
+    def forward(self, a, s, b):
+        lu, piv = torch.linalg.lu_factor_ex(a)[:2]
+        sign, logabs = torch.linalg.slogdet(a)
+        return (torch.linalg.det(a), sign, logabs, torch.linalg.lu_solve(lu, piv, b),
+                torch.linalg.solve_triangular(s, b, upper=False), torch.cholesky_solve(b, s),
+                torch.linalg.lu(a)[2], torch.cholesky_inverse(s), torch.linalg.inv_ex(a)[0])
 
 
 def test_linalg_error_checks_are_dropped_at_to_edge():
@@ -99,3 +336,40 @@ def test_linalg_error_checks_are_dropped_at_to_edge():
                    for n in edge.graph.nodes)
 
 
+@pytest.mark.parametrize("module", [Checked, Unchecked])
+def test_through_the_whole_flow(module):
+    args = (general((2, 3, 3), torch.float32), spd((3, 3), torch.float32, seed=1),
+            rand((2, 3, 2), torch.float32, seed=2))
+    got = run_program(module(), *args)
+    want = module()(*[x.double() for x in args])
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        close(torch.as_tensor(g), w, torch.float32, f"output {i}")
+
+
+def test_singular_input_runs_without_the_check():
+    """linalg.inv of a singular matrix raises in eager; the program gives inv_ex's values."""
+    got = run_program(Checked(), torch.ones(2, 3, 3), spd((3, 3), torch.float32),
+                      torch.ones(2, 3, 2))
+    assert not torch.isfinite(torch.as_tensor(got[0])).all()
+
+
+class LuSolve(torch.nn.Module):
+    def forward(self, lu, piv, b):
+        return torch.linalg.lu_solve(lu, piv, b)
+
+
+def test_column_major_lu_input_in_either_layout():
+    """lu_factor's LU is column-major: a program exported with it takes it, and a
+    row-major copy is laid out in the program's dim order by Method.execute."""
+    from ember.exir import to_edge
+    from ember.runtime import Runtime
+
+    lu, piv = torch.linalg.lu_factor(general((2, 4, 4), torch.float32))
+    assert not lu.is_contiguous()
+    b = rand((2, 4, 3), torch.float32, seed=6)
+    program = to_edge(torch.export.export(LuSolve(), (lu, piv, b))).to_executorch()
+    method = Runtime.get().load_program(program.buffer).load_method("forward")
+    want = torch.linalg.lu_solve(lu.double(), piv, b.double())
+    for layout in (lu, lu.contiguous()):
+        close(torch.as_tensor(method.execute([layout, piv, b])[0]), want, torch.float32)

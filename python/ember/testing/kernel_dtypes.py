@@ -113,6 +113,8 @@ def _t(values: Any, dtype: torch.dtype) -> torch.Tensor:
     return torch.tensor(values, dtype=torch.float64).to(dtype)
 
 
+_SPD = [[4, 1, 0], [1, 3, 1], [0, 1, 2]]
+
 # Samples for kernels whose twin neither OpInfo nor op_samples covers: twin
 # name -> dtype -> [(args, kwargs)]; a sample eager refuses is dropped.
 _EXTRA: dict[str, Any] = {
@@ -186,6 +188,18 @@ _EXTRA: dict[str, Any] = {
         ((_t([[0, 1], [2, 3], [1, 1]], d), [2, 3]), {})],
     "aten._histogramdd_from_bin_cts.default": lambda d: [
         ((_t([[0, 1], [2, 3], [1, 1]], d), [2, 3]), {})],
+    # linear algebra (op_linalg_*.cpp): an SPD matrix, pivots of no swap
+    "aten.linalg_cholesky_ex.default": lambda d: [((_t(_SPD, d),), {})],
+    "aten.linalg_lu_factor_ex.default": lambda d: [((_t(_SPD, d),), {})],
+    "aten.linalg_lu.default": lambda d: [((_t(_SPD, d),), {})],
+    "aten.linalg_lu_solve.default": lambda d: [
+        ((_t(_SPD, d), torch.tensor([1, 2, 3], dtype=torch.int32), _t([[1], [2], [3]], d)), {})],
+    "aten._linalg_solve_ex.default": lambda d: [((_t(_SPD, d), _t([[1], [2], [3]], d)), {})],
+    "aten.linalg_inv_ex.default": lambda d: [((_t(_SPD, d),), {})],
+    "aten._linalg_det.default": lambda d: [((_t(_SPD, d),), {})],
+    "aten._linalg_slogdet.default": lambda d: [((_t(_SPD, d),), {})],
+    "aten.linalg_solve_triangular.default": lambda d: [
+        ((_t(_SPD, d), _t([[1], [2], [3]], d)), {"upper": True})],
 }
 
 
