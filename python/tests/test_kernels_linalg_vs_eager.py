@@ -1,4 +1,4 @@
-"""Ember's linear-algebra kernels (Cholesky, LU, solves, inverse, determinants)
+"""Ember's linear-algebra kernels (Cholesky, LU, solves, inverse, determinants, QR)
 against eager, and the linalg error checks export wraps in ``with_effects``.
 
 Kernel calls through ``call_kernel`` in float32 and float64 over square and
@@ -291,6 +291,60 @@ def test_triangular_solve(dtype, upper, transpose):
     close(got[1], want[1], dtype, "cloned_coefficient")
 
 
+# --- QR --------------------------------------------------------------------
+
+QR_SHAPES = [(1, 1), (4, 4), (5, 3), (3, 5), (2, 3, 4, 2), (0, 3, 3), (2, 0, 3), (3, 0)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", QR_SHAPES)
+def test_geqrf_and_qr(dtype, shape):
+    """LAPACK's reflector convention: a, tau, Q and R match eager, signs included."""
+    a = rand(shape, dtype)
+    want = aten.geqrf(a.double())
+    got = call("aten::geqrf.a", [transposed(a)], [empty(dtype, *w.shape) for w in want])
+    close(got[0], want[0], dtype, "a")
+    close(got[1], want[1], dtype, "tau")
+    for mode in ("reduced", "complete", "r"):
+        want = aten.linalg_qr(a.double(), mode)
+        got = call("aten::linalg_qr.out", [transposed(a), mode],
+                   [empty(dtype, *w.shape) for w in want])
+        close(got[0], want[0], dtype, f"Q {mode}")
+        close(got[1], want[1], dtype, f"R {mode}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes", [((5, 3), (3,)), ((4, 4), (2,)), ((2, 5, 2), (2, 2)),
+                                    ((0, 3, 2), (0, 2))])
+def test_householder_product(dtype, shapes):
+    a_shape, t_shape = shapes
+    v, tau = rand(a_shape, dtype), rand(t_shape, dtype, seed=1)
+    want = aten.linalg_householder_product(v.double(), tau.double())
+    (q,) = call("aten::linalg_householder_product.out", [transposed(v), tau],
+                [empty(dtype, *want.shape)])
+    close(q, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_ormqr(dtype, left, transpose):
+    v, tau = aten.geqrf(rand((2, 5, 3), torch.float64))
+    c = rand((2, 5, 4) if left else (2, 4, 5), dtype, seed=2)
+    want = aten.ormqr(v, tau, c.double(), left, transpose)
+    (x,) = call("aten::ormqr.out", [transposed(v.to(dtype)), tau.to(dtype), transposed(c), left,
+                                    transpose], [empty(dtype, *want.shape)])
+    close(x, want, dtype)
+
+
+def test_qr_errors():
+    with pytest.raises(RuntimeError, match="unrecognized mode 'full'"):
+        call("aten::linalg_qr.out", [torch.zeros(2, 2), "full"], [empty(torch.float32, 2, 2)] * 2)
+    with pytest.raises(RuntimeError, match="at least as many rows as columns"):
+        call("aten::linalg_householder_product.out", [torch.zeros(2, 3), torch.zeros(2)],
+             [empty(torch.float32, 2, 3)])
+
+
 # --- through the whole flow ------------------------------------------------
 
 def run_program(module, *args):
@@ -315,7 +369,8 @@ class Unchecked(torch.nn.Module):
         sign, logabs = torch.linalg.slogdet(a)
         return (torch.linalg.det(a), sign, logabs, torch.linalg.lu_solve(lu, piv, b),
                 torch.linalg.solve_triangular(s, b, upper=False), torch.cholesky_solve(b, s),
-                torch.linalg.lu(a)[2], torch.cholesky_inverse(s), torch.linalg.inv_ex(a)[0])
+                torch.linalg.lu(a)[2], torch.cholesky_inverse(s), torch.linalg.inv_ex(a)[0],
+                *torch.linalg.qr(a), torch.geqrf(a)[0])
 
 
 def test_linalg_error_checks_are_dropped_at_to_edge():

@@ -329,3 +329,173 @@ void qr_form_q(const double* v, int32_t m, int32_t v_cols, const double* tau, in
 }
 
 }  // namespace ember::kernels::portable::linalg
+
+namespace ember::kernels::portable::linalg {
+
+namespace {
+
+constexpr int kMaxSweeps = 60;
+
+// Flips column j of the rows x cols matrix m (and of `other`, when given) so
+// that its largest-magnitude component is positive.
+void fix_sign(double* m, int32_t rows, int32_t cols, int32_t j, double* other, int32_t o_rows,
+              int32_t o_cols) {
+  int32_t at = 0;
+  for (int32_t i = 1; i < rows; ++i) {
+    if (std::fabs(m[i * cols + j]) > std::fabs(m[at * cols + j])) at = i;
+  }
+  if (rows == 0 || m[at * cols + j] >= 0.0) return;
+  for (int32_t i = 0; i < rows; ++i) m[i * cols + j] = -m[i * cols + j];
+  if (other != nullptr) {
+    for (int32_t i = 0; i < o_rows; ++i) other[i * o_cols + j] = -other[i * o_cols + j];
+  }
+}
+
+void swap_columns(double* m, int32_t rows, int32_t cols, int32_t a, int32_t b) {
+  for (int32_t i = 0; i < rows; ++i) std::swap(m[i * cols + a], m[i * cols + b]);
+}
+
+}  // namespace
+
+void symmetric_eigen(double* a, int32_t n, double* w, double* v) {
+  if (v != nullptr) {
+    for (int32_t i = 0; i < n * n; ++i) v[i] = (i / n == i % n) ? 1.0 : 0.0;
+  }
+  double norm = 0.0;
+  for (int32_t i = 0; i < n * n; ++i) norm += a[i] * a[i];
+  const double tol = 1e-30 * norm;  // squared: off-diagonal mass below eps^2 |A|^2
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    double off = 0.0;
+    for (int32_t p = 0; p < n; ++p) {
+      for (int32_t q = p + 1; q < n; ++q) off += 2.0 * a[p * n + q] * a[p * n + q];
+    }
+    if (!(off > tol)) break;  // also stops on NaN
+    for (int32_t p = 0; p < n; ++p) {
+      for (int32_t q = p + 1; q < n; ++q) {
+        const double apq = a[p * n + q];
+        if (apq == 0.0) continue;
+        // The rotation that zeroes a[p][q] (the smaller angle).
+        const double theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
+        const double t = (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::hypot(theta, 1.0));
+        const double c = 1.0 / std::hypot(t, 1.0), s = t * c;
+        for (int32_t k = 0; k < n; ++k) {  // A J
+          const double akp = a[k * n + p], akq = a[k * n + q];
+          a[k * n + p] = c * akp - s * akq;
+          a[k * n + q] = s * akp + c * akq;
+        }
+        for (int32_t k = 0; k < n; ++k) {  // J^T (A J)
+          const double apk = a[p * n + k], aqk = a[q * n + k];
+          a[p * n + k] = c * apk - s * aqk;
+          a[q * n + k] = s * apk + c * aqk;
+        }
+        if (v != nullptr) {
+          for (int32_t k = 0; k < n; ++k) {
+            const double vkp = v[k * n + p], vkq = v[k * n + q];
+            v[k * n + p] = c * vkp - s * vkq;
+            v[k * n + q] = s * vkp + c * vkq;
+          }
+        }
+      }
+    }
+  }
+  for (int32_t i = 0; i < n; ++i) w[i] = a[i * n + i];
+  // Ascending, by selection (n is small), moving the vectors along.
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t best = i;
+    for (int32_t j = i + 1; j < n; ++j) {
+      if (w[j] < w[best]) best = j;
+    }
+    if (best != i) {
+      std::swap(w[i], w[best]);
+      if (v != nullptr) swap_columns(v, n, n, i, best);
+    }
+    if (v != nullptr) fix_sign(v, n, n, i, nullptr, 0, 0);
+  }
+}
+
+void jacobi_svd(double* a, int32_t m, int32_t n, double* s, double* v, double* u,
+                int32_t u_cols, double* work) {
+  for (int32_t i = 0; i < n * n; ++i) v[i] = (i / n == i % n) ? 1.0 : 0.0;
+  constexpr double kEps = 2.220446049250313e-16;
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    bool rotated = false;
+    for (int32_t p = 0; p < n; ++p) {
+      for (int32_t q = p + 1; q < n; ++q) {
+        double alpha = 0.0, beta = 0.0, gamma = 0.0;
+        for (int32_t i = 0; i < m; ++i) {
+          const double x = a[i * n + p], y = a[i * n + q];
+          alpha += x * x;
+          beta += y * y;
+          gamma += x * y;
+        }
+        // Columns p and q already orthogonal to working precision.
+        if (!(std::fabs(gamma) > kEps * std::sqrt(alpha * beta))) continue;
+        rotated = true;
+        const double zeta = (beta - alpha) / (2.0 * gamma);
+        const double t = (zeta >= 0 ? 1.0 : -1.0) / (std::fabs(zeta) + std::hypot(zeta, 1.0));
+        const double c = 1.0 / std::hypot(t, 1.0), sn = c * t;
+        for (int32_t i = 0; i < m; ++i) {
+          const double x = a[i * n + p], y = a[i * n + q];
+          a[i * n + p] = c * x - sn * y;
+          a[i * n + q] = sn * x + c * y;
+        }
+        for (int32_t i = 0; i < n; ++i) {
+          const double x = v[i * n + p], y = v[i * n + q];
+          v[i * n + p] = c * x - sn * y;
+          v[i * n + q] = sn * x + c * y;
+        }
+      }
+    }
+    if (!rotated) break;
+  }
+  for (int32_t j = 0; j < n; ++j) {
+    double ss = 0.0;
+    for (int32_t i = 0; i < m; ++i) ss += a[i * n + j] * a[i * n + j];
+    s[j] = std::sqrt(ss);
+  }
+  // Descending, moving the columns of A (U times s) and V along.
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t best = i;
+    for (int32_t j = i + 1; j < n; ++j) {
+      if (s[j] > s[best]) best = j;
+    }
+    if (best != i) {
+      std::swap(s[i], s[best]);
+      swap_columns(a, m, n, i, best);
+      swap_columns(v, n, n, i, best);
+    }
+    fix_sign(v, n, n, i, a, m, n);
+  }
+  if (u == nullptr) return;
+  // U's columns: A's normalised, then (for s = 0 and beyond n) unit vectors
+  // made orthogonal to those before by Gram-Schmidt, twice for accuracy.
+  const double small = s[0] * kEps * (m > n ? m : n);
+  int32_t next_unit = 0;
+  for (int32_t j = 0; j < u_cols; ++j) {
+    if (j < n && s[j] > small && s[j] > 0.0) {
+      for (int32_t i = 0; i < m; ++i) u[i * u_cols + j] = a[i * n + j] / s[j];
+      continue;
+    }
+    for (;;) {
+      for (int32_t i = 0; i < m; ++i) work[i] = i == next_unit ? 1.0 : 0.0;
+      ++next_unit;
+      for (int pass = 0; pass < 2; ++pass) {
+        for (int32_t k = 0; k < j; ++k) {
+          double d = 0.0;
+          for (int32_t i = 0; i < m; ++i) d += u[i * u_cols + k] * work[i];
+          for (int32_t i = 0; i < m; ++i) work[i] -= d * u[i * u_cols + k];
+        }
+      }
+      double nn = 0.0;
+      for (int32_t i = 0; i < m; ++i) nn += work[i] * work[i];
+      nn = std::sqrt(nn);
+      // Some unit vector keeps at least 1/sqrt(m) of its norm.
+      if (nn * nn * m > 0.25 || next_unit >= m) {
+        for (int32_t i = 0; i < m; ++i) u[i * u_cols + j] = nn > 0.0 ? work[i] / nn : 0.0;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace ember::kernels::portable::linalg

@@ -127,6 +127,22 @@ void qr_factor(double* a, int32_t m, int32_t n, double* tau);
 void qr_form_q(const double* v, int32_t m, int32_t v_cols, const double* tau, int32_t k,
                double* q, int32_t q_cols);
 
+/// Eigen-decomposition of the symmetric n x n matrix `a` (both triangles
+/// read; destroyed) by cyclic Jacobi rotations: `w` gets the eigenvalues in
+/// ascending order, `v` (n x n, row-major, when not null) the eigenvectors as
+/// columns, each with its largest-magnitude component positive (the sign is
+/// otherwise arbitrary).
+void symmetric_eigen(double* a, int32_t n, double* w, double* v);
+
+/// SVD A = U diag(s) V^T of the m x n matrix `a` (m >= n; destroyed: becomes
+/// U's first n columns) by one-sided Jacobi: `s` (n) descending, `v` (n x n)
+/// V with columns as right singular vectors, `u` (m x u_cols, u_cols = n or
+/// m) U completed to orthonormal columns where s is 0 or u_cols > n. Scratch
+/// `work` of m doubles. Each singular pair's sign is fixed by V's largest
+/// component being positive.
+void jacobi_svd(double* a, int32_t m, int32_t n, double* s, double* v, double* u,
+                int32_t u_cols, double* work);
+
 }  // namespace ember::kernels::portable::linalg
 
 namespace ember::kernels::portable::linalg {

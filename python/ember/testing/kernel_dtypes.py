@@ -200,6 +200,8 @@ _EXTRA: dict[str, Any] = {
     "aten._linalg_slogdet.default": lambda d: [((_t(_SPD, d),), {})],
     "aten.linalg_solve_triangular.default": lambda d: [
         ((_t(_SPD, d), _t([[1], [2], [3]], d)), {"upper": True})],
+    "aten.linalg_householder_product.default": lambda d: [((_t(_SPD, d), _t([1, 0.5], d)), {})],
+    "aten.linalg_qr.default": lambda d: [((_t(_SPD, d),), {})],
 }
 
 

@@ -135,4 +135,8 @@ EMBER_KERNEL_OPS = frozenset({
     aten._linalg_slogdet.default,
     aten.linalg_solve_triangular.default,
     aten.triangular_solve.default,
+    aten.geqrf.default,
+    aten.linalg_householder_product.default,
+    aten.ormqr.default,
+    aten.linalg_qr.default,
 })
