@@ -30,11 +30,15 @@ def _in_dim_order(t: torch.Tensor, dim_order: Sequence[int]) -> torch.Tensor:
     order = list(dim_order)
     if sorted(order) != list(range(t.dim())):
         return t
-    permuted = t.permute(order)
-    if permuted.is_contiguous():
+    # The strides the order gives (sizes 0 and 1 count as 1, as torch's), so
+    # empty and size-1 dims cannot make the layout ambiguous.
+    strides, step = [0] * t.dim(), 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= max(t.shape[d], 1)
+    if list(t.stride()) == strides:
         return t
-    inverse = [order.index(d) for d in range(t.dim())]
-    return permuted.contiguous().permute(inverse)
+    return torch.empty_strided(t.shape, strides, dtype=t.dtype).copy_(t)
 
 
 def _to_runtime(value: Any, dim_order: Sequence[int] | None = None) -> Any:
@@ -45,9 +49,10 @@ def _to_runtime(value: Any, dim_order: Sequence[int] | None = None) -> Any:
             t = t.cpu()
         if t.is_conj() or t.is_neg():
             t = t.resolve_conj().resolve_neg()
-        if dim_order is not None and list(dim_order) != list(range(t.dim())):
-            # The program's input has another layout (a column-major LU from
-            # torch.linalg.lu_factor, channels-last): pass it in that one.
+        if dim_order is not None:
+            # Pass it in the program's layout (a column-major LU from
+            # torch.linalg.lu_factor, channels-last; an empty tensor whose
+            # strides say another order).
             return _in_dim_order(t, dim_order)
         if not (t.is_contiguous() or t.is_contiguous(memory_format=torch.channels_last)):
             t = t.contiguous()
