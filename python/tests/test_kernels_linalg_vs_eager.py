@@ -1,4 +1,5 @@
-"""Ember's linear-algebra kernels (Cholesky, LU, solves, inverse, determinants, QR)
+"""Ember's linear-algebra kernels (Cholesky, LU, solves, inverse, determinants, QR, eigh,
+SVD, pinv)
 against eager, and the linalg error checks export wraps in ``with_effects``.
 
 Kernel calls through ``call_kernel`` in float32 and float64 over square and
@@ -142,7 +143,8 @@ def test_lu_factor_lu_and_unpack(dtype, shape):
     k = min(m, n)
     want_lu, want_piv, want_info = aten.linalg_lu_factor_ex(a.double())
     lu, piv, info = call("aten::linalg_lu_factor_ex.out", [transposed(a), True, False],
-                         [empty(dtype, *shape), empty(I32, *shape[:-2], k), empty(I32, *shape[:-2])])
+                         [empty(dtype, *shape), empty(I32, *shape[:-2], k),
+                          empty(I32, *shape[:-2])])
     close(lu, want_lu, dtype)
     assert torch.equal(piv, want_piv) and torch.equal(info, want_info)
     want = aten.linalg_lu(a.double())
@@ -191,7 +193,8 @@ def test_lu_singular_info_and_errors():
         call("aten::linalg_lu_factor_ex.out", [a, False, False],
              [empty(torch.float64, 2, 2, 2), empty(I32, 2, 2), empty(I32, 2)])
     bad = torch.tensor([1, 3], dtype=I32)
-    with pytest.raises(RuntimeError, match="pivots: pivot 3 \\(entry 1\\) is out of range \\[1, 2\\]"):
+    with pytest.raises(RuntimeError,
+                       match="pivots: pivot 3 \\(entry 1\\) is out of range \\[1, 2\\]"):
         call("aten::linalg_lu_solve.out", [a[0], bad, torch.ones(2, 1, dtype=torch.float64),
                                            True, False], [empty(torch.float64, 2, 1)])
     with pytest.raises(RuntimeError, match="LU_pivots: pivot 3"):
@@ -255,7 +258,8 @@ def test_singular_inverse_det_slogdet():
     assert info.tolist() == aten.linalg_inv_ex(a)[1].tolist() == [2, 0]
     assert not torch.isfinite(inv[0]).all()
     with pytest.raises(RuntimeError, match="singular"):
-        call("aten::linalg_inv_ex.inverse", [a, True], [empty(torch.float32, 2, 2, 2), empty(I32, 2)])
+        call("aten::linalg_inv_ex.inverse", [a, True],
+             [empty(torch.float32, 2, 2, 2), empty(I32, 2)])
     sign, logabs, _, _ = call("aten::_linalg_slogdet.sign", [a],
                               [empty(torch.float32, 2), empty(torch.float32, 2),
                                empty(torch.float32, 2, 2, 2), empty(I32, 2, 2)])
@@ -345,6 +349,129 @@ def test_qr_errors():
              [empty(torch.float32, 2, 3)])
 
 
+# --- eigh, SVD, pinv ---------------------------------------------------------
+# Vectors are defined up to sign: each is flipped to eager's before comparing
+# (random matrices have well-separated values), and checked orthonormal; the
+# values and reconstructions within TOL of the matrix's norm.
+
+
+def aligned(got, want):
+    """got's columns flipped to the sign of want's."""
+    signs = torch.where((got.double() * want.double()).sum(-2, keepdim=True) < 0, -1.0, 1.0)
+    return got.double() * signs, signs
+
+
+def orthonormal(q, dtype):
+    eye = torch.eye(q.shape[-1], dtype=torch.float64)
+    close(q.double().mT @ q.double(), eye.expand(q.shape[:-2] + eye.shape), dtype, "QᵀQ")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (2, 3, 5, 5), (0, 3, 3), (6, 6)])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh(dtype, shape, uplo):
+    a = rand(shape, dtype)  # the triangle UPLO does not name is garbage: not read
+    sym = a.double().tril() + a.double().tril(-1).mT if uplo == "L" else \
+        a.double().triu() + a.double().triu(1).mT
+    w_want, v_want = aten._linalg_eigh(sym, uplo)
+    w, v = call("aten::_linalg_eigh.eigenvalues", [transposed(a), uplo, True],
+                [empty(dtype, *w_want.shape), empty(dtype, *shape)])
+    close(w, w_want, dtype, "eigenvalues")
+    close(aligned(v, v_want)[0], v_want, dtype, "eigenvectors")
+    orthonormal(v, dtype)
+    close(v.double() @ torch.diag_embed(w.double()) @ v.double().mT, sym, dtype, "V diag(w) Vᵀ")
+    w, v = call("aten::_linalg_eigh.eigenvalues", [a, uplo, False],
+                [empty(dtype, *w_want.shape), empty(dtype, 0)])
+    close(w, w_want, dtype, "eigenvalues only")
+    assert v.shape == (0,)
+
+
+SVD_SHAPES = [(1, 1), (4, 4), (5, 3), (3, 5), (2, 3, 4, 2), (0, 3, 3), (3, 0), (6, 4)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SVD_SHAPES)
+@pytest.mark.parametrize("full", [False, True])
+def test_svd(dtype, shape, full):
+    a = rand(shape, dtype)
+    want = aten._linalg_svd(a.double(), full)
+    u, s, vh = call("aten::_linalg_svd.U", [transposed(a), full, True, None],
+                    [empty(dtype, *w.shape) for w in want])
+    close(s, want[1], dtype, "S")
+    k = s.shape[-1]
+    u_k, signs = aligned(u[..., :k], want[0][..., :k])
+    close(u_k, want[0][..., :k], dtype, "U up to sign")
+    close(vh[..., :k, :].double() * signs.mT, want[2][..., :k, :], dtype, "Vh up to sign")
+    orthonormal(u, dtype)
+    orthonormal(vh.mT, dtype)
+    close(u[..., :k].double() @ torch.diag_embed(s.double()) @ vh[..., :k, :].double(),
+          a.double(), dtype, "U diag(S) Vh")
+    u, s, vh = call("aten::_linalg_svd.U", [a, full, False, None],
+                    [empty(dtype, 0), empty(dtype, *want[1].shape), empty(dtype, 0)])
+    close(s, want[1], dtype, "S only")
+    assert u.shape == vh.shape == (0,)
+
+
+def test_svd_rank_deficient_completes_u():
+    a = torch.tensor([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]], dtype=torch.float64)
+    u, s, vh = call("aten::_linalg_svd.U", [a, True, True, None],
+                    [empty(torch.float64, 3, 3), empty(torch.float64, 2),
+                     empty(torch.float64, 2, 2)])
+    close(s, torch.linalg.svdvals(a), torch.float64)
+    orthonormal(u, torch.float64)
+    close(u[:, :2] @ torch.diag(s) @ vh, a, torch.float64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 3, 4), (0, 3, 3)])
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_pinv(dtype, shape, hermitian):
+    if hermitian and shape[-1] != shape[-2]:
+        return
+    a = rand(shape, dtype)
+    if hermitian:
+        a = a + a.mT
+    want = aten.linalg_pinv(a.double(), hermitian=hermitian)
+    (p,) = call("aten::linalg_pinv.atol_rtol_tensor_out", [transposed(a), None, None, hermitian],
+                [empty(dtype, *want.shape)])
+    # pinv's entries scale with 1/σ_min: condition numbers here are below ~100.
+    close(p, want, dtype)
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_pinv_tolerances_drop_small_values(hermitian):
+    # Singular values (eigenvalues) 4, 1, 1e-3: atol/rtol decide whether 1e-3 counts.
+    q = torch.linalg.qr(rand((3, 3), torch.float64, seed=7))[0]
+    a = q @ torch.diag(torch.tensor([4.0, 1.0, 1e-3], dtype=torch.float64)) @ q.mT
+    for atol, rtol in ((None, None), (torch.tensor(0.01, dtype=torch.float64), None),
+                       (None, torch.tensor(1e-2, dtype=torch.float64)),
+                       (torch.tensor(0.0, dtype=torch.float64),
+                        torch.tensor(1e-4, dtype=torch.float64))):
+        want = aten.linalg_pinv.atol_rtol_tensor(a, atol=atol, rtol=rtol, hermitian=hermitian)
+        (p,) = call("aten::linalg_pinv.atol_rtol_tensor_out", [a, atol, rtol, hermitian],
+                    [empty(torch.float64, 3, 3)])
+        torch.testing.assert_close(p, want, rtol=0, atol=1e-9 * want.abs().max().item())
+
+
+def test_sweep_compares_vectors_up_to_sign():
+    from ember.testing.opinfo_sweep import _compare_sign_ambiguous
+
+    a = rand((2, 5, 3), torch.float32)
+    u, s, vh = torch.linalg.svd(a, full_matrices=True)
+    flip = torch.tensor([1.0, -1.0, -1.0])
+    u2 = u.clone()
+    u2[..., :3] *= flip
+    assert _compare_sign_ambiguous([u2, s, vh * flip[:, None]], (u, s, vh), torch.float32,
+                                   "linalg.svd") is None
+    # A singular vector flipped without its partner is wrong.
+    problem = _compare_sign_ambiguous([u2, s, vh], (u, s, vh), torch.float32, "linalg.svd")
+    assert problem and "output 2 (up to sign)" in problem[1]
+    w, q = torch.linalg.eigh(a[0, :3] + a[0, :3].mT)
+    assert _compare_sign_ambiguous([w, -q], (w, q), torch.float32, "linalg.eigh") is None
+    assert _compare_sign_ambiguous([w + 1e-3, q], (w, q), torch.float32, "linalg.eigh")
+    assert _compare_sign_ambiguous([w, q + 1e-3], (w, q), torch.float32, "linalg.eigh")
+
+
 # --- through the whole flow ------------------------------------------------
 
 def run_program(module, *args):
@@ -370,7 +497,8 @@ class Unchecked(torch.nn.Module):
         return (torch.linalg.det(a), sign, logabs, torch.linalg.lu_solve(lu, piv, b),
                 torch.linalg.solve_triangular(s, b, upper=False), torch.cholesky_solve(b, s),
                 torch.linalg.lu(a)[2], torch.cholesky_inverse(s), torch.linalg.inv_ex(a)[0],
-                *torch.linalg.qr(a), torch.geqrf(a)[0])
+                *torch.linalg.qr(a), torch.geqrf(a)[0], torch.linalg.eigvalsh(s),
+                torch.linalg.svdvals(a), torch.linalg.pinv(a), torch.linalg.pinv(s, hermitian=True))
 
 
 def test_linalg_error_checks_are_dropped_at_to_edge():
@@ -385,7 +513,8 @@ def test_linalg_error_checks_are_dropped_at_to_edge():
         aten.linalg_inv_ex.default, aten.linalg_cholesky_ex.default,
         aten._linalg_solve_ex.default, aten.linalg_lu_factor_ex.default])
     edge = to_edge(ep, compile_config=config).exported_program()
-    kinds = {s.kind.name for s in edge.graph_signature.input_specs + edge.graph_signature.output_specs}
+    sig = edge.graph_signature
+    kinds = {s.kind.name for s in sig.input_specs + sig.output_specs}
     assert "TOKEN" not in kinds
     assert not any("with_effects" in str(n.target) or "check_errors" in str(n.target)
                    for n in edge.graph.nodes)
@@ -428,3 +557,16 @@ def test_column_major_lu_input_in_either_layout():
     want = torch.linalg.lu_solve(lu.double(), piv, b.double())
     for layout in (lu, lu.contiguous()):
         close(torch.as_tensor(method.execute([layout, piv, b])[0]), want, torch.float32)
+
+
+class Pinv(torch.nn.Module):
+    def forward(self, x):
+        return torch.linalg.pinv(x)
+
+
+def test_empty_input_whose_strides_say_another_order():
+    """A [3, 0] tensor with strides (1, 3) (linalg.pinv's OpInfo sample) runs."""
+    x = torch.zeros(0, 3).mT
+    for layout in (x, x.contiguous()):
+        got = run_program(Pinv(), layout)
+        assert torch.as_tensor(got[0]).shape == (0, 3)

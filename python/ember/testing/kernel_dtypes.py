@@ -202,6 +202,9 @@ _EXTRA: dict[str, Any] = {
         ((_t(_SPD, d), _t([[1], [2], [3]], d)), {"upper": True})],
     "aten.linalg_householder_product.default": lambda d: [((_t(_SPD, d), _t([1, 0.5], d)), {})],
     "aten.linalg_qr.default": lambda d: [((_t(_SPD, d),), {})],
+    "aten._linalg_eigh.default": lambda d: [((_t(_SPD, d),), {})],
+    "aten._linalg_svd.default": lambda d: [((_t(_SPD, d),), {})],
+    "aten.linalg_pinv.atol_rtol_tensor": lambda d: [((_t(_SPD, d),), {})],
 }
 
 

@@ -95,7 +95,10 @@ def write_report(data: dict[str, Any], path: str) -> str:
         + "; ".join(f"{dtype_name(d)} rtol {r:g} atol {a:g}" for d, (r, a) in TOLERANCES.items())
         + "; integers and bool exact. Random outputs (two eager runs with different seeds",
         "  differ) and uninitialised ones (`empty*`) are checked for shape and dtype only;",
-        "  sort/topk indices may order ties either way but must point at their values.",
+        "  sort/topk indices may order ties either way but must point at their values;",
+        "  eigenvectors and singular vectors (linalg.eigh, linalg.svd, svd) are compared after",
+        "  flipping each to eager's sign, where its value is apart from the others, and must",
+        "  be orthonormal.",
         "  Where a float16/float32/bfloat16 result misses eager's, both are compared with the",
         "  op computed in float64: Ember passes if no element is further from that reference",
         "  than eager's own (or than the tolerance of the reference): eager's float32 is not",

@@ -69,6 +69,11 @@ _UNINITIALISED = ("empty", "empty_like", "empty_strided", "empty_permuted", "new
 # Value + index outputs where eager's order among ties is unspecified.
 _SORT_ARGS = {"sort": ("self", "dim", "descending"), "topk": ("self", "k", "dim", "largest",
                                                               "sorted")}
+# Eigenvectors and singular vectors are defined only up to sign (and a rotation
+# within a repeated value): entry -> (index of the values, indices of the vector
+# outputs, whether each is stored as rows (Vh) rather than columns).
+_SIGN_AMBIGUOUS = {"linalg.eigh": (0, ((1, False),)), "linalg.svd": (1, ((0, False), (2, True))),
+                   "svd": (1, ((0, False), (2, False)))}
 
 
 @dataclass
@@ -298,6 +303,47 @@ def _compare_argsort(got: list[Any], expected: Any, sample: Any) -> tuple[str, s
     return None
 
 
+def _compare_sign_ambiguous(got: list[Any], expected: Any, dtype: torch.dtype, key: str
+                            ) -> tuple[str, str] | None:
+    """eigh/svd: values as usual; each vector output must have orthonormal columns, and
+    match eager's after flipping each vector (a singular pair together) to eager's sign,
+    where its value is apart from the others (a repeated one's vectors may rotate)."""
+    values_at, vectors = _SIGN_AMBIGUOUS[key.split(":")[0]]
+    want = torch.utils._pytree.tree_leaves(expected)
+    plain = compare(got, want, dtype, "shape")  # count, shapes and dtypes
+    if plain:
+        return plain
+    problem = compare([got[values_at]], [want[values_at]], dtype, "values")
+    if problem:
+        return problem
+    vals = want[values_at].double()
+    k = vals.shape[-1]
+    if k == 0 or not vectors or got[vectors[0][0]].numel() == 0:  # compute_uv=False
+        return None
+    scale = vals.abs().amax(-1, keepdim=True).clamp_min(1e-30)
+    gaps = torch.full_like(vals, float("inf"))
+    if k > 1:
+        d = (vals[..., 1:] - vals[..., :-1]).abs()
+        gaps[..., 1:] = d
+        gaps[..., :-1] = torch.minimum(gaps[..., :-1], d)
+    apart = (gaps > 1e-3 * scale).unsqueeze(-2)  # (*, 1, k)
+    cols = [(got[i].mT if rows else got[i], want[i].mT if rows else want[i])
+            for i, rows in vectors]
+    g0, w0 = cols[0][0][..., :k].double(), cols[0][1][..., :k].double()
+    signs = torch.where((g0 * w0).sum(-2, keepdim=True) < 0, -1.0, 1.0)
+    for i, (g, w) in zip((i for i, _ in vectors), cols, strict=True):
+        g, w = g.double(), w.double()
+        eye = torch.eye(g.shape[-1], dtype=torch.float64)
+        if g.shape[-2] >= g.shape[-1] and not torch.allclose(g.mT @ g, eye, atol=1e-4):
+            return "mismatch", f"output {i}: columns not orthonormal"
+        gk = torch.where(apart, g[..., :k] * signs, 0.0)
+        wk = torch.where(apart, w[..., :k], 0.0)
+        problem = compare([gk.to(want[i].dtype)], [wk.to(want[i].dtype)], dtype, "values")
+        if problem:
+            return problem[0], f"output {i} (up to sign): {problem[1].split(': ', 1)[-1]}"
+    return None
+
+
 def _sort_args(key: str, sample: Any) -> dict[str, Any] | None:
     names = _SORT_ARGS.get(key.split(":")[0])
     if names is None:
@@ -500,6 +546,8 @@ def run_case(key: str, dtype: torch.dtype, sample: Any, op: Any = None) -> CaseR
         kind = "sort"
     if key.split(":")[0] == "argsort" and kind == "values":
         problem = _compare_argsort(got, expected, sample)
+    elif key.split(":")[0] in _SIGN_AMBIGUOUS and kind == "values":
+        problem = _compare_sign_ambiguous(got, expected, dtype, key)
     else:
         problem = compare(got, expected, dtype, kind, args)
     if problem and kind == "values":

@@ -139,4 +139,7 @@ EMBER_KERNEL_OPS = frozenset({
     aten.linalg_householder_product.default,
     aten.ormqr.default,
     aten.linalg_qr.default,
+    aten._linalg_eigh.default,
+    aten._linalg_svd.default,
+    aten.linalg_pinv.atol_rtol_tensor,
 })
