@@ -19,9 +19,9 @@ namespace {
 
 using linalg::Batch;
 
-int32_t rows(const Tensor& t) { return t.dim >= 2 ? t.sizes[t.dim - 2] : 0; }
-int32_t cols(const Tensor& t) { return t.dim >= 1 ? t.sizes[t.dim - 1] : 0; }
-size_t mat(const Tensor& t) { return static_cast<size_t>(rows(t)) * cols(t); }
+using linalg::cols;
+using linalg::mat;
+using linalg::rows;
 
 Error refuse_no_pivot(KernelPrepareContext& ctx, bool pivot) {
   if (!pivot) {

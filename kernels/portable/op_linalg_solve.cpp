@@ -23,8 +23,8 @@ namespace {
 
 using linalg::Batch;
 
-int32_t rows(const Tensor& t) { return t.dim >= 2 ? t.sizes[t.dim - 2] : 0; }
-int32_t cols(const Tensor& t) { return t.dim >= 1 ? t.sizes[t.dim - 1] : 0; }
+using linalg::cols;
+using linalg::rows;
 size_t sq(const Tensor& t) { return static_cast<size_t>(cols(t)) * cols(t); }
 
 bool check_square_float(KernelContext& ctx, const Tensor& A, const char* name) {

@@ -24,8 +24,8 @@ namespace {
 
 using linalg::Batch;
 
-int32_t rows(const Tensor& t) { return t.dim >= 2 ? t.sizes[t.dim - 2] : 0; }
-int32_t cols(const Tensor& t) { return t.dim >= 1 ? t.sizes[t.dim - 1] : 0; }
+using linalg::cols;
+using linalg::rows;
 
 struct SvdSizes {
   size_t big, small;  // max(m, n), min(m, n)

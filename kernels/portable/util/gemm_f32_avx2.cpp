@@ -78,13 +78,7 @@ __attribute__((target("avx2,fma"))) void f32_gemm_6x16_avx2_fma(int64_t kc, cons
 __attribute__((target("avx2,fma"))) void f32_gemv_rows_avx2_fma(
     int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs, const float* b,
     int64_t b_rs, float alpha, float beta, float* c, int64_t c_rs, int64_t c_cs) {
-  using gemv_detail::rows_of_b;
-  switch (m) {
-    case 1: rows_of_b<float, 1>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
-    case 2: rows_of_b<float, 2>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
-    case 3: rows_of_b<float, 3>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
-    default: rows_of_b<float, 4>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
-  }
+  gemv_detail::rows_of_b_m<float>(m, n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs);
 }
 
 #else

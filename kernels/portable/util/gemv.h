@@ -80,6 +80,21 @@ template <typename T, int kM>
   }
 }
 
+// rows_of_b for a run-time m in [1, kGemvMaxM]; always inlined so that each
+// ISA build (gemm_f32_avx2.cpp, gemm_f32_avx512.cpp) compiles its own copy.
+template <typename T>
+[[gnu::always_inline]] inline void rows_of_b_m(int64_t m, int64_t n, int64_t k, const T* a,
+                                               int64_t a_rs, int64_t a_cs, const T* b,
+                                               int64_t b_rs, T alpha, T beta, T* c, int64_t c_rs,
+                                               int64_t c_cs) {
+  switch (m) {
+    case 1: rows_of_b<T, 1>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+    case 2: rows_of_b<T, 2>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+    case 3: rows_of_b<T, 3>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+    default: rows_of_b<T, 4>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
+  }
+}
+
 // Sum of x[p]·y[p] over p < k, both contiguous.
 template <typename T>
 inline T dot(int64_t k, const T* __restrict x, const T* __restrict y) {
@@ -115,12 +130,7 @@ bool gemm_small_m(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int
         return true;
       }
     }
-    switch (m) {
-      case 1: gemv_detail::rows_of_b<T, 1>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
-      case 2: gemv_detail::rows_of_b<T, 2>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
-      case 3: gemv_detail::rows_of_b<T, 3>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
-      default: gemv_detail::rows_of_b<T, 4>(n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs); break;
-    }
+    gemv_detail::rows_of_b_m<T>(m, n, k, a, a_rs, a_cs, b, b_rs, alpha, beta, c, c_rs, c_cs);
     return true;
   }
   if (b_rs == 1 && a_cs == 1) {

@@ -58,6 +58,11 @@ void store_matrix(Tensor& t, int64_t off, int32_t rows, int32_t cols, const doub
 /// Reads / writes n elements along `t`'s last dim.
 void load_vector(const Tensor& t, int64_t off, int32_t n, double* dst);
 void store_vector(Tensor& t, int64_t off, int32_t n, const double* src);
+/// Rows and columns of the matrices of a (batched) matrix tensor: its last
+/// two dims (0 where it has fewer), and the elements of one matrix.
+inline int32_t rows(const Tensor& t) { return t.dim >= 2 ? t.sizes[t.dim - 2] : 0; }
+inline int32_t cols(const Tensor& t) { return t.dim >= 1 ? t.sizes[t.dim - 1] : 0; }
+inline size_t mat(const Tensor& t) { return static_cast<size_t>(rows(t)) * cols(t); }
 /// Writes an int32 value (info, pivots) at element offset `off`.
 inline void store_int(Tensor& t, int64_t off, int32_t v) { t.data_ptr<int32_t>()[off] = v; }
 
