@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 import pytest
+from kernel_samples import sample
 
 torch = pytest.importorskip("torch")
 _C = pytest.importorskip("ember._C")
@@ -24,22 +25,6 @@ _C = pytest.importorskip("ember._C")
 aten = torch.ops.aten
 REAL = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int16,
         torch.int32, torch.int64, torch.uint8]
-
-
-def sample(shape, dtype, kind="random", seed=0):
-    g = torch.Generator().manual_seed(seed)
-    if kind == "ties" or not dtype.is_floating_point:
-        x = torch.randint(-2, 3, shape, generator=g).to(torch.float64)
-        if dtype in (torch.uint8, torch.bool):
-            x = x.abs()
-        return x.to(dtype)
-    x = torch.randn(shape, generator=g, dtype=torch.float64)
-    if kind == "nan_inf":
-        flat = x.view(-1)
-        flat[::7] = float("nan")
-        flat[3::11] = float("inf")
-        flat[5::13] = float("-inf")
-    return x.to(dtype)
 
 
 def layouts(x):
