@@ -16,7 +16,7 @@
 
 #include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/unary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_activation.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -6,7 +6,7 @@
 // float32 chain (float64 for double) in window order d, h, w, then divided by
 // the window's depth, height and width in turn (see op_avg_pool.cpp for why
 // quantized programs need eager's exact rounding).
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_adaptive_avg_pool.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/pool.h"
 

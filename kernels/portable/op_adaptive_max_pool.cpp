@@ -6,7 +6,7 @@
 // each input plane (h·W + w), as eager; the first maximum wins and a NaN wins
 // over numbers (the last NaN), as in max_pool2d. Real dtypes, any dim order;
 // nn.functional.adaptive_max_pool1d exports to this op on a height-1 plane.
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_adaptive_max_pool.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/pool.h"
 #include "kernels/portable/util/reduce.h"

@@ -2,7 +2,7 @@
 // out = self ± alpha * other with broadcasting and PyTorch type promotion.
 // add takes every dtype (bool: logical or); sub rejects bool, as PyTorch does.
 #include "kernels/portable/util/binary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_add_sub.h"
 
 namespace ember::kernels::portable {
 namespace {

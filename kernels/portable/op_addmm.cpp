@@ -8,7 +8,7 @@
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/matmul.h"
 #include "kernels/portable/util/matmul_out.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_addmm.h"
 
 namespace ember::kernels::portable {
 

@@ -12,7 +12,7 @@
 // the any of nothing is false.
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_amax.h"
 
 namespace ember::kernels::portable {
 namespace {

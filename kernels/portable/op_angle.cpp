@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_angle.h"
 #include "kernels/portable/util/elementwise_mixed.h"
 #include "kernels/portable/util/unary.h"
 

@@ -16,7 +16,7 @@
 
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_arange.h"
 
 namespace ember::kernels::portable {
 

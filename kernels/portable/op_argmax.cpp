@@ -9,7 +9,7 @@
 // the first NaN wins, as in eager. An empty reduced dim fails.
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_argmax.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -13,7 +13,7 @@
 // programs notice: the mean of dequantized int8 values often lies exactly
 // halfway between two quantization steps, so a one-ulp difference before the
 // next quantize_per_tensor moves the result by a whole step.
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_avg_pool.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/pool.h"
 

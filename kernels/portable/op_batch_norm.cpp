@@ -18,7 +18,7 @@
 #include "kernels/portable/util/channel_norm.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/reduce.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_batch_norm.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -21,7 +21,7 @@
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/binary_driver.h"
 #include "kernels/portable/util/division.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_binary_math.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -2,7 +2,7 @@
 // self [b, m, k], mat2 [b, k, n], out [b, m, n]. Dtypes as aten::mm.out; any
 // dim orders. A constant float32 mat2 is packed once, at prepare, one set of
 // B panels per batch.
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_bmm.h"
 #include "kernels/portable/util/matmul_out.h"
 
 namespace ember::kernels::portable {

@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "kernels/portable/util/binary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_cdist.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -4,7 +4,7 @@
 // the given scalars (an int tensor clamped by a float gives float); NaN in
 // self propagates; when min > max every element becomes max. Not bool.
 #include "kernels/portable/util/binary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_clamp.h"
 
 namespace ember::kernels::portable {
 

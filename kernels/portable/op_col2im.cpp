@@ -5,7 +5,7 @@
 // The inverse of im2col: every column entry is added into its image position
 // (overlapping windows sum). L must equal the number of sliding blocks.
 // Floating dtypes (accumulated in the storage type, as eager); any dim orders.
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_col2im.h"
 #include "kernels/portable/util/binary.h"
 
 namespace ember::kernels::portable {

@@ -7,7 +7,7 @@
 // usually; any dtype, like eager's out=).
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/elementwise_mixed.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_comparison.h"
 
 namespace ember::kernels::portable {
 namespace {

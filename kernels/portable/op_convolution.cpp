@@ -30,7 +30,7 @@
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemv.h"
 #include "kernels/portable/util/isa_target.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_convolution.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -6,7 +6,7 @@
 // the place and keeps it (later numbers never replace it, a later NaN does).
 // Every dtype of self; values in self's dtype, indices int64; any dim order
 // (values and indices share their layout, as a planned pair of outs does).
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_cummax_cummin.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"

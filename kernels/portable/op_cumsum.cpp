@@ -6,7 +6,7 @@
 // float64, integral ones in int64 with wrap-around. Any dim orders.
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_cumsum.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -14,7 +14,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/copy.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_dim_order_copy.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -2,7 +2,7 @@
 // True division: integral and bool inputs divide in float32 (so out must be
 // floating); x/0 gives ±inf or NaN.
 #include "kernels/portable/util/binary_driver.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_div.h"
 
 namespace ember::kernels::portable {
 

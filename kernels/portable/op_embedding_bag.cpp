@@ -17,7 +17,7 @@
 // row of each maximum in max mode (0 for an empty bag), else [bags]
 // (bag_size in mean mode, zeros in sum). Accumulates in float for
 // float16/bfloat16.
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_embedding_bag.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/view.h"
 

@@ -10,7 +10,7 @@
 
 #include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/unary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_exp.h"
 
 namespace ember::kernels::portable {
 void exp_out(KernelContext& ctx, const Tensor& self, Tensor& out) {

@@ -5,7 +5,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/copy.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_expand_copy.h"
 
 namespace ember::kernels::portable {
 

@@ -14,7 +14,7 @@
 #include <type_traits>
 
 #include "kernels/portable/util/binary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_fill.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -5,7 +5,7 @@
 // Floating dtypes; mantissa in self's dtype, exponent int32; any dim order.
 #include <cmath>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_frexp.h"
 #include "kernels/portable/util/elementwise_mixed.h"
 #include "kernels/portable/util/unary.h"
 

@@ -3,7 +3,7 @@
 // aten::zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_full.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -19,7 +19,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_grid_sampler.h"
 #include "kernels/portable/util/binary.h"
 
 namespace ember::kernels::portable {

@@ -9,7 +9,7 @@
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/channel_norm.h"
 #include "kernels/portable/util/reduce.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_group_norm.h"
 
 namespace ember::kernels::portable {
 

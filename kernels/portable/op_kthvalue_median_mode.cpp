@@ -32,7 +32,7 @@
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/reduce.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_kthvalue_median_mode.h"
 
 namespace ember::kernels::portable {
 namespace {

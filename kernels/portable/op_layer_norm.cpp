@@ -16,7 +16,7 @@
 #include "kernels/portable/util/layer_norm_f32.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/reduce.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_layer_norm.h"
 
 namespace ember::kernels::portable {
 namespace {

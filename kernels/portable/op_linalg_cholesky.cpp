@@ -11,7 +11,7 @@
 // then unspecified. cholesky_solve solves A X = B from the factor (input2)
 // with broadcast batch dims; cholesky_inverse gives A^-1. float32 and
 // float64, computed in double (util/linalg.h).
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_linalg_cholesky.h"
 #include "kernels/portable/util/linalg.h"
 
 namespace ember::kernels::portable {

@@ -11,7 +11,7 @@
 // computed in double.
 #include <string_view>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_linalg_eigh.h"
 #include "kernels/portable/util/linalg.h"
 
 namespace ember::kernels::portable {

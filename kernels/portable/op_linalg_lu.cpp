@@ -11,7 +11,7 @@
 // P (m x m), L (m x k), U (k x n); lu_solve solves A X = B (adjoint: A^T X =
 // B; left=False: X A = B) with broadcast batch dims. float32 and float64,
 // computed in double (util/linalg.h).
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_linalg_lu.h"
 #include "kernels/portable/util/linalg.h"
 
 namespace ember::kernels::portable {

@@ -12,7 +12,7 @@
 // computed in double (util/linalg.h).
 #include <string_view>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_linalg_qr.h"
 #include "kernels/portable/util/linalg.h"
 
 namespace ember::kernels::portable {

@@ -15,7 +15,7 @@
 // in double.
 #include <cmath>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_linalg_solve.h"
 #include "kernels/portable/util/linalg.h"
 
 namespace ember::kernels::portable {

@@ -16,7 +16,7 @@
 #include <optional>
 #include <string_view>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_linalg_svd.h"
 #include "kernels/portable/util/linalg.h"
 
 namespace ember::kernels::portable {

@@ -8,7 +8,7 @@
 // order.
 #include <cmath>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_logcumsumexp.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"

@@ -7,7 +7,7 @@
 // read as "!= 0" (NaN is true), the bool result stored in out's dtype.
 #include "kernels/portable/util/binary_driver.h"
 #include "kernels/portable/util/elementwise_mixed.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_logical_bitwise.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -12,7 +12,7 @@
 // are split over the thread pool.
 #include <algorithm>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_max_pool.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/gemm.h"  // cpu_has_avx2_fma, cpu_has_avx512f

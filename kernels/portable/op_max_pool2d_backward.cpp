@@ -11,7 +11,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/view.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_max_pool2d_backward.h"
 
 namespace ember::kernels::portable {
 

@@ -3,7 +3,7 @@
 // float32/float64 (blocked GEMM), float16/bfloat16 (float accumulation) or an
 // integral type (wrapping). Any dim orders. A constant float32 mat2 is packed
 // once, at prepare, into the GEMM's B panels.
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_mm.h"
 #include "kernels/portable/util/matmul_out.h"
 
 namespace ember::kernels::portable {

@@ -1,7 +1,7 @@
 // aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 // Broadcasting, type promotion, all dtypes (bool: logical and).
 #include "kernels/portable/util/binary_driver.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_mul.h"
 
 namespace ember::kernels::portable {
 

@@ -25,7 +25,7 @@
 #include "kernels/portable/util/copy.h"
 #include "kernels/portable/util/random.h"
 #include "kernels/portable/util/view.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_rand.h"
 
 namespace ember::kernels::portable {
 namespace {

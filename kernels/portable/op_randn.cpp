@@ -15,7 +15,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/random.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_randn.h"
 
 namespace ember::kernels::portable {
 

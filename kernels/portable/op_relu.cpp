@@ -2,7 +2,7 @@
 // Floating and integral dtypes (not bool, as in
 // PyTorch); NaN stays NaN.
 #include "kernels/portable/util/unary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_relu.h"
 
 namespace ember::kernels::portable {
 void relu_out(KernelContext& ctx, const Tensor& self, Tensor& out) {

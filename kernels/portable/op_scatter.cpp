@@ -27,7 +27,7 @@
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/copy.h"
 #include "kernels/portable/util/view.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_scatter.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -13,7 +13,7 @@
 // and sequence share a real dtype; out is int64 (int32 with out_int32).
 #include <string_view>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_searchsorted.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 

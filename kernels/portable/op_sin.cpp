@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "kernels/portable/util/unary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_sin.h"
 
 namespace ember::kernels::portable {
 void sin_out(KernelContext& ctx, const Tensor& self, Tensor& out) {

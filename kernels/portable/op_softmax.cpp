@@ -16,7 +16,7 @@
 #include "kernels/portable/util/reduce.h"
 #include "kernels/portable/util/softmax_f32.h"
 #include "kernels/portable/util/unary.h"  // unary_detail::same_layout
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_softmax.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -13,7 +13,7 @@
 // sorted=False too.
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_sort.h"
 
 namespace ember::kernels::portable {
 namespace {

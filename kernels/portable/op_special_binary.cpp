@@ -16,7 +16,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_special_binary.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/binary_driver.h"
 #include "kernels/portable/util/special_math.h"

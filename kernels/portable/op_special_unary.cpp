@@ -8,7 +8,7 @@
 // takes float16/bfloat16 for digamma, erfinv, i0, i0e, i1, i1e only; the
 // others refuse them, as here. Every dtype computes in double
 // (util/special_math.h) and rounds once.
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_special_unary.h"
 #include "kernels/portable/util/special_math.h"
 #include "kernels/portable/util/unary.h"
 

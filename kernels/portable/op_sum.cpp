@@ -17,7 +17,7 @@
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/cascade_sum.h"
 #include "kernels/portable/util/reduce.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_sum.h"
 
 namespace ember::kernels::portable {
 namespace {

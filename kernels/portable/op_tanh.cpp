@@ -9,7 +9,7 @@
 
 #include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/unary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_tanh.h"
 
 namespace ember::kernels::portable {
 void tanh_out(KernelContext& ctx, const Tensor& self, Tensor& out) {

@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "kernels/portable/util/unary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_unary_float.h"
 
 namespace ember::kernels::portable {
 #define EMBER_FLOAT_UNARY(op, expr)                                    \

@@ -10,7 +10,7 @@
 
 #include "kernels/portable/util/elementwise_mixed.h"
 #include "kernels/portable/util/unary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_unary_predicate.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "kernels/portable/util/unary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_unary_real.h"
 
 namespace ember::kernels::portable {
 namespace {

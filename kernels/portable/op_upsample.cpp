@@ -11,7 +11,7 @@
 // (eager's fixed-point algorithm, below).
 #include <cmath>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_upsample.h"
 #include "kernels/portable/util/binary.h"
 
 namespace ember::kernels::portable {

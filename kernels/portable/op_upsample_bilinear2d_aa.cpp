@@ -17,7 +17,7 @@
 
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_upsample_bilinear2d_aa.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -10,7 +10,7 @@
 // NaN or Inf as in eager.
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/reduce.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_var.h"
 
 namespace ember::kernels::portable {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/elementwise_mixed.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/portable/op_where_clamp.h"
 
 namespace ember::kernels::portable {
 namespace {

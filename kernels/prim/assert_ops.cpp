@@ -5,7 +5,7 @@
 //       Fails with InvalidArgument and the message when self is false or
 //       zero; does nothing otherwise. The method stops there and can run
 //       again with the next inputs.
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/prim/assert_ops.h"
 
 namespace ember::kernels::prim {
 

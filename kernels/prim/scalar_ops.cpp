@@ -17,7 +17,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/prim/scalar_ops.h"
 
 namespace ember::kernels::prim {
 namespace {

@@ -19,7 +19,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/copy.h"
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/prim/tensor_ops.h"
 
 namespace ember::kernels::prim {
 namespace {

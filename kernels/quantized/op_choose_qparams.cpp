@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/quantized/op_choose_qparams.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/dtype.h"
 #include "kernels/quantized/util/qparams.h"

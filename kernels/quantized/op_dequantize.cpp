@@ -12,7 +12,7 @@
 // input has dtype `dtype` (uint8, int8, int16, int32); out float32 or float64.
 // Prepare refuses invalid parameters the program fixes (numbers, constant
 // tensors); the kernel checks them again with the tensors' run-time values.
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/quantized/op_dequantize.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/quantized/util/dispatch.h"
 #include "kernels/quantized/util/qop_args.h"

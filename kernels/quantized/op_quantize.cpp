@@ -11,7 +11,7 @@
 // scales (then in float64). Input float32 (16-bit floats are widened).
 // Prepare refuses invalid parameters the program fixes (numbers, constant
 // tensors); the kernel checks them again with the tensors' run-time values.
-#include "kernels/generated/kernel_functions.h"
+#include "kernels/generated/functions/quantized/op_quantize.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/quantized/util/dispatch.h"
 #include "kernels/quantized/util/qop_args.h"

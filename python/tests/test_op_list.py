@@ -141,7 +141,10 @@ def test_selective_op_list(tmp_path):
     table = (tmp_path / "gen/register_kernels.cpp").read_text()
     assert table.count('    {"') == 2 and '"aten::relu.out"' in table
     # Every kernel stays declared: the sources compile the same either way.
-    assert "void sin_out(" in (tmp_path / "gen/kernel_functions.h").read_text()
+    gen = tmp_path / "gen"
+    assert "void sin_out(" in (gen / "functions/portable/op_sin.h").read_text()
+    assert '#include "kernels/generated/functions/portable/op_sin.h"' in \
+        (gen / "kernel_functions.h").read_text()
     ops.write_text("aten::no_such_op.out\n")
     assert gen_main([str(OP_LIST), str(tmp_path / "gen"), "--ops", str(ops)]) == 1
 
