@@ -30,7 +30,8 @@ WriteResult write_program(ember_fb::ProgramT program,
                           const std::vector<std::span<const uint8_t>>& constants,
                           const std::vector<std::span<const uint8_t>>& delegate_blobs,
                           const WriterOptions& options,
-                          const std::vector<std::span<const uint8_t>>& named_blobs) {
+                          const std::vector<std::span<const uint8_t>>& named_blobs,
+                          const std::vector<std::span<const uint8_t>>& mutable_data) {
   WriteResult result;
   if (options.segment_alignment == 0 || options.constant_alignment == 0) {
     result.error = "alignments must be positive";
@@ -42,23 +43,30 @@ WriteResult write_program(ember_fb::ProgramT program,
   program.constant_segment.reset();
   program.constant_buffer.clear();
 
+  // Tensors' data in one segment, each aligned, entry 0 of the offsets
+  // reserved (data_buffer_idx 0 means "no data").
+  auto subsegment = [&](const std::vector<std::span<const uint8_t>>& blobs) {
+    auto offsets = std::make_unique<ember_fb::SubsegmentOffsetsT>();
+    offsets->offsets.push_back(0);
+    if (!blobs.empty()) {
+      std::vector<uint8_t> data;
+      for (const auto& c : blobs) {
+        const uint64_t offset = align_up(data.size(), options.constant_alignment);
+        data.resize(offset);
+        offsets->offsets.push_back(offset);
+        data.insert(data.end(), c.begin(), c.end());
+      }
+      offsets->segment_index = static_cast<uint32_t>(segment_data.size());
+      segment_data.push_back(std::move(data));
+    }
+    return offsets;
+  };
   // Always written, with the reserved entry 0: readers without the deprecated
   // constant_buffer path refuse a program that has no constant_segment. With
   // no constants there is no segment to name; index 0 and offsets [0] say so.
-  auto cs = std::make_unique<ember_fb::SubsegmentOffsetsT>();
-  cs->offsets.push_back(0);
-  if (!constants.empty()) {
-    std::vector<uint8_t> data;
-    for (const auto& c : constants) {
-      const uint64_t offset = align_up(data.size(), options.constant_alignment);
-      data.resize(offset);
-      cs->offsets.push_back(offset);
-      data.insert(data.end(), c.begin(), c.end());
-    }
-    cs->segment_index = static_cast<uint32_t>(segment_data.size());
-    segment_data.push_back(std::move(data));
-  }
-  program.constant_segment = std::move(cs);
+  program.constant_segment = subsegment(constants);
+  program.mutable_data_segments.clear();
+  if (!mutable_data.empty()) program.mutable_data_segments.push_back(subsegment(mutable_data));
 
   // Delegate blobs: inline when small, otherwise one segment each.
   program.backend_delegate_data.clear();
@@ -161,7 +169,8 @@ WriteResult write_program(ember_fb::ProgramT program,
 WriteResult write_program_from_json(
     const std::string& program_json, const std::vector<std::span<const uint8_t>>& constants,
     const std::vector<std::span<const uint8_t>>& delegate_blobs, const WriterOptions& options,
-    const std::vector<std::span<const uint8_t>>& named_blobs) {
+    const std::vector<std::span<const uint8_t>>& named_blobs,
+    const std::vector<std::span<const uint8_t>>& mutable_data) {
   WriteResult result;
   flatbuffers::IDLOptions idl_options;
   idl_options.strict_json = false;
@@ -182,7 +191,8 @@ WriteResult write_program_from_json(
   }
   ember_fb::ProgramT program;
   ember_fb::GetProgram(buf)->UnPackTo(&program);
-  return write_program(std::move(program), constants, delegate_blobs, options, named_blobs);
+  return write_program(std::move(program), constants, delegate_blobs, options, named_blobs,
+                       mutable_data);
 }
 
 }  // namespace ember::program

@@ -5,6 +5,9 @@
 // to `segment_alignment`. Constants go into one constant segment, each tensor
 // aligned to `constant_alignment`; entry 0 of its offsets is reserved, and
 // the constant_segment is written (offsets `[0]`) even without constants.
+// Initial values of mutable buffers go into one more segment, laid out the
+// same way and named by mutable_data_segments[0] (written only when a
+// program has such buffers).
 // Every vector and string is written present, empty or not (program_pack.h).
 #pragma once
 
@@ -35,18 +38,21 @@ struct WriteResult {
 /// `constants[i]` stored as constant data_buffer_idx i + 1,
 /// `delegate_blobs[i]` as the processed data of delegates whose reference
 /// index is i, and `named_blobs[i]` as the segment of the named_data entries
-/// whose segment_index is i (each blob its own segment).
+/// whose segment_index is i (each blob its own segment), and `mutable_data[i]`
+/// as the initial value of planned tensors whose data_buffer_idx is i + 1.
 WriteResult write_program(ember_fb::ProgramT program,
                           const std::vector<std::span<const uint8_t>>& constants,
                           const std::vector<std::span<const uint8_t>>& delegate_blobs,
                           const WriterOptions& options = {},
-                          const std::vector<std::span<const uint8_t>>& named_blobs = {});
+                          const std::vector<std::span<const uint8_t>>& named_blobs = {},
+                          const std::vector<std::span<const uint8_t>>& mutable_data = {});
 
 /// Same, from the Program in FlatBuffers JSON (field names of schema/program.fbs).
 WriteResult write_program_from_json(
     const std::string& program_json, const std::vector<std::span<const uint8_t>>& constants,
     const std::vector<std::span<const uint8_t>>& delegate_blobs, const WriterOptions& options = {},
-    const std::vector<std::span<const uint8_t>>& named_blobs = {});
+    const std::vector<std::span<const uint8_t>>& named_blobs = {},
+    const std::vector<std::span<const uint8_t>>& mutable_data = {});
 
 /// The text of schema/program.fbs, compiled into the writer.
 const char* program_schema_text();

@@ -33,7 +33,8 @@ struct Module::LoadedMethod {
 };
 
 Module::~Module() {
-  methods_.clear();  // Methods before the program, the program before the loader.
+  instances_.clear();  // Methods before the program, the program before the loader.
+  methods_.clear();
   program_.reset();
 }
 
@@ -82,7 +83,22 @@ std::vector<std::string> Module::method_names() const {
 Result<Method*> Module::method(const std::string& name) {
   auto it = methods_.find(name);
   if (it != methods_.end()) return &*it->second->method;
+  Result<std::unique_ptr<LoadedMethod>> loaded = load_method(name);
+  if (!loaded.ok()) return loaded.error();
+  Method* result = &*loaded.get()->method;
+  methods_[name] = std::move(loaded.get());
+  return result;
+}
 
+Result<Method*> Module::new_method_instance(const std::string& name) {
+  Result<std::unique_ptr<LoadedMethod>> loaded = load_method(name);
+  if (!loaded.ok()) return loaded.error();
+  Method* result = &*loaded.get()->method;
+  instances_.push_back(std::move(loaded.get()));
+  return result;
+}
+
+Result<std::unique_ptr<Module::LoadedMethod>> Module::load_method(const std::string& name) {
   Result<MethodMeta> meta = program_->method_meta(name.c_str());
   if (!meta.ok()) return meta.error();
   auto loaded = std::make_unique<LoadedMethod>();
@@ -111,9 +127,7 @@ Result<Method*> Module::method(const std::string& name) {
     Result<Method> method = program_->load_method(name.c_str(), &*loaded->memory_manager);
     if (method.ok()) {
       loaded->method.emplace(std::move(method.get()));
-      Method* result = &*loaded->method;
-      methods_[name] = std::move(loaded);
-      return result;
+      return loaded;
     }
     if (method.error() != Error::MemoryAllocationFailed) return method.error();
   }

@@ -34,12 +34,18 @@ class Module {
   /// The method, loaded on first use with memory the module owns.
   Result<Method*> method(const std::string& name);
 
+  /// Loads another instance of method `name`, with planned memory of its own:
+  /// its mutable buffers (a KV cache) are independent of every other
+  /// instance's. Owned by the module.
+  Result<Method*> new_method_instance(const std::string& name);
+
   /// Bytes the module holds for a loaded method: planned arena and allocator.
   size_t planned_bytes(const std::string& name) const;
 
  private:
   struct LoadedMethod;
   Module() = default;
+  Result<std::unique_ptr<LoadedMethod>> load_method(const std::string& name);
   static Result<std::unique_ptr<Module>> finish_load(std::unique_ptr<Module> module,
                                                      Program::Verification verification);
 
@@ -47,6 +53,7 @@ class Module {
   std::unique_ptr<DataLoader> loader_;
   std::optional<Program> program_;
   std::map<std::string, std::unique_ptr<LoadedMethod>> methods_;
+  std::vector<std::unique_ptr<LoadedMethod>> instances_;  // new_method_instance's.
 };
 
 }  // namespace ember::extension

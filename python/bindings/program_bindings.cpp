@@ -16,13 +16,15 @@ void bind_program(nb::module_& m) {
       [](const std::string& program_json, const std::vector<nb::bytes>& constants,
          const std::vector<nb::bytes>& delegate_blobs, uint64_t segment_alignment,
          uint64_t constant_alignment, uint64_t max_inline_delegate_bytes,
-         const std::vector<nb::bytes>& named_blobs) {
+         const std::vector<nb::bytes>& named_blobs, const std::vector<nb::bytes>& mutable_data) {
         std::vector<std::span<const uint8_t>> c;
         for (const auto& b : constants) c.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
         std::vector<std::span<const uint8_t>> d;
         for (const auto& b : delegate_blobs) d.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
         std::vector<std::span<const uint8_t>> n;
         for (const auto& b : named_blobs) n.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
+        std::vector<std::span<const uint8_t>> m;
+        for (const auto& b : mutable_data) m.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
         WriterOptions options;
         options.segment_alignment = segment_alignment;
         options.constant_alignment = constant_alignment;
@@ -30,7 +32,7 @@ void bind_program(nb::module_& m) {
         WriteResult result;
         {
           nb::gil_scoped_release release;
-          result = write_program_from_json(program_json, c, d, options, n);
+          result = write_program_from_json(program_json, c, d, options, n, m);
         }
         if (!result.ok()) throw nb::value_error(result.error.c_str());
         return nb::bytes(reinterpret_cast<const char*>(result.bytes.data()), result.bytes.size());
@@ -38,8 +40,10 @@ void bind_program(nb::module_& m) {
       nb::arg("program_json"), nb::arg("constant_buffers"), nb::arg("delegate_blobs"),
       nb::arg("segment_alignment") = 128, nb::arg("constant_alignment") = 16,
       nb::arg("max_inline_delegate_bytes") = 0, nb::arg("named_blobs") = std::vector<nb::bytes>{},
+      nb::arg("mutable_data") = std::vector<nb::bytes>{},
       "Writes a .pte from the Program in FlatBuffers JSON plus constant, delegate and named "
-      "data (named_data[i].segment_index names named_blobs[i]).");
+      "data (named_data[i].segment_index names named_blobs[i]) and the initial values of "
+      "mutable buffers (a planned tensor with data_buffer_idx i + 1 starts as mutable_data[i]).");
 
   m.def(
       "plan_memory",

@@ -157,7 +157,8 @@ void bind_runtime(nb::module_& m) {
       .def(
           "load_method",
           [](PyProgram& p, const std::string& name) {
-            Result<Method*> method = p.module->method(name);
+            // Each load is its own instance: mutable buffers are not shared.
+            Result<Method*> method = p.module->new_method_instance(name);
             if (!method.ok()) raise_error(method.error(), "load_method");
             return new PyMethod{&p, method.get(), name};
           },
@@ -178,7 +179,21 @@ void bind_runtime(nb::module_& m) {
                    "Bytes of constants only the prepare steps read (they keep packed copies): "
                    "handed back to the loader, which drops them from memory when it maps the "
                    "file.")
-      .def("method_meta", [](PyMethod& self) { return meta_dict(self.method->method_meta()); });
+      .def("method_meta", [](PyMethod& self) { return meta_dict(self.method->method_meta()); })
+      .def_prop_ro("num_mutable_buffers",
+                   [](PyMethod& self) { return self.method->num_mutable_buffers(); },
+                   "Mutable buffers (state such as a KV cache) the method keeps across runs.")
+      .def_prop_ro("mutable_buffer_bytes",
+                   [](PyMethod& self) {
+                     size_t n = 0;
+                     for (size_t i = 0; i < self.method->num_mutable_buffers(); ++i) {
+                       n += self.method->mutable_buffer(i).nbytes;
+                     }
+                     return n;
+                   },
+                   "Bytes of the method's mutable buffers.")
+      .def("reset_mutable_buffers", [](PyMethod& self) { self.method->reset_mutable_buffers(); },
+           "Puts every mutable buffer back to its initial value in the program.");
 
   m.def("set_threads", &ember::set_thread_count, nb::arg("threads"),
         "Threads of the process-wide pool that portable kernels and XNNPACK delegates run on "

@@ -24,6 +24,8 @@ Method::Method(Method&& other)
       dropped_constant_bytes_(other.dropped_constant_bytes_),
       scratch_(other.scratch_),
       scratch_size_(other.scratch_size_),
+      mutable_buffers_(other.mutable_buffers_),
+      num_mutable_buffers_(other.num_mutable_buffers_),
       delegates_(other.delegates_),
       num_delegates_(other.num_delegates_),
       input_guards_(other.input_guards_),
@@ -35,6 +37,13 @@ Method::Method(Method&& other)
 Method::~Method() {
   for (size_t i = 0; i < num_delegates_; ++i) {
     delegates_[i].backend->destroy(delegates_[i].handle);
+  }
+}
+
+void Method::reset_mutable_buffers() {
+  for (size_t i = 0; i < num_mutable_buffers_; ++i) {
+    const MutableBuffer& b = mutable_buffers_[i];
+    if (b.nbytes > 0) std::memcpy(b.data, b.initial, b.nbytes);
   }
 }
 

@@ -40,6 +40,15 @@ struct Step {
 };
 
 /// One initialised delegate of a method.
+/// A mutable buffer (a KV cache, a running statistic): planned memory that
+/// keeps its contents across execute() calls, filled with `initial` at load.
+struct MutableBuffer {
+  void* data = nullptr;
+  const void* initial = nullptr;  // In the program's mutable data segment.
+  size_t nbytes = 0;
+  int32_t value = 0;  // Its index in the method's value table.
+};
+
 struct DelegateInstance {
   const BackendInterface* backend = nullptr;
   DelegateHandle* handle = nullptr;
@@ -95,6 +104,14 @@ class Method {
   size_t dropped_constant_bytes() const { return dropped_constant_bytes_; }
   const Step& step(size_t index) const { return steps_[index]; }
 
+  /// Mutable buffers: state that execute() updates and the next execute()
+  /// reads. Each loaded method has its own (in its planned memory).
+  size_t num_mutable_buffers() const { return num_mutable_buffers_; }
+  const MutableBuffer& mutable_buffer(size_t index) const { return mutable_buffers_[index]; }
+  /// Puts every mutable buffer back to the initial value the program holds
+  /// (as it was after load_method).
+  void reset_mutable_buffers();
+
  private:
   friend class Program;
   friend class MethodLoader;
@@ -116,6 +133,8 @@ class Method {
   size_t dropped_constant_bytes_ = 0;
   void* scratch_ = nullptr;  // Shared by the kernels while they run (KernelContext::scratch).
   size_t scratch_size_ = 0;
+  MutableBuffer* mutable_buffers_ = nullptr;
+  size_t num_mutable_buffers_ = 0;
   DelegateInstance* delegates_ = nullptr;
   size_t num_delegates_ = 0;  // Initialised ones: destroyed with the method.
   InputGuardTable input_guards_;

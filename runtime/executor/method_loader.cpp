@@ -26,6 +26,7 @@ class MethodLoader {
     method_.plan_ = plan_;
     EMBER_TRY(check_planned_buffers());
     EMBER_TRY(init_values());
+    EMBER_TRY(init_mutable_buffers());
     EMBER_TRY(init_io());
     EMBER_TRY(init_input_guards());
     EMBER_TRY(init_delegates());
@@ -59,6 +60,34 @@ class MethodLoader {
     EMBER_TRY_ASSIGN(method_.input_guards_,
                      parse_input_guards(static_cast<const uint8_t*>(data->data()), data->size(),
                                         name(), method_.num_inputs_, alloc_));
+    return Error::Ok;
+  }
+
+  // Planned tensors with an initial value (mutable buffers): remembered so
+  // the method can be reset, and filled now, before any prepare step runs.
+  Error init_mutable_buffers() {
+    const auto* values = plan_->values();
+    size_t n = 0;
+    auto is_mutable = [](const ember_fb::EValue* fv) {
+      const auto* t = fv->val_as_Tensor();
+      return t != nullptr && t->allocation_info() != nullptr && t->data_buffer_idx() > 0;
+    };
+    for (uint32_t i = 0; i < values->size(); ++i) n += is_mutable(values->Get(i)) ? 1 : 0;
+    if (n == 0) return Error::Ok;
+    EMBER_TRY_ASSIGN(method_.mutable_buffers_, alloc_array<MutableBuffer>(n, "mutable buffers"));
+    const auto* offsets = program_.flatbuffer()->mutable_data_segments()->Get(0)->offsets();
+    size_t k = 0;
+    for (uint32_t i = 0; i < values->size(); ++i) {
+      if (!is_mutable(values->Get(i))) continue;
+      const Tensor& t = *method_.values_[i].as_tensor;
+      MutableBuffer& b = method_.mutable_buffers_[k++];
+      b.data = t.data;
+      b.initial = program_.mutable_data(offsets->Get(values->Get(i)->val_as_Tensor()->data_buffer_idx()));
+      b.nbytes = t.capacity_bytes;
+      b.value = static_cast<int32_t>(i);
+    }
+    method_.num_mutable_buffers_ = n;
+    method_.reset_mutable_buffers();
     return Error::Ok;
   }
 
@@ -585,7 +614,9 @@ Result<Method> Program::load_method(const char* method_name, MemoryManager* memo
   }
   EMBER_CHECK_OR_RETURN(plan != nullptr, Error::NotFound,
                         "the program has no method named '%s'", method_name);
-  if (!plans_verified_) EMBER_TRY(verify_plan(program_, plan, constant_segment_.size()));
+  if (!plans_verified_) {
+    EMBER_TRY(verify_plan(program_, plan, constant_segment_.size(), mutable_segment_.size()));
+  }
   return MethodLoader(*this, plan, memory_manager).load();
 }
 

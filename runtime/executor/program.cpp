@@ -94,9 +94,22 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
     EMBER_TRY_ASSIGN(program.constant_segment_,
                      loader->load(segment_base_offset + seg->offset(), seg->size()));
   }
+  const auto* mutable_segments = fb->mutable_data_segments();
+  if (mutable_segments != nullptr && mutable_segments->size() > 0 &&
+      mutable_segments->Get(0)->offsets() != nullptr &&
+      mutable_segments->Get(0)->offsets()->size() > 1) {
+    const auto* segments = fb->segments();
+    const uint32_t index = mutable_segments->Get(0)->segment_index();
+    EMBER_CHECK_OR_RETURN(segments != nullptr && index < segments->size(), Error::InvalidProgram,
+                          "mutable data segment index %u is out of range", index);
+    const auto* seg = segments->Get(index);
+    EMBER_TRY_ASSIGN(program.mutable_segment_,
+                     loader->load(segment_base_offset + seg->offset(), seg->size()));
+  }
   if (verification == Verification::Full) {
     for (uint32_t i = 0; i < fb->execution_plan()->size(); ++i) {
-      EMBER_TRY(verify_plan(fb, fb->execution_plan()->Get(i), program.constant_segment_.size()));
+      EMBER_TRY(verify_plan(fb, fb->execution_plan()->Get(i), program.constant_segment_.size(),
+                            program.mutable_segment_.size()));
     }
   }
   return program;

@@ -51,6 +51,12 @@ class Program {
     return static_cast<const uint8_t*>(constant_segment_.data()) + offset;
   }
   size_t constant_segment_size() const { return constant_segment_.size(); }
+  /// Bytes of a mutable buffer's initial value (entry `data_buffer_idx` of
+  /// mutable_data_segments[0]; bounds-checked at load).
+  const uint8_t* mutable_data(uint64_t offset) const {
+    return static_cast<const uint8_t*>(mutable_segment_.data()) + offset;
+  }
+  size_t mutable_segment_size() const { return mutable_segment_.size(); }
   /// Tells the data loader nothing reads these constant bytes any more
   /// (DataLoader::drop_pages: a hint; the bytes stay readable).
   void drop_constant_pages(const void* data, size_t size) const { loader_->drop_pages(data, size); }
@@ -81,6 +87,7 @@ class Program {
   // only the file-level checks are skipped.
   bool plans_verified_;
   FreeableBuffer constant_segment_;
+  FreeableBuffer mutable_segment_;  // Initial values of mutable buffers.
 };
 
 }  // namespace ember

@@ -71,7 +71,8 @@ Error tensor_nbytes(const char* method, size_t index, const ember_fb::Tensor* t,
 }
 
 Error verify_tensor(const ember_fb::Program* program, const ember_fb::ExecutionPlan* plan,
-                    size_t index, const ember_fb::Tensor* t, size_t constant_segment_size) {
+                    size_t index, const ember_fb::Tensor* t, size_t constant_segment_size,
+                    size_t mutable_segment_size) {
   const char* method = plan_name(plan);
   uint64_t nbytes = 0;
   EMBER_TRY(tensor_nbytes(method, index, t, &nbytes));
@@ -109,10 +110,25 @@ Error verify_tensor(const ember_fb::Program* program, const ember_fb::ExecutionP
                           static_cast<unsigned long long>(nbytes), id,
                           static_cast<long long>(buffer_size));
     if (buffer_idx > 0) {
-      return set_error(Error::NotSupported,
-                       "method '%s' value %zu: mutable tensor data (buffer %u) is not supported "
-                       "yet",
-                       method, index, buffer_idx);
+      // A mutable buffer: planned memory that load_method fills with its
+      // initial value, entry `buffer_idx` of mutable_data_segments[0].
+      const auto* segs = program->mutable_data_segments();
+      const auto* offsets =
+          segs != nullptr && segs->size() > 0 ? segs->Get(0)->offsets() : nullptr;
+      EMBER_CHECK_OR_RETURN(offsets != nullptr && buffer_idx < offsets->size(),
+                            Error::InvalidProgram,
+                            "method '%s' value %zu: initial value %u of a mutable buffer is out "
+                            "of range (%u in mutable_data_segments[0])",
+                            method, index, buffer_idx,
+                            offsets != nullptr && offsets->size() > 0 ? offsets->size() - 1 : 0u);
+      const uint64_t data_offset = offsets->Get(buffer_idx);
+      EMBER_CHECK_OR_RETURN(!add_overflows(data_offset, nbytes) &&
+                                data_offset + nbytes <= mutable_segment_size,
+                            Error::InvalidProgram,
+                            "method '%s' value %zu: initial value %u (%llu bytes at %llu) lies "
+                            "past the end of the mutable data segment (%zu bytes)",
+                            method, index, buffer_idx, static_cast<unsigned long long>(nbytes),
+                            static_cast<unsigned long long>(data_offset), mutable_segment_size);
     }
   } else if (buffer_idx == 0 && nbytes > 0) {
     // No memory in the file: only a method input can get its data at run
@@ -226,6 +242,17 @@ Error verify_program(const ember_fb::Program* program, const ProgramLayout& layo
                           "constant segment index %u is out of range (%u segments)",
                           cs->segment_index(), num_segments);
   }
+  const auto* mutable_segments = program->mutable_data_segments();
+  if (mutable_segments != nullptr && mutable_segments->size() > 0) {
+    const auto* ms = mutable_segments->Get(0);
+    EMBER_CHECK_OR_RETURN(aligned8(ms->offsets()), Error::InvalidProgram,
+                          "mutable data segment offsets are not 8-byte aligned");
+    if (ms->offsets() != nullptr && ms->offsets()->size() > 1) {
+      EMBER_CHECK_OR_RETURN(ms->segment_index() < num_segments, Error::InvalidProgram,
+                            "mutable data segment index %u is out of range (%u segments)",
+                            ms->segment_index(), num_segments);
+    }
+  }
   const auto* plans = program->execution_plan();
   EMBER_CHECK_OR_RETURN(plans != nullptr && plans->size() > 0, Error::InvalidProgram,
                         "program has no execution plans");
@@ -254,7 +281,7 @@ Error verify_program(const ember_fb::Program* program, const ProgramLayout& layo
 }
 
 Error verify_plan(const ember_fb::Program* program, const ember_fb::ExecutionPlan* plan,
-                  size_t constant_segment_size) {
+                  size_t constant_segment_size, size_t mutable_segment_size) {
   const char* method = plan_name(plan);
   const auto* values = plan->values();
   EMBER_CHECK_OR_RETURN(values != nullptr, Error::InvalidProgram, "method '%s' has no values",
@@ -300,7 +327,8 @@ Error verify_plan(const ember_fb::Program* program, const ember_fb::ExecutionPla
                               "method '%s' value %u: string without data", method, i);
         break;
       case KernelTypes::Tensor:
-        EMBER_TRY(verify_tensor(program, plan, i, v->val_as_Tensor(), constant_segment_size));
+        EMBER_TRY(verify_tensor(program, plan, i, v->val_as_Tensor(), constant_segment_size,
+                                  mutable_segment_size));
         break;
       case KernelTypes::IntList:
         EMBER_CHECK_OR_RETURN(aligned8(v->val_as_IntList()->items()), Error::InvalidProgram,

@@ -23,9 +23,10 @@ struct ProgramLayout {
 /// Checks the program-level tables (segments, constant offsets, delegate data).
 Error verify_program(const ember_fb::Program* program, const ProgramLayout& layout);
 
-/// Checks one execution plan against the program. `constant_segment_size` is
-/// the byte size of the constant segment (0 when there is none).
+/// Checks one execution plan against the program. `constant_segment_size` and
+/// `mutable_segment_size` are the byte sizes of the constant segment and of
+/// the segment mutable_data_segments[0] names (0 when there is none).
 Error verify_plan(const ember_fb::Program* program, const ember_fb::ExecutionPlan* plan,
-                  size_t constant_segment_size);
+                  size_t constant_segment_size, size_t mutable_segment_size = 0);
 
 }  // namespace ember

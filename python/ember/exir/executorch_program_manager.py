@@ -50,7 +50,8 @@ class ExecutorchProgramManager:
         e = self.emitted
         return bytes(
             _C.write_program(
-                e.json, e.constant_buffers, e.delegate_blobs, named_blobs=e.named_blobs
+                e.json, e.constant_buffers, e.delegate_blobs, named_blobs=e.named_blobs,
+                mutable_data=e.mutable_data,
             )
         )
 

@@ -7,7 +7,8 @@ transform:      user passes -> verify
 to_executorch:  user passes -> bounds check (dynamic shapes) -> zero padding
                 and batch norm folded into convolutions -> constant folding -> out
                 variants + alloc (upper-bound shapes) ->
-                dim-order ops -> memory planning
+                dim-order ops -> mutated buffers written back (in place
+                or by a final copy) -> memory planning
                 (then ``ember.exir.emit`` writes the program, and the input
                 guards beside it: ``passes/input_guards.py``)
 """
@@ -32,6 +33,7 @@ from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
 from ember.exir.passes.linalg_error_checks import drop_linalg_error_checks
 from ember.exir.passes.memory_planning import MemoryPlan
+from ember.exir.passes.mutable_buffers import write_back_mutated_buffers
 from ember.exir.passes.out_variant_pass import to_out_variants
 from ember.exir.passes.remove_asserts import remove_asserts
 from ember.exir.passes.scalar_to_tensor import scalars_to_tensors
@@ -84,9 +86,13 @@ def transform_edge_program(
 def to_out_variant_program(
     ep: ExportedProgram, config: ExecutorchBackendConfig, method: str
 ) -> tuple[ExportedProgram, MemoryPlan]:
-    if any(s.kind.name != "USER_OUTPUT" for s in ep.graph_signature.output_specs):
+    inputs_mutated = [s.target for s in ep.graph_signature.output_specs
+                      if s.kind.name not in ("USER_OUTPUT", "BUFFER_MUTATION")]
+    if inputs_mutated:
         raise NotImplementedError(
-            f"method '{method}': mutated buffers or inputs are not supported yet"
+            f"method '{method}': it mutates its input(s) {', '.join(map(str, inputs_mutated))} "
+            "in place; Ember runs methods that mutate buffers (register_buffer), not their "
+            "inputs: return the new value instead"
         )
     gm = run_graph_passes(copy_graph_module(ep.graph_module), config.passes)
     ep = rebuild(ep, gm, verifier=EdgeDialectVerifier)  # user passes keep edge ops
@@ -102,10 +108,13 @@ def to_out_variant_program(
     to_out_variants(gm, bounds.shape)
     if config.dim_order_ops:
         to_dim_order_ops(gm)
+    write_backs = write_back_mutated_buffers(ep)
     program = rebuild(
         ep, gm, verifier=OutVariantDialectVerifier, program_class=OutVariantExportedProgram
     )
-    return program, config.memory_planning_pass.plan(program, method)
+    plan = config.memory_planning_pass.plan(program, method)
+    plan.write_backs = write_backs
+    return program, plan
 
 
 def _check_bounded_shapes(gm: torch.fx.GraphModule, bounds: SymbolBounds) -> None:

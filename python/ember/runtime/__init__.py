@@ -84,6 +84,20 @@ class Method:
         program loaded from a path (mmapped) drops from memory."""
         return self._method.dropped_constant_bytes
 
+    @property
+    def num_mutable_buffers(self) -> int:
+        """Mutable buffers (a KV cache, a counter) whose contents carry over from one
+        ``execute`` to the next; each loaded method has its own."""
+        return self._method.num_mutable_buffers
+
+    @property
+    def mutable_buffer_bytes(self) -> int:
+        return self._method.mutable_buffer_bytes
+
+    def reset(self) -> None:
+        """Puts the mutable buffers back to the initial values the program holds."""
+        self._method.reset_mutable_buffers()
+
     def _input_dim_orders(self) -> list[Any]:
         if self._dim_orders is None:
             self._dim_orders = [i.get("dim_order") for i in self._method.method_meta()["inputs"]]

@@ -37,10 +37,12 @@ class _MethodEmitter:
         plan: MemoryPlan,
         constants: ConstantBuffers,
         blobs: DelegateBlobs,
+        mutable_data: ConstantBuffers,
     ) -> None:
         self.ep = ep
         self.plan = plan
         self.constants = constants
+        self.mutable_data = mutable_data
         self.delegates = DelegateTable(blobs)
         self.table = ValueTable(SymbolBounds(ep, name).shape)
         self.env: dict[torch.fx.Node, Any] = {}
@@ -63,7 +65,14 @@ class _MethodEmitter:
             if node.op == "placeholder":
                 self.env[node] = self.placeholder(node)
             elif node.op == "output":
-                self.outputs = [self.output_value(x) for x in pytree.tree_leaves(node.args[0])]
+                # The user outputs; mutated buffers' new values stay inside.
+                kinds = [s.kind.name for s in self.ep.graph_signature.output_specs]
+                leaves = pytree.tree_leaves(node.args[0])
+                self.outputs = [
+                    self.output_value(x)
+                    for x, kind in zip(leaves, kinds, strict=True)
+                    if kind != "BUFFER_MUTATION"
+                ]
             elif node.target is alloc:
                 self.env[node] = self.allocation(node)
             elif node.op == "get_attr":
@@ -94,6 +103,12 @@ class _MethodEmitter:
             data = self.ep.state_dict.get(spec.target)
             if data is None:
                 data = self.ep.constants[spec.target]
+            if Ref(node) in self.plan.mutable_offsets:
+                # Planned memory of its own, filled with its initial value at load.
+                return self.table.tensor(
+                    data, data_buffer_idx=self.mutable_data.add(data),
+                    offset=self.plan.mutable_offsets[Ref(node)], memory_id=2, contiguous=True,
+                )
             return self.table.tensor(
                 data, data_buffer_idx=self.constants.add(data), contiguous=True
             )
@@ -257,10 +272,12 @@ def emit_method(
     plan: MemoryPlan,
     constants: ConstantBuffers,
     blobs: DelegateBlobs,
+    mutable_data: ConstantBuffers,
 ) -> dict[str, Any]:
     """The ExecutionPlan table of one method; constants go into ``constants``,
-    delegate blobs into ``blobs``."""
-    e = _MethodEmitter(name, ep, plan, constants, blobs)
+    delegate blobs into ``blobs``, initial values of mutable buffers into
+    ``mutable_data``."""
+    e = _MethodEmitter(name, ep, plan, constants, blobs, mutable_data)
     e.run()
     return {
         "name": name,
@@ -271,5 +288,5 @@ def emit_method(
         "chains": [{"inputs": e.inputs, "outputs": e.outputs, "instructions": e.instructions}],
         "operators": e.operators,
         "delegates": e.delegates.entries,
-        "non_const_buffer_sizes": [0, plan.total_bytes],
+        "non_const_buffer_sizes": plan.buffer_sizes,
     }

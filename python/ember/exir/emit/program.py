@@ -32,6 +32,7 @@ class EmittedProgram:
     constant_buffers: list[bytes]
     delegate_blobs: list[bytes] = field(default_factory=list)
     named_blobs: list[bytes] = field(default_factory=list)
+    mutable_data: list[bytes] = field(default_factory=list)
 
     @property
     def json(self) -> str:
@@ -43,9 +44,11 @@ def emit_program(
     programs: dict[str, ExportedProgram], plans: dict[str, MemoryPlan]
 ) -> EmittedProgram:
     constants = ConstantBuffers()
+    mutable_data = ConstantBuffers()
     blobs = DelegateBlobs()
     plans_json = [
-        emit_method(name, ep, plans[name], constants, blobs) for name, ep in programs.items()
+        emit_method(name, ep, plans[name], constants, blobs, mutable_data)
+        for name, ep in programs.items()
     ]
     named_data: list[dict[str, Any]] = []
     named_blobs: list[bytes] = []
@@ -59,4 +62,5 @@ def emit_program(
         constants.blobs,
         blobs.blobs,
         named_blobs,
+        mutable_data.blobs,
     )

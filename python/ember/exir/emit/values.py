@@ -50,9 +50,12 @@ class ValueTable:
         data_buffer_idx: int = 0,
         offset: int | None = None,
         contiguous: bool = False,
+        memory_id: int = 1,
     ) -> int:
-        """A tensor value: constant (data_buffer_idx > 0), planned (offset), or
-        neither. Symbolic sizes are written as their upper bounds, DYNAMIC_BOUND."""
+        """A tensor value: constant (data_buffer_idx > 0), planned (offset, in
+        buffer ``memory_id``), both (a mutable buffer: planned, with its initial
+        value in the mutable data), or neither. Symbolic sizes are written as
+        their upper bounds, DYNAMIC_BOUND."""
         dynamic = is_symbolic(val)
         if dynamic:
             if self.bound_shape is None:
@@ -70,7 +73,7 @@ class ValueTable:
         }
         if offset is not None:
             tensor["allocation_info"] = {
-                "memory_id": 1,
+                "memory_id": memory_id,
                 "memory_offset_low": offset & 0xFFFFFFFF,
                 "memory_offset_high": offset >> 32,
             }

@@ -1,4 +1,5 @@
-"""Memory planning: give every non-constant tensor a place in buffer 1.
+"""Memory planning: give every non-constant tensor a place in buffer 1, and
+every mutable buffer (state kept across runs) one in buffer 2.
 
 Lifetimes come from the instruction order: an alloc'd tensor lives from
 the instruction that writes it until its last reader. Graph inputs live
@@ -6,7 +7,10 @@ for the whole method, so a method can run again on the inputs it was given
 (``ember-run --iters N`` sets them once); outputs live until the end. Parameters and
 constants are not planned (they live in the constant segment). A tensor
 with symbolic sizes is planned for its upper bound (``ember.exir.symbolic``).
-The C++ planner ``ember._C.plan_memory`` places them.
+The C++ planner ``ember._C.plan_memory`` places them. Mutable buffers
+(``passes/mutable_buffers.py``) live as long as the loaded method, so they
+are laid out one after the other in a region of their own, which nothing
+else reuses; the runtime fills it with their initial values at load.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from torch.export.graph_signature import InputKind
 
 from ember.exir.delegate import is_delegate_call
 from ember.exir.memory import alloc
+from ember.exir.passes.mutable_buffers import WriteBack, mutated_buffer_placeholders
 from ember.exir.storage import Ref, flat_refs, instructions, nodes_in, resolve
 from ember.exir.symbolic import SymbolBounds
 
@@ -42,6 +47,17 @@ class MemoryPlan:
     lower_bound: int
     alignment: int
     offsets: dict[Ref, int] = field(default_factory=dict, repr=False)
+    # Mutable buffers, in buffer 2: their placeholders' offsets there.
+    mutable: list[PlannedTensor] = field(default_factory=list)
+    mutable_bytes: int = 0
+    mutable_offsets: dict[Ref, int] = field(default_factory=dict, repr=False)
+    # How each mutable buffer gets its new value (set by to_executorch).
+    write_backs: list[WriteBack] = field(default_factory=list)
+
+    @property
+    def buffer_sizes(self) -> list[int]:
+        """``non_const_buffer_sizes`` of the method (entry 0 is reserved)."""
+        return [0, self.total_bytes] + ([self.mutable_bytes] if self.mutable else [])
 
     def __str__(self) -> str:
         width = max([len(t.name) for t in self.tensors] + [6])
@@ -55,6 +71,17 @@ class MemoryPlan:
         lines.append(
             f"total {self.total_bytes} bytes; lower bound (max live) {self.lower_bound} bytes"
         )
+        if self.mutable:
+            lines.append(f"Mutable buffers of '{self.method}' (buffer 2, kept across runs)")
+            how = {w.buffer: w for w in self.write_backs}
+            for t in self.mutable:
+                w = how.get(t.name)
+                update = f"  {w.bytes_per_run:>10}  {w.how}" if w else ""
+                lines.append(
+                    f"{t.name:<{width}}  {t.size:>10}  {'method':>12}  {t.offset:>10}{update}"
+                )
+            written = sum(w.bytes_per_run for w in self.write_backs)
+            lines.append(f"total {self.mutable_bytes} bytes; {written} bytes written per run")
         return "\n".join(lines)
 
 
@@ -117,6 +144,22 @@ class MemoryPlanningPass:
                     planned[ref][2][1] = end
         return planned
 
+    def mutable_layout(self, ep: ExportedProgram) -> tuple[list[PlannedTensor], dict[Ref, int], int]:
+        """The mutable buffers one after another (aligned): tensors, offsets, bytes."""
+        nbytes = SymbolBounds(ep).nbytes
+        names = mutated_buffer_placeholders(ep)
+        tensors: list[PlannedTensor] = []
+        offsets: dict[Ref, int] = {}
+        end = 0
+        for node in ep.graph_module.graph.nodes:
+            if node.op == "placeholder" and node.name in names:
+                offset = -(-end // self.alignment) * self.alignment
+                size = nbytes(node.meta["val"])
+                tensors.append(PlannedTensor(names[node.name], size, 0, 0, offset))
+                offsets[Ref(node)] = offset
+                end = offset + size
+        return tensors, offsets, end
+
     def plan(self, ep: ExportedProgram, method: str = "forward") -> MemoryPlan:
         planned = self.lifetimes(ep)
         refs = list(planned)
@@ -128,6 +171,8 @@ class MemoryPlanningPass:
             PlannedTensor(planned[r][0], s, f, la, o)
             for r, s, f, la, o in zip(refs, sizes, first, last, offsets, strict=False)
         ]
+        mutable, mutable_offsets, mutable_bytes = self.mutable_layout(ep)
         return MemoryPlan(
-            method, tensors, total, bound, self.alignment, dict(zip(refs, offsets, strict=False))
+            method, tensors, total, bound, self.alignment, dict(zip(refs, offsets, strict=False)),
+            mutable, mutable_bytes, mutable_offsets,
         )

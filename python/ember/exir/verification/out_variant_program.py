@@ -4,7 +4,8 @@ Out-variant ops mutate their ``out`` argument, which torch's base verifier
 refuses for every dialect but training, so this program class checks the
 graph itself: calls are out-variant ops, ``alloc``, ``getitem``, a
 delegate call or arithmetic on symbolic sizes, and every op that writes an
-``out`` gets it from ``alloc``.
+``out`` gets it from ``alloc`` or writes a mutable buffer's placeholder
+(``passes/mutable_buffers.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ class OutVariantDialectVerifier(Verifier):
     dialect = "EMBER_EXECUTORCH"
 
 
-def check_out_variant_graph(gm: torch.fx.GraphModule) -> None:
+def check_out_variant_graph(
+    gm: torch.fx.GraphModule, mutable: frozenset[str] = frozenset()
+) -> None:
+    """``mutable``: names of the placeholders of mutated buffers, which ops may write."""
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target in (alloc, operator.getitem):
             continue
@@ -38,14 +42,21 @@ def check_out_variant_graph(gm: torch.fx.GraphModule) -> None:
             raise SpecViolationError(f"{node.name}: {node.target} mutates an input")
         for name in outs:
             arg = node.kwargs.get(name)
-            if not (isinstance(arg, torch.fx.Node) and arg.target is alloc):
-                raise SpecViolationError(
-                    f"{node.name}: out argument '{name}' of {node.target} is not an alloc"
-                )
+            if isinstance(arg, torch.fx.Node) and (
+                arg.target is alloc or (arg.op == "placeholder" and arg.name in mutable)
+            ):
+                continue
+            raise SpecViolationError(
+                f"{node.name}: out argument '{name}' of {node.target} is not an alloc "
+                "or a mutable buffer"
+            )
 
 
 class OutVariantExportedProgram(ExportedProgram):
     """An ExportedProgram whose graph holds out-variant ops and allocs."""
 
     def validate(self) -> None:
-        check_out_variant_graph(self.graph_module)
+        sig = self.graph_signature
+        mutated = set(sig.buffers_to_mutate.values())
+        mutable = frozenset(n for n, t in sig.inputs_to_buffers.items() if t in mutated)
+        check_out_variant_graph(self.graph_module, mutable)
