@@ -30,6 +30,10 @@ std::string tensor_desc(const ember_fb::Tensor* t) {
                          (uint64_t{t->allocation_info()->memory_offset_high()} << 32);
     s += "  planned: buffer " + std::to_string(t->allocation_info()->memory_id()) + " @ " +
          std::to_string(off);
+    // A mutable buffer: planned, and filled at load with its initial value.
+    if (t->data_buffer_idx() > 0) {
+      s += "  mutable, initial value #" + std::to_string(t->data_buffer_idx());
+    }
   } else if (t->data_buffer_idx() > 0) {
     s += "  constant #" + std::to_string(t->data_buffer_idx());
   } else {
@@ -136,6 +140,15 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
     planned += size;
     std::printf("    buffer %u: %s (%llu bytes)\n", i, tools::human_bytes(double(size)).c_str(),
                 static_cast<unsigned long long>(size));
+  }
+  // Mutable buffers: state kept across runs (a KV cache), by value index.
+  bool mutable_header = false;
+  for (uint32_t i = 0; i < plan->values()->size(); ++i) {
+    const auto* t = plan->values()->Get(i)->val_as_Tensor();
+    if (t == nullptr || t->allocation_info() == nullptr || t->data_buffer_idx() == 0) continue;
+    if (!mutable_header) std::printf("  mutable buffers (kept across runs):\n");
+    mutable_header = true;
+    std::printf("    value %u: %s\n", i, tensor_desc(t).c_str());
   }
   std::vector<program::TensorLifetime> all;
   for (const auto& [where, lt] : lifetimes) all.push_back(lt);

@@ -67,6 +67,46 @@ TEST(MethodTest, RunsAndReturnsOutputs) {
   EXPECT_FLOAT_EQ(out->to_tensor().data_ptr<float>()[0], 120);
 }
 
+struct TwoBufferFixture {
+  explicit TwoBufferFixture(const std::vector<uint8_t>& bytes) : loader(bytes.data(), bytes.size()) {}
+  BufferDataLoader loader;
+  alignas(64) uint8_t pool[16384];
+  alignas(64) uint8_t arena[96];
+  alignas(64) uint8_t state[32];
+  std::span<uint8_t> spans[2] = {{arena, sizeof(arena)}, {state, sizeof(state)}};
+  MemoryAllocator allocator{pool, sizeof(pool)};
+  MemoryManager mm{&allocator, std::span<std::span<uint8_t>>(spans, 2)};
+};
+
+// A mutable buffer starts from its initial value, keeps what each execute()
+// wrote, belongs to its own loaded method, and reset puts it back.
+TEST(MethodTest, MutableBufferKeepsStateAcrossRunsAndResets) {
+  std::vector<uint8_t> bytes = testing::make_accumulator_program_bytes();
+  TwoBufferFixture a(bytes), b(bytes);
+  Result<Program> program = Program::load(&a.loader);
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  Result<Method> ma = program->load_method("forward", &a.mm);
+  ASSERT_TRUE(ma.ok()) << last_error_message();
+  Result<Method> mb = program->load_method("forward", &b.mm);
+  ASSERT_TRUE(mb.ok()) << last_error_message();
+  ASSERT_EQ(ma->num_mutable_buffers(), 1u);
+  EXPECT_EQ(ma->mutable_buffer(0).nbytes, 24u);
+  EXPECT_EQ(ma->mutable_buffer(0).value, 1);
+  HostTensor x({2, 3}, {1, 1, 1, 1, 1, 1});
+  ASSERT_EQ(ma->set_input(0, x.t), Error::Ok);
+  ASSERT_EQ(mb->set_input(0, x.t), Error::Ok);
+  for (int run = 1; run <= 3; ++run) {
+    ASSERT_EQ(ma->execute(), Error::Ok) << last_error_message();
+    const float* o = ma->get_output(0).get()->to_tensor().data_ptr<float>();
+    for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(o[i], float(i + 1 + run)) << "run " << run;
+  }
+  ASSERT_EQ(mb->execute(), Error::Ok);  // b's first run: from the initial value
+  EXPECT_FLOAT_EQ(mb->get_output(0).get()->to_tensor().data_ptr<float>()[0], 2.0f);
+  ma->reset_mutable_buffers();
+  ASSERT_EQ(ma->execute(), Error::Ok);
+  EXPECT_FLOAT_EQ(ma->get_output(0).get()->to_tensor().data_ptr<float>()[5], 7.0f);
+}
+
 // The loaded method (moved out of the loader, then out of the Result) keeps
 // the process-wide pool its kernels split work over.
 TEST(MethodTest, KeepsTheProcessThreadPool) {

@@ -209,6 +209,38 @@ TEST(ProgramTest, RefusesAnInputWithConstantData) {
                  "value 1: input 1 has constant data (buffer 1)");
 }
 
+TEST(ProgramTest, LoadsAProgramWithAMutableBuffer) {
+  std::vector<uint8_t> bytes = testing::make_accumulator_program_bytes();
+  Result<Program> program = load_bytes(bytes);
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  const auto* segs = program->flatbuffer()->mutable_data_segments();
+  ASSERT_NE(segs, nullptr);
+  ASSERT_EQ(segs->size(), 1u);
+  EXPECT_EQ(segs->Get(0)->offsets()->size(), 2u);  // entry 0 reserved
+  EXPECT_EQ(program->mutable_segment_size(), 24u);
+}
+
+TEST(ProgramTest, RefusesMutableInitialValueOutOfRange) {
+  auto program = testing::make_accumulator_program();
+  program.execution_plan[0]->values[1]->val.AsTensor()->data_buffer_idx = 3;
+  std::vector<uint8_t> initial(24, 0);
+  expect_refused(testing::write_with_mutable_data(std::move(program), {initial}),
+                 Error::InvalidProgram,
+                 "value 1: initial value 3 of a mutable buffer is out of range (1 in "
+                 "mutable_data_segments[0])");
+}
+
+TEST(ProgramTest, RefusesMutableBufferWithoutMutableData) {
+  expect_refused(write(testing::make_accumulator_program()), Error::InvalidProgram,
+                 "initial value 1 of a mutable buffer is out of range (0 in");
+}
+
+TEST(ProgramTest, RefusesMutableInitialValueSmallerThanTheTensor) {
+  std::vector<uint8_t> initial(20, 0);  // the tensor needs 24
+  expect_refused(testing::write_with_mutable_data(testing::make_accumulator_program(), {initial}),
+                 Error::InvalidProgram, "lies past the end of the mutable data segment (20 bytes)");
+}
+
 TEST(ProgramTest, EveryPrefixOfAValidFileIsRefusedCleanly) {
   const std::vector<uint8_t> full = testing::make_constant_program_bytes();
   for (size_t n = 0; n < full.size(); ++n) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember::testing {
@@ -103,6 +105,38 @@ std::vector<uint8_t> make_constant_program_bytes() {
   const float values[6] = {1, 2, 3, 4, 5, 6};
   std::memcpy(c.data(), values, sizeof(values));
   return write(std::move(program), {c});
+}
+
+ember_fb::ProgramT make_accumulator_program() {
+  ember_fb::ProgramT program = make_axpy_program();
+  auto& plan = program.execution_plan[0];
+  // value 1 (y) becomes the mutable buffer: buffer 2 at 0, initial value #1.
+  plan->values[1] = tensor_value(ember_fb::ScalarType::FLOAT32, {2, 3}, 2, 0, 1);
+  plan->values[2] = int_value(1);
+  plan->inputs = {0};
+  plan->outputs = {1};
+  plan->chains[0]->inputs = {0};
+  plan->chains[0]->outputs = {1};
+  // out = state + x * 1, written into state itself.
+  plan->chains[0]->instructions[0]->instr_args.AsKernelCall()->args = {1, 0, 2, 1, 1};
+  plan->non_const_buffer_sizes = {0, 96, 32};
+  return program;
+}
+
+std::vector<uint8_t> write_with_mutable_data(ember_fb::ProgramT program,
+                                             const std::vector<std::vector<uint8_t>>& mutable_data) {
+  std::vector<std::span<const uint8_t>> spans;
+  for (const auto& c : mutable_data) spans.emplace_back(c.data(), c.size());
+  program::WriteResult result = program::write_program(std::move(program), {}, {}, {}, {}, spans);
+  EXPECT_TRUE(result.ok()) << result.error;
+  return std::move(result.bytes);
+}
+
+std::vector<uint8_t> make_accumulator_program_bytes() {
+  std::vector<uint8_t> initial(6 * sizeof(float));
+  const float values[6] = {1, 2, 3, 4, 5, 6};
+  std::memcpy(initial.data(), values, sizeof(values));
+  return write_with_mutable_data(make_accumulator_program(), {initial});
 }
 
 }  // namespace ember::testing

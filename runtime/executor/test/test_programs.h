@@ -19,6 +19,14 @@ std::vector<uint8_t> write(ember_fb::ProgramT program,
 /// "out = x + c" where c is a float32 [2, 3] constant (1..6) in the constant segment.
 std::vector<uint8_t> make_constant_program_bytes();
 
+/// "state = state + x" with a mutable buffer `state` (float32 [2, 3], planned
+/// in buffer 2, initial value 1..6 in the mutable data); input x in buffer 1;
+/// output: state. The raw ProgramT, and the bytes written with that initial value.
+ember_fb::ProgramT make_accumulator_program();
+std::vector<uint8_t> write_with_mutable_data(ember_fb::ProgramT program,
+                                             const std::vector<std::vector<uint8_t>>& mutable_data);
+std::vector<uint8_t> make_accumulator_program_bytes();
+
 /// Helpers for building values.
 std::unique_ptr<ember_fb::EValueT> tensor_value(ember_fb::ScalarType type,
                                                 std::vector<int32_t> sizes, uint32_t memory_id,
