@@ -43,10 +43,62 @@ std::string tensor_desc(const ember_fb::Tensor* t) {
   return s;
 }
 
+// A scalar or list value as written in the file (a constant method's output).
+std::string constant_desc(const ember_fb::ExecutionPlan* plan, const ember_fb::EValue* v) {
+  const auto* values = plan->values();
+  auto item = [&](int64_t i) -> const ember_fb::EValue* {
+    return i >= 0 && static_cast<uint64_t>(i) < values->size() ? values->Get(static_cast<uint32_t>(i))
+                                                             : nullptr;
+  };
+  char buf[64];
+  switch (v->val_type()) {
+    case ember_fb::KernelTypes::Int: return std::to_string(v->val_as_Int()->int_val());
+    case ember_fb::KernelTypes::Bool: return v->val_as_Bool()->bool_val() ? "true" : "false";
+    case ember_fb::KernelTypes::Double:
+      std::snprintf(buf, sizeof(buf), "%.17g", v->val_as_Double()->double_val());
+      return buf;
+    case ember_fb::KernelTypes::String: {
+      const auto* str = v->val_as_String()->string_val();
+      return "\"" + std::string(str != nullptr ? str->c_str() : "") + "\"";
+    }
+    case ember_fb::KernelTypes::IntList: {
+      std::string s = "[";
+      const auto* items = v->val_as_IntList()->items();
+      for (uint32_t i = 0; items != nullptr && i < items->size(); ++i) {
+        const auto* e = item(items->Get(i));
+        s += (i ? ", " : "") + (e != nullptr && e->val_type() == ember_fb::KernelTypes::Int
+                                    ? std::to_string(e->val_as_Int()->int_val())
+                                    : std::string("?"));
+      }
+      return s + "]";
+    }
+    case ember_fb::KernelTypes::DoubleList: {
+      std::string s = "[";
+      const auto* items = v->val_as_DoubleList()->items();
+      for (uint32_t i = 0; items != nullptr && i < items->size(); ++i) {
+        std::snprintf(buf, sizeof(buf), "%.17g", items->Get(i));
+        s += (i ? ", " : "") + std::string(buf);
+      }
+      return s + "]";
+    }
+    case ember_fb::KernelTypes::BoolList: {
+      std::string s = "[";
+      const auto* items = v->val_as_BoolList()->items();
+      for (uint32_t i = 0; items != nullptr && i < items->size(); ++i) {
+        s += (i ? ", " : "") + std::string(items->Get(i) ? "true" : "false");
+      }
+      return s + "]";
+    }
+    default: return "";
+  }
+}
+
 std::string value_desc(const ember_fb::ExecutionPlan* plan, int32_t idx) {
   const auto* v = plan->values()->Get(static_cast<uint32_t>(idx));
   if (v->val_type() == ember_fb::KernelTypes::Tensor) return tensor_desc(v->val_as_Tensor());
-  return ember_fb::EnumNameKernelTypes(v->val_type());
+  const std::string value = constant_desc(plan, v);
+  return std::string(ember_fb::EnumNameKernelTypes(v->val_type())) +
+         (value.empty() ? "" : " " + value);
 }
 
 uint64_t tensor_bytes(const ember_fb::Tensor* t) {

@@ -180,7 +180,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < method.outputs_size(); ++i) {
     const EValue* out = method.get_output(i).get();
     if (!out->is_tensor()) {
-      std::printf("output %zu: %s %g\n", i, tag_name(out->tag), out->scalar_as_double());
+      std::printf("output %zu: %s %s\n", i, tag_name(out->tag),
+                  tools::scalar_value_string(*out).c_str());
       continue;
     }
     const Tensor& t = out->to_tensor();

@@ -13,6 +13,36 @@ std::string shape_string(std::span<const int32_t> sizes) {
   return s + "]";
 }
 
+std::string scalar_value_string(const EValue& v) {
+  char buf[64];
+  auto join = [&](size_t n, auto item) {
+    std::string s = "[";
+    for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + item(i);
+    return s + "]";
+  };
+  auto number = [&](double d) {
+    std::snprintf(buf, sizeof(buf), "%.17g", d);
+    return std::string(buf);
+  };
+  switch (v.tag) {
+    case Tag::None: return "None";
+    case Tag::Int: return std::to_string(v.as_int);
+    case Tag::Bool: return v.as_bool ? "true" : "false";
+    case Tag::Double: return number(v.as_double);
+    case Tag::String: return "\"" + std::string(v.as_string) + "\"";
+    case Tag::IntList: {
+      const auto items = v.as_int_list.get();
+      return join(items.size(), [&](size_t i) { return std::to_string(items[i]); });
+    }
+    case Tag::DoubleList:
+      return join(v.as_double_list.size(), [&](size_t i) { return number(v.as_double_list[i]); });
+    case Tag::BoolList:
+      return join(v.as_bool_list.size(),
+                  [&](size_t i) { return std::string(v.as_bool_list[i] ? "true" : "false"); });
+    default: return tag_name(v.tag);
+  }
+}
+
 std::string first_values(const Tensor& t, size_t count) {
   std::string s;
   const size_t n = static_cast<size_t>(t.numel) < count ? static_cast<size_t>(t.numel) : count;

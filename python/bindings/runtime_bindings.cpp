@@ -137,6 +137,25 @@ nb::list execute(PyMethod& self, nb::list inputs, bool torch_outputs) {
       case Tag::Double: outputs.append(nb::float_(v->as_double)); break;
       case Tag::Bool: outputs.append(nb::bool_(v->as_bool)); break;
       case Tag::None: outputs.append(nb::none()); break;
+      case Tag::String: outputs.append(nb::str(v->as_string.data(), v->as_string.size())); break;
+      case Tag::IntList: {
+        nb::list items;
+        for (int64_t x : v->as_int_list.get()) items.append(nb::int_(x));
+        outputs.append(items);
+        break;
+      }
+      case Tag::DoubleList: {
+        nb::list items;
+        for (double x : v->as_double_list) items.append(nb::float_(x));
+        outputs.append(items);
+        break;
+      }
+      case Tag::BoolList: {
+        nb::list items;
+        for (bool x : v->as_bool_list) items.append(nb::bool_(x));
+        outputs.append(items);
+        break;
+      }
       default: throw nb::type_error((std::string("output of kind ") + tag_name(v->tag) + " cannot be returned").c_str());
     }
   }

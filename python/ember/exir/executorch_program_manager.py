@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Any
 
 from torch.export import ExportedProgram
 
@@ -20,14 +21,21 @@ class ExecutorchProgramManager:
         programs: dict[str, ExportedProgram],
         plans: dict[str, MemoryPlan],
         config: ExecutorchBackendConfig,
+        constant_methods: dict[str, Any] | None = None,
     ) -> None:
         self._programs = programs
         self._plans = plans
         self.config = config
+        self._constant_methods = dict(constant_methods or {})
 
     @property
     def methods(self) -> list[str]:
         return list(self._programs)
+
+    @property
+    def constant_methods(self) -> dict[str, Any]:
+        """Methods that return a value fixed at export (``to_edge(constant_methods=...)``)."""
+        return dict(self._constant_methods)
 
     def exported_program(self, method_name: str = "forward") -> ExportedProgram:
         if method_name not in self._programs:
@@ -40,7 +48,7 @@ class ExecutorchProgramManager:
     @functools.cached_property
     def emitted(self) -> EmittedProgram:
         """The Program as FlatBuffers JSON plus its constant, delegate and named blobs."""
-        return emit_program(self._programs, self._plans)
+        return emit_program(self._programs, self._plans, self._constant_methods)
 
     @functools.cached_property
     def buffer(self) -> bytes:

@@ -17,6 +17,7 @@ from typing import Any
 
 from torch.export import ExportedProgram
 
+from ember.exir.emit.constant_methods import emit_constant_method
 from ember.exir.emit.constants import ConstantBuffers
 from ember.exir.emit.delegates import DelegateBlobs
 from ember.exir.emit.method import emit_method
@@ -41,7 +42,9 @@ class EmittedProgram:
 
 
 def emit_program(
-    programs: dict[str, ExportedProgram], plans: dict[str, MemoryPlan]
+    programs: dict[str, ExportedProgram],
+    plans: dict[str, MemoryPlan],
+    constant_methods: dict[str, Any] | None = None,
 ) -> EmittedProgram:
     constants = ConstantBuffers()
     mutable_data = ConstantBuffers()
@@ -49,6 +52,9 @@ def emit_program(
     plans_json = [
         emit_method(name, ep, plans[name], constants, blobs, mutable_data)
         for name, ep in programs.items()
+    ] + [
+        emit_constant_method(name, value, constants)
+        for name, value in (constant_methods or {}).items()
     ]
     named_data: list[dict[str, Any]] = []
     named_blobs: list[bytes] = []
