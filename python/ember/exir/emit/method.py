@@ -109,6 +109,16 @@ class _MethodEmitter:
                     data, data_buffer_idx=self.mutable_data.add(data),
                     offset=self.plan.mutable_offsets[Ref(node)], memory_id=2, contiguous=True,
                 )
+            # Stored in the layout the graph gives it: contiguous, or a permuted
+            # view of another constant (folded transposes, passes/constant_fold.py).
+            layout = node.meta.get("val")
+            if isinstance(layout, torch.Tensor) and not layout.is_contiguous() and \
+                    not data.is_contiguous() and data.stride() == layout.stride():
+                order = [int(d) for d in data.dim_order()]
+                stored = data.permute(*order)
+                return self.table.tensor(
+                    data, data_buffer_idx=self.constants.add(stored), contiguous=False
+                )
             return self.table.tensor(
                 data, data_buffer_idx=self.constants.add(data), contiguous=True
             )

@@ -5,7 +5,12 @@ constants (never mutated), or results of such calls, is run with PyTorch
 eager and replaced by a new lifted constant, stored in the constant
 segment. ``linear``'s ``permute_copy(weight)`` is the usual case: the
 runtime then reads the transposed weight instead of copying it on every
-call. Ops tagged nondeterministic (``randn``, ``native_dropout``, ...),
+call. When the weight itself stays in the program (tied to an embedding:
+GPT-2's ``lm_head``) and only matrix products read the transpose (``mm``,
+``addmm``, ``bmm``, whose kernels take any dim order), the transpose is
+stored as the weight's own bytes with a permuted dim order instead of a
+second copy. (Otherwise it is stored contiguous, the layout every reader of
+the format expects.) Ops tagged nondeterministic (``randn``, ``native_dropout``, ...),
 mutating ops, delegate calls and ``quantized_decomposed`` ops (so
 quantized weights stay int8) are never folded. Equal folded results
 share one constant; inputs left unused are dropped.
@@ -26,6 +31,32 @@ from ember.exir.lifted_constants import LiftedConstants
 from ember.exir.storage import nodes_in
 
 _NONDETERMINISTIC = (torch.Tag.nondeterministic_seeded, torch.Tag.nondeterministic_bitwise)
+
+# Kernels that read their operands in any dim order (op_mm.cpp, op_addmm.cpp, op_bmm.cpp).
+_ANY_DIM_ORDER = ("aten::mm", "aten::addmm", "aten::bmm")
+
+
+def _op_name(target: Any) -> str:
+    op = target.op if isinstance(target, EdgeOpOverload) else target
+    return op._schema.name if isinstance(op, OpOverload) else ""
+
+
+def _is_permute(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and _op_name(node.target) in ("aten::permute_copy",
+                                                                    "aten::permute")
+
+
+def _read_in_any_dim_order(node: torch.fx.Node) -> bool:
+    return bool(node.users) and all(_op_name(u.target) in _ANY_DIM_ORDER for u in node.users)
+
+
+def _shares_a_kept_constant(node: torch.fx.Node) -> bool:
+    """``node`` permutes a constant that something other than a permute keeps
+    reading (an embedding tied to the head): a copy would store it twice."""
+    source = node.args[0]
+    return source.op == "placeholder" and any(
+        u is not node and not _is_permute(u) for u in source.users
+    )
 
 
 def _is_foldable_op(target: Any) -> bool:
@@ -104,7 +135,11 @@ class ConstantFoldPass:
                 continue  # a list result must be read through getitem
             args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), known.__getitem__)
             with torch.no_grad():
-                value = node.target(*args, **kwargs)
+                if _is_permute(node) and _read_in_any_dim_order(node) and \
+                        _shares_a_kept_constant(node):
+                    value = args[0].permute(*args[1])  # a view: the same bytes, permuted
+                else:
+                    value = node.target(*args, **kwargs)
             if _matches(value, meta):
                 known[node] = value
         return known
@@ -115,14 +150,26 @@ class ConstantFoldPass:
         folded: list[tuple[torch.Tensor, torch.fx.Node]],
         value: torch.Tensor,
     ) -> torch.fx.Node:
-        """The placeholder of ``value``; a bitwise-equal earlier result is shared."""
-        value = value.detach().contiguous()
-        bits = value.reshape(-1).view(torch.uint8)
+        """The placeholder of ``value``; a bitwise-equal earlier result is shared.
+        A permuted view stays one (stored in its dim order, ``emit/method.py``)."""
+        value = value.detach()
+        if not value.is_contiguous() and not _is_permutation_of_dense(value):
+            value = value.contiguous()
+        bits = value.contiguous().reshape(-1).view(torch.uint8)
         for other, node in folded:
-            if (other.dtype, other.shape) == (value.dtype, value.shape) and torch.equal(
-                other.reshape(-1).view(torch.uint8), bits
-            ):
+            if (other.dtype, other.shape, other.stride()) == (
+                value.dtype, value.shape, value.stride()
+            ) and torch.equal(other.contiguous().reshape(-1).view(torch.uint8), bits):
                 return node
         node = inputs.add(value, "folded")
         folded.append((value, node))
         return node
+
+
+def _is_permutation_of_dense(t: torch.Tensor) -> bool:
+    """``t`` is a dense tensor with permuted dims (a dim order describes it)."""
+    try:
+        order = t.dim_order()
+    except RuntimeError:
+        return False
+    return t.permute(*order).is_contiguous()
