@@ -5,22 +5,13 @@
 #include <cstring>
 
 #include "generated_program_schema_text.h"
+#include "program/file_layout.h"
 #include "program/program_pack.h"
 
 namespace ember::program {
 namespace {
 
-constexpr size_t kHeaderOffset = 8;
-constexpr uint32_t kHeaderLength = 32;
-
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-void put_u32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void put_u64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
 
 }  // namespace
 
@@ -116,53 +107,18 @@ WriteResult write_program(ember_fb::ProgramT program,
     entry->segment_index = named_segment[entry->segment_index];
   }
 
-  uint64_t segment_offset = 0;
-  for (const auto& data : segment_data) {
+  const std::vector<uint64_t> offsets = segment_offsets(segment_data, options.segment_alignment);
+  for (size_t i = 0; i < segment_data.size(); ++i) {
     auto seg = std::make_unique<ember_fb::DataSegmentT>();
-    seg->offset = segment_offset;
-    seg->size = data.size();
+    seg->offset = offsets[i];
+    seg->size = segment_data[i].size();
     program.segments.push_back(std::move(seg));
-    segment_offset = align_up(segment_offset + data.size(), options.segment_alignment);
   }
 
   flatbuffers::FlatBufferBuilder fbb(1024);
   fbb.Finish(pack_program(fbb, program), ember_fb::ProgramIdentifier());
-  const uint8_t* fb = fbb.GetBufferPointer();
-  const size_t fb_size = fbb.GetSize();
-
-  // Insert the extended header after the identifier. Only the root offset
-  // points across the insertion point, so it alone moves; 32 bytes keep
-  // every 16-byte alignment inside the FlatBuffer.
-  const uint64_t program_size = fb_size + kHeaderLength;
-  const uint64_t segment_base = segment_data.empty()
-                                    ? 0
-                                    : align_up(program_size, options.segment_alignment);
-  std::vector<uint8_t>& out = result.bytes;
-  out.reserve(segment_base + segment_offset);
-  out.insert(out.end(), fb, fb + kHeaderOffset);
-  out.resize(kHeaderOffset + kHeaderLength);
-  out.insert(out.end(), fb + kHeaderOffset, fb + fb_size);
-  uint32_t root = 0;
-  std::memcpy(&root, out.data(), 4);
-  put_u32(out.data(), root + kHeaderLength);
-  uint8_t* header = out.data() + kHeaderOffset;
-  std::memcpy(header, "eh00", 4);
-  put_u32(header + 4, kHeaderLength);
-  put_u64(header + 8, program_size);
-  put_u64(header + 16, segment_base);
-  uint64_t total_segment_bytes = 0;
-  if (!segment_data.empty()) {
-    total_segment_bytes = program.segments.back()->offset + program.segments.back()->size;
-  }
-  put_u64(header + 24, total_segment_bytes);
-
-  if (!segment_data.empty()) {
-    out.resize(segment_base, 0);
-    for (size_t i = 0; i < segment_data.size(); ++i) {
-      out.resize(segment_base + program.segments[i]->offset, 0);
-      out.insert(out.end(), segment_data[i].begin(), segment_data[i].end());
-    }
-  }
+  result.bytes = lay_out_file(fbb.GetBufferPointer(), fbb.GetSize(), "eh00", segment_data, offsets,
+                              options.segment_alignment);
   return result;
 }
 

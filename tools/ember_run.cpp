@@ -2,7 +2,7 @@
 // print each output and the latency.
 //
 //   ember-run model.pte [--method NAME] [--input FILE.npy ...] [--iters N]
-//                       [--warmup N] [--save-outputs DIR] [--seed N]
+//                       [--warmup N] [--save-outputs DIR] [--seed N] [--data FILE.ptd]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +25,7 @@ namespace {
 
 struct Options {
   std::string path;
+  std::string data_path;  // --data: the .ptd file of tensors kept outside the program
   std::string method = "forward";
   std::vector<std::string> inputs;
   int iters = 10;
@@ -40,7 +41,9 @@ int usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s model.pte [--method NAME] [--input FILE.npy ...] [--iters N]\n"
                "          [--warmup N] [--save-outputs DIR] [--seed N] [--load-iters N]\n"
-               "          [--verification full|minimal] [--threads N]\n"
+               "          [--verification full|minimal] [--threads N] [--data FILE.ptd]\n"
+               "  --data FILE   the .ptd file holding the weights the program keeps outside\n"
+               "                itself (ExecutorchBackendConfig(external_constants=True))\n"
                "  --threads N   threads of the pool portable kernels and XNNPACK delegates\n"
                "                share (default: EMBER_NUM_THREADS, else one per core)\n",
                argv0);
@@ -90,6 +93,7 @@ int main(int argc, char** argv) {
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
     if (a == "--method" && (v = next())) opt.method = v;
+    else if (a == "--data" && (v = next())) opt.data_path = v;
     else if (a == "--input" && (v = next())) opt.inputs.push_back(v);
     else if (a == "--iters" && (v = next())) opt.iters = std::max(1, std::atoi(v));
     else if (a == "--warmup" && (v = next())) opt.warmup = std::max(0, std::atoi(v));
@@ -121,7 +125,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < opt.load_iters; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     Result<std::unique_ptr<Module>> loaded =
-        Module::load(opt.path, Module::LoadMode::Mmap, opt.verification);
+        Module::load(opt.path, Module::LoadMode::Mmap, opt.verification, opt.data_path);
     if (!loaded.ok()) return fail(("loading " + opt.path).c_str(), loaded.error());
     Result<Method*> m = loaded.get()->method(opt.method);
     if (!m.ok()) return fail(("loading method '" + opt.method + "'").c_str(), m.error());

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "extension/data_loader/file_data_loader.h"
+#include "extension/flat_tensor/flat_tensor_data_map.h"
 
 namespace ember::extension {
 namespace {
@@ -33,35 +34,72 @@ struct Module::LoadedMethod {
 };
 
 Module::~Module() {
-  instances_.clear();  // Methods before the program, the program before the loader.
+  instances_.clear();  // Methods before the program and data, those before their loaders.
   methods_.clear();
   program_.reset();
 }
 
-Result<std::unique_ptr<Module>> Module::load(const std::string& path, LoadMode mode,
-                                             Program::Verification verification) {
-  std::unique_ptr<Module> module(new Module());
-  if (mode == LoadMode::Mmap) {
+namespace {
+
+Result<std::unique_ptr<DataLoader>> open_file(const std::string& path, Module::LoadMode mode) {
+  if (mode == Module::LoadMode::Mmap) {
     Result<MmapDataLoader> loader = MmapDataLoader::from(path.c_str());
     if (!loader.ok()) return loader.error();
-    module->loader_ = std::make_unique<MmapDataLoader>(std::move(loader.get()));
-  } else {
-    Result<FileDataLoader> loader = FileDataLoader::from(path.c_str());
-    if (!loader.ok()) return loader.error();
-    module->loader_ = std::make_unique<FileDataLoader>(std::move(loader.get()));
+    return std::unique_ptr<DataLoader>(new MmapDataLoader(std::move(loader.get())));
   }
+  Result<FileDataLoader> loader = FileDataLoader::from(path.c_str());
+  if (!loader.ok()) return loader.error();
+  return std::unique_ptr<DataLoader>(new FileDataLoader(std::move(loader.get())));
+}
+
+std::vector<uint8_t> aligned_copy(const void* data, size_t size, size_t* pad) {
+  // Copied into 64-byte-aligned storage: FlatBuffers and kernels expect aligned data.
+  std::vector<uint8_t> bytes(size + 64);
+  *pad = (64 - reinterpret_cast<uintptr_t>(bytes.data()) % 64) % 64;
+  if (size > 0) std::memcpy(bytes.data() + *pad, data, size);
+  return bytes;
+}
+
+}  // namespace
+
+Error Module::load_named_data(std::unique_ptr<DataLoader> loader) {
+  Result<FlatTensorDataMap> map = FlatTensorDataMap::load(loader.get());
+  if (!map.ok()) return map.error();
+  ptd_loader_ = std::move(loader);
+  ptd_ = std::make_unique<FlatTensorDataMap>(std::move(map.get()));
+  return Error::Ok;
+}
+
+const NamedDataMap* Module::named_data() const { return ptd_.get(); }
+
+Result<std::unique_ptr<Module>> Module::load(const std::string& path, LoadMode mode,
+                                             Program::Verification verification,
+                                             const std::string& data_path) {
+  std::unique_ptr<Module> module(new Module());
+  if (!data_path.empty()) {
+    Result<std::unique_ptr<DataLoader>> loader = open_file(data_path, mode);
+    if (!loader.ok()) return loader.error();
+    EMBER_TRY(module->load_named_data(std::move(loader.get())));
+  }
+  Result<std::unique_ptr<DataLoader>> loader = open_file(path, mode);
+  if (!loader.ok()) return loader.error();
+  module->loader_ = std::move(loader.get());
   return finish_load(std::move(module), verification);
 }
 
-Result<std::unique_ptr<Module>> Module::from_bytes(const void* data, size_t size) {
+Result<std::unique_ptr<Module>> Module::from_bytes(const void* data, size_t size,
+                                                   Program::Verification verification,
+                                                   const void* ptd, size_t ptd_size) {
   std::unique_ptr<Module> module(new Module());
-  // Copy into 64-byte-aligned storage: FlatBuffers and kernels expect aligned data.
-  module->bytes_.resize(size + 64);
-  uint8_t* base = module->bytes_.data();
-  const size_t pad = (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
-  if (size > 0) std::memcpy(base + pad, data, size);
-  module->loader_ = std::make_unique<BufferDataLoader>(base + pad, size);
-  return finish_load(std::move(module), Program::Verification::Full);
+  size_t pad = 0;
+  module->bytes_ = aligned_copy(data, size, &pad);
+  module->loader_ = std::make_unique<BufferDataLoader>(module->bytes_.data() + pad, size);
+  if (ptd != nullptr) {
+    module->ptd_bytes_ = aligned_copy(ptd, ptd_size, &pad);
+    EMBER_TRY(module->load_named_data(
+        std::make_unique<BufferDataLoader>(module->ptd_bytes_.data() + pad, ptd_size)));
+  }
+  return finish_load(std::move(module), verification);
 }
 
 Result<std::unique_ptr<Module>> Module::finish_load(std::unique_ptr<Module> module,
@@ -124,7 +162,8 @@ Result<std::unique_ptr<Module::LoadedMethod>> Module::load_method(const std::str
     loaded->allocator.emplace(loaded->pool.get(), pool_size);
     loaded->memory_manager.emplace(&*loaded->allocator,
                                    std::span<std::span<uint8_t>>(loaded->planned_spans));
-    Result<Method> method = program_->load_method(name.c_str(), &*loaded->memory_manager);
+    Result<Method> method =
+        program_->load_method(name.c_str(), &*loaded->memory_manager, ptd_.get());
     if (method.ok()) {
       loaded->method.emplace(std::move(method.get()));
       return loaded;

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/data_loader.h"
+#include "runtime/executor/named_data_map.h"
 #include "runtime/executor/program.h"
 
 namespace ember::extension {
@@ -20,12 +22,21 @@ class Module {
  public:
   enum class LoadMode { File, Mmap };
 
-  /// Loads and verifies the program at `path`.
+  /// Loads and verifies the program at `path`; `data_path` names the `.ptd`
+  /// file holding the tensors the program stores outside itself (mapped
+  /// like the program; empty: none).
   static Result<std::unique_ptr<Module>> load(
       const std::string& path, LoadMode mode = LoadMode::Mmap,
-      Program::Verification verification = Program::Verification::Full);
-  /// Same, from bytes the module copies and keeps.
-  static Result<std::unique_ptr<Module>> from_bytes(const void* data, size_t size);
+      Program::Verification verification = Program::Verification::Full,
+      const std::string& data_path = "");
+  /// Same, from bytes the module copies and keeps (and a `.ptd` file's bytes).
+  static Result<std::unique_ptr<Module>> from_bytes(
+      const void* data, size_t size,
+      Program::Verification verification = Program::Verification::Full,
+      const void* ptd = nullptr, size_t ptd_size = 0);
+
+  /// The named-data file's tensors, or null when the module has none.
+  const NamedDataMap* named_data() const;
 
   ~Module();
   const Program& program() const { return *program_; }
@@ -49,7 +60,12 @@ class Module {
   static Result<std::unique_ptr<Module>> finish_load(std::unique_ptr<Module> module,
                                                      Program::Verification verification);
 
+  Error load_named_data(std::unique_ptr<DataLoader> loader);
+
   std::vector<uint8_t> bytes_;  // Backing store for from_bytes.
+  std::vector<uint8_t> ptd_bytes_;
+  std::unique_ptr<DataLoader> ptd_loader_;
+  std::unique_ptr<NamedDataMap> ptd_;
   std::unique_ptr<DataLoader> loader_;
   std::optional<Program> program_;
   std::map<std::string, std::unique_ptr<LoadedMethod>> methods_;

@@ -12,9 +12,9 @@ uint64_t read_u64(const uint8_t* p) {
 }
 }  // namespace
 
-Result<ExtendedHeader> ExtendedHeader::parse(const void* data, size_t size) {
+Result<ExtendedHeader> ExtendedHeader::parse(const void* data, size_t size, const char* magic) {
   const auto* bytes = static_cast<const uint8_t*>(data);
-  if (size < kOffset + kMagicSize + 4 || std::memcmp(bytes + kOffset, kMagic, kMagicSize) != 0) {
+  if (size < kOffset + kMagicSize + 4 || std::memcmp(bytes + kOffset, magic, kMagicSize) != 0) {
     return Error::NotFound;
   }
   const uint32_t length = read_u32(bytes + kOffset + 4);

@@ -26,7 +26,8 @@ struct ExtendedHeader {
   /// Parses the header from the first bytes of a file. NotFound when the
   /// magic is absent (a file without header); InvalidProgram when present
   /// but malformed.
-  static Result<ExtendedHeader> parse(const void* data, size_t size);
+  /// `magic`: "eh00" in a program, "FH01" in a named-data file (`.ptd`).
+  static Result<ExtendedHeader> parse(const void* data, size_t size, const char* magic = kMagic);
 };
 
 }  // namespace ember

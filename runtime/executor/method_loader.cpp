@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "runtime/executor/memory_manager.h"
+#include "runtime/executor/named_data_map.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
 #include "runtime/executor/program_verifier.h"
@@ -19,8 +20,13 @@ namespace ember {
 
 class MethodLoader {
  public:
-  MethodLoader(const Program& program, const ember_fb::ExecutionPlan* plan, MemoryManager* mm)
-      : program_(program), plan_(plan), mm_(mm), alloc_(mm->method_allocator()) {}
+  MethodLoader(const Program& program, const ember_fb::ExecutionPlan* plan, MemoryManager* mm,
+               const NamedDataMap* named_data)
+      : program_(program),
+        plan_(plan),
+        mm_(mm),
+        alloc_(mm->method_allocator()),
+        named_data_(named_data) {}
 
   Result<Method> load() {
     method_.plan_ = plan_;
@@ -108,6 +114,42 @@ class MethodLoader {
     return Error::Ok;
   }
 
+  // A tensor stored outside the program: its bytes come from the named-data
+  // map (not copied), after checking they are what the program expects.
+  Error bind_external(size_t index, const char* key, Tensor* tensor) {
+    EMBER_CHECK_OR_RETURN(named_data_ != nullptr, Error::InvalidArgument,
+                          "method '%s' value %zu: tensor '%s' is stored outside the program; "
+                          "load its .ptd data file with the program (ember-run --data FILE.ptd)",
+                          name(), index, key);
+    Result<TensorLayout> layout = named_data_->tensor_layout(key);
+    EMBER_CHECK_OR_RETURN(layout.error() != Error::NotFound, Error::NotFound,
+                          "method '%s' value %zu: tensor '%s' is not in the named data file",
+                          name(), index, key);
+    if (!layout.ok()) return layout.error();
+    EMBER_CHECK_OR_RETURN(layout->dtype == tensor->dtype, Error::InvalidArgument,
+                          "method '%s' value %zu: tensor '%s' is %s in the data file, %s in "
+                          "the program",
+                          name(), index, key, scalar_type_name(layout->dtype),
+                          scalar_type_name(tensor->dtype));
+    bool same = layout->sizes.size() == static_cast<size_t>(tensor->dim) &&
+                layout->dim_order.size() == static_cast<size_t>(tensor->dim);
+    for (int32_t d = 0; same && d < tensor->dim; ++d) {
+      same = layout->sizes[static_cast<size_t>(d)] == tensor->sizes[d] &&
+             layout->dim_order[static_cast<size_t>(d)] == tensor->dim_order[d];
+    }
+    EMBER_CHECK_OR_RETURN(same, Error::InvalidArgument,
+                          "method '%s' value %zu: tensor '%s' has another shape or dim order in "
+                          "the data file (rank %zu) than in the program (rank %d)",
+                          name(), index, key, layout->sizes.size(), tensor->dim);
+    EMBER_TRY_ASSIGN(std::span<const uint8_t> bytes, named_data_->data(key));
+    EMBER_CHECK_OR_RETURN(bytes.size() >= tensor->nbytes(), Error::InvalidProgram,
+                          "method '%s' value %zu: tensor '%s' has %zu bytes in the data file, "
+                          "the tensor needs %zu",
+                          name(), index, key, bytes.size(), tensor->nbytes());
+    tensor->data = const_cast<uint8_t*>(bytes.data());
+    return Error::Ok;
+  }
+
   Error init_tensor(size_t index, const ember_fb::Tensor* t, EValue* v) {
     EMBER_TRY_ASSIGN(Tensor * tensor, alloc_array<Tensor>(1, "tensors"));
     new (tensor) Tensor();
@@ -133,7 +175,10 @@ class MethodLoader {
     }
 
     const auto* alloc = t->allocation_info();
-    if (alloc != nullptr) {
+    const auto* extra = t->extra_tensor_info();
+    if (extra != nullptr && extra->location() == ember_fb::TensorDataLocation::EXTERNAL) {
+      EMBER_TRY(bind_external(index, extra->fully_qualified_name()->c_str(), tensor));
+    } else if (alloc != nullptr) {
       const uint64_t offset =
           uint64_t{alloc->memory_offset_low()} | (uint64_t{alloc->memory_offset_high()} << 32);
       tensor->data = mm_->planned_buffers()[alloc->memory_id() - 1].data() + offset;
@@ -412,7 +457,10 @@ class MethodLoader {
     for (uint32_t a = 0; a < step.num_args; ++a) {
       const auto* fv = plan_->values()->Get(static_cast<uint32_t>(args->Get(a)));
       const auto* t = fv->val_type() == ember_fb::KernelTypes::Tensor ? fv->val_as_Tensor() : nullptr;
-      constant[a] = t != nullptr && t->allocation_info() == nullptr && t->data_buffer_idx() > 0;
+      const auto* extra = t != nullptr ? t->extra_tensor_info() : nullptr;
+      constant[a] = t != nullptr && t->allocation_info() == nullptr &&
+                    (t->data_buffer_idx() > 0 ||
+                     (extra != nullptr && extra->location() == ember_fb::TensorDataLocation::EXTERNAL));
     }
     return Error::Ok;
   }
@@ -597,13 +645,15 @@ class MethodLoader {
   const ember_fb::ExecutionPlan* plan_;
   MemoryManager* mm_;
   MemoryAllocator* alloc_;
+  const NamedDataMap* named_data_;
   uint8_t* constant_use_ = nullptr;
   size_t num_constant_buffers_ = 0;
   size_t scratch_request_ = 0;  // Largest KernelPrepareContext::reserve_scratch.
   Method method_;
 };
 
-Result<Method> Program::load_method(const char* method_name, MemoryManager* memory_manager) const {
+Result<Method> Program::load_method(const char* method_name, MemoryManager* memory_manager,
+                                    const NamedDataMap* named_data) const {
   EMBER_CHECK_OR_RETURN(memory_manager != nullptr && memory_manager->method_allocator() != nullptr,
                         Error::InvalidArgument, "load_method('%s'): no memory manager",
                         method_name);
@@ -617,7 +667,7 @@ Result<Method> Program::load_method(const char* method_name, MemoryManager* memo
   if (!plans_verified_) {
     EMBER_TRY(verify_plan(program_, plan, constant_segment_.size(), mutable_segment_.size()));
   }
-  return MethodLoader(*this, plan, memory_manager).load();
+  return MethodLoader(*this, plan, memory_manager, named_data).load();
 }
 
 }  // namespace ember

@@ -22,6 +22,8 @@ struct BackendDelegateDataReference;
 
 namespace ember {
 
+class NamedDataMap;
+
 class Program {
  public:
   enum class Verification : uint8_t {
@@ -42,7 +44,12 @@ class Program {
   /// NotFound naming the method when there is none of that name.
   Result<MethodMeta> method_meta(const char* method_name) const;
   /// Builds a runnable method in `memory_manager`'s memory (see MemoryManager).
-  Result<Method> load_method(const char* method_name, MemoryManager* memory_manager) const;
+  /// `named_data`: where tensors stored outside the program (EXTERNAL, a
+  /// `.ptd` file) are found by name; it must outlive the method. A program
+  /// with such tensors and no map, or a map that lacks one or disagrees on its
+  /// dtype, sizes or dim order, is refused naming the tensor.
+  Result<Method> load_method(const char* method_name, MemoryManager* memory_manager,
+                             const NamedDataMap* named_data = nullptr) const;
 
   const ember_fb::Program* flatbuffer() const { return program_; }
   size_t file_size() const { return file_size_; }

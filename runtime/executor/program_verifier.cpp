@@ -81,9 +81,22 @@ Error verify_tensor(const ember_fb::Program* program, const ember_fb::ExecutionP
                         t->storage_offset());
   const auto* info = t->extra_tensor_info();
   if (info != nullptr && info->location() == ember_fb::TensorDataLocation::EXTERNAL) {
-    return set_error(Error::NotSupported,
-                     "method '%s' value %zu: external tensor data (.ptd files) is not supported",
-                     method, index);
+    // Bound at load_method from the named-data map, by this name.
+    EMBER_CHECK_OR_RETURN(info->fully_qualified_name() != nullptr &&
+                              info->fully_qualified_name()->size() > 0,
+                          Error::InvalidProgram,
+                          "method '%s' value %zu: external tensor without a fully qualified name",
+                          method, index);
+    EMBER_CHECK_OR_RETURN(t->allocation_info() == nullptr, Error::InvalidProgram,
+                          "method '%s' value %zu: external tensor '%s' also has planned memory",
+                          method, index, info->fully_qualified_name()->c_str());
+    const auto* inputs = plan->inputs();
+    for (uint32_t i = 0; inputs != nullptr && i < inputs->size(); ++i) {
+      EMBER_CHECK_OR_RETURN(inputs->Get(i) != static_cast<int32_t>(index), Error::InvalidProgram,
+                            "method '%s' value %zu: input %u is an external tensor", method,
+                            index, i);
+    }
+    return Error::Ok;
   }
   const auto* alloc = t->allocation_info();
   const uint32_t buffer_idx = t->data_buffer_idx();

@@ -146,12 +146,21 @@ class Runtime:
             cls._instance = cls()
         return cls._instance
 
-    def load_program(self, source: str | os.PathLike | bytes | bytearray) -> Program:
-        if isinstance(source, bytearray | memoryview):
-            source = bytes(source)
-        if isinstance(source, os.PathLike):
-            source = os.fspath(source)
-        return Program(_C.load_program(source))
+    def load_program(
+        self,
+        source: str | os.PathLike | bytes | bytearray,
+        data: str | os.PathLike | bytes | bytearray | None = None,
+    ) -> Program:
+        """Loads and verifies a program (a path, mapped; or bytes). ``data``: the
+        ``.ptd`` file of the tensors the program keeps outside itself
+        (``ExecutorchBackendConfig(external_constants=True)``), given the same way."""
+
+        def norm(x: Any) -> Any:
+            if isinstance(x, bytearray | memoryview):
+                return bytes(x)
+            return os.fspath(x) if isinstance(x, os.PathLike) else x
+
+        return Program(_C.load_program(norm(source), norm(data)))
 
     @property
     def registered_kernels(self) -> list[str]:
