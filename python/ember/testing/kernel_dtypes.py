@@ -205,6 +205,11 @@ _EXTRA: dict[str, Any] = {
     "aten._linalg_eigh.default": lambda d: [((_t(_SPD, d),), {})],
     "aten._linalg_svd.default": lambda d: [((_t(_SPD, d),), {})],
     "aten.linalg_pinv.atol_rtol_tensor": lambda d: [((_t(_SPD, d),), {})],
+    # linear algebra, issue #13 (op_linalg_ldl.cpp, op_linalg_matrix_exp.cpp)
+    "aten.linalg_ldl_factor_ex.default": lambda d: [((_t(_SPD, d),), {})],
+    "aten.linalg_ldl_solve.default": lambda d: [
+        ((_t(_SPD, d), torch.tensor([1, 2, 3], dtype=torch.int32), _t([[1], [2], [3]], d)), {})],
+    "aten.linalg_matrix_exp.default": lambda d: [((_t(_SPD, d),), {})],
 }
 
 

@@ -142,4 +142,8 @@ EMBER_KERNEL_OPS = frozenset({
     aten._linalg_eigh.default,
     aten._linalg_svd.default,
     aten.linalg_pinv.atol_rtol_tensor,
+    # linear algebra, issue #13 (op_linalg_ldl.cpp, op_linalg_matrix_exp.cpp): no decompositions
+    aten.linalg_ldl_factor_ex.default,
+    aten.linalg_ldl_solve.default,
+    aten.linalg_matrix_exp.default,
 })
