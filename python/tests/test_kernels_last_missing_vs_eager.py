@@ -1,5 +1,5 @@
 """The last OpInfo entries that were "missing an op" (issue #13) against eager: LDLᵀ
-(``linalg.ldl_factor(_ex)``, ``linalg.ldl_solve``) and ``matrix_exp``.
+(``linalg.ldl_factor(_ex)``, ``linalg.ldl_solve``), ``matrix_exp`` and ``combinations``.
 
 Kernel calls through ``call_kernel`` in float32 and float64 over sizes, batches
 (broadcast ones too), empty batches and non-contiguous inputs; then each op through the
@@ -274,6 +274,28 @@ def test_matrix_exp_empty_non_contiguous_and_non_finite():
         matrix_exp(torch.ones(2, 3))
 
 
+# --- combinations: Ember's static decomposition --------------------------------------
+
+@pytest.mark.parametrize("n,r,with_replacement", [
+    (1, 1, False), (1, 1, True), (5, 1, False), (4, 2, False), (4, 3, True), (3, 0, False),
+    (0, 2, False), (2, 3, False), (3, 3, True), (5, 4, False)])
+def test_combinations_decomposition(n, r, with_replacement):
+    """Ember's decomposition of combinations, run in eager and traced (export itself
+    fails for r >= 2: the whole flow is tested with r = 1 below): eager's values and
+    order, with static sizes (no masked_select or nonzero)."""
+    from ember.exir.passes.ember_decompositions import EMBER_CIA_DECOMPOSITIONS
+
+    decomposition = EMBER_CIA_DECOMPOSITIONS[torch.ops.aten.combinations.default]
+    x = torch.randn(n)
+    want = torch.combinations(x, r, with_replacement)
+    assert torch.equal(decomposition(x, r, with_replacement), want)
+    gm = torch.fx.experimental.proxy_tensor.make_fx(
+        lambda x: decomposition(x, r, with_replacement))(x)
+    left = {str(node.target) for node in gm.graph.nodes if node.op == "call_function"}
+    assert not any("masked_select" in op or "nonzero" in op for op in left), left
+    assert torch.equal(gm(x), want)
+
+
 # --- through the whole flow ------------------------------------------------------------
 
 def run_program(module, *args):
@@ -296,6 +318,15 @@ class MatrixExp(torch.nn.Module):
         return torch.linalg.matrix_exp(a), torch.matrix_exp(a * 10)
 
 
+class Combinations(torch.nn.Module):
+    def __init__(self, r, with_replacement=False):
+        super().__init__()
+        self.r, self.with_replacement = r, with_replacement
+
+    def forward(self, x):
+        return torch.combinations(x, self.r, self.with_replacement)
+
+
 def test_ldl_through_the_whole_flow():
     a, b = symmetric((2, 5, 5), torch.float32, seed=12), rand((2, 5, 3), torch.float32, seed=13)
     got = run_program(Ldl(), a, b)
@@ -313,3 +344,10 @@ def test_matrix_exp_through_the_whole_flow():
     got = run_program(MatrixExp(), a)
     for i, (g, w) in enumerate(zip(got, MatrixExp()(a.double()), strict=True)):
         close(torch.as_tensor(g), w, torch.float32, f"output {i}")
+
+
+@pytest.mark.parametrize("n,with_replacement", [(1, False), (1, True), (6, False)])
+def test_combinations_through_the_whole_flow(n, with_replacement):
+    x = rand((n,), torch.float32, seed=15)
+    got = run_program(Combinations(1, with_replacement), x)
+    assert torch.equal(torch.as_tensor(got[0]), torch.combinations(x, 1, with_replacement))

@@ -29,6 +29,7 @@ from ember.exir.passes.constant_fold import ConstantFoldPass
 from ember.exir.passes.decompose_non_core import decompose_non_core
 from ember.exir.passes.dim_order_ops_pass import to_dim_order_ops
 from ember.exir.passes.edge_ops_pass import EdgeOpsPass
+from ember.exir.passes.ember_decompositions import EMBER_CIA_DECOMPOSITIONS
 from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
 from ember.exir.passes.linalg_error_checks import drop_linalg_error_checks
@@ -58,7 +59,9 @@ def run_graph_passes(gm: torch.fx.GraphModule, passes: Iterable[GraphPass]) -> t
 
 
 def to_edge_program(ep: ExportedProgram, config: EdgeCompileConfig) -> ExportedProgram:
-    ep = drop_linalg_error_checks(ep.run_decompositions())
+    table = torch.export.default_decompositions()
+    table.update(EMBER_CIA_DECOMPOSITIONS)
+    ep = drop_linalg_error_checks(ep.run_decompositions(table))
     ep = decompose_non_core(ep, config._core_aten_ops_exception_list)
     remove_asserts(ep.graph_module)
     ep = scalars_to_tensors(ep)

@@ -453,3 +453,36 @@ EMBER_DECOMPOSITIONS: dict[Any, Callable[..., Any]] = {
     aten.unique_consecutive.default: _unique_consecutive,
     aten._unique2.default: _unique2,
 }
+
+
+# combinations (issue #13): PyTorch's CompositeImplicit kernel picks the index tuples with
+# masked_select, a data-dependent size whose bound export loses for inputs of one or two
+# elements (and whose decomposition then cannot be traced: its nonzero's bound differs).
+# How many tuples there are is known from the shape alone, so nonzero_static over the same
+# mask gives them with a static size, in the same (row-major) order.
+
+def _combinations(self: torch.Tensor, r: int = 2, with_replacement: bool = False
+                  ) -> torch.Tensor:
+    n = self.shape[0]
+    if r == 0:
+        return aten.full.default([0], 0, dtype=self.dtype)
+    count = math.comb(n + r - 1, r) if with_replacement else math.comb(n, r)
+    if count == 0:
+        return aten.full.default([0, r], 0, dtype=self.dtype)
+    # grid[j][i_0, ..., i_{r-1}] = i_j; a tuple is kept when its indices (strictly) increase.
+    index = aten.arange.start(0, n, dtype=torch.long)
+    grid = [aten.expand.default(aten.view.default(index, [n if d == j else 1 for d in range(r)]),
+                                [n] * r) for j in range(r)]
+    keep = aten.full.default([n], True, dtype=torch.bool)
+    for j in range(r - 1):
+        ordered = (aten.le.Tensor if with_replacement else aten.lt.Tensor)(grid[j], grid[j + 1])
+        keep = ordered if j == 0 else aten.logical_and.default(keep, ordered)
+    tuples = _nonzero_static(keep, size=count)  # [count, r]: the kept (i_0, ..., i_{r-1})
+    return aten.index.Tensor(self, [tuples])
+
+
+# Ops PyTorch decomposes through their CompositeImplicit kernels in run_decompositions, where
+# Ember decomposes them differently (``to_edge`` adds these to the default table).
+EMBER_CIA_DECOMPOSITIONS: dict[Any, Callable[..., Any]] = {
+    aten.combinations.default: _combinations,
+}
