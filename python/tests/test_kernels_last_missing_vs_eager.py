@@ -1,5 +1,6 @@
 """The last OpInfo entries that were "missing an op" (issue #13) against eager: LDLᵀ
-(``linalg.ldl_factor(_ex)``, ``linalg.ldl_solve``), ``matrix_exp`` and ``combinations``.
+(``linalg.ldl_factor(_ex)``, ``linalg.ldl_solve``), ``matrix_exp``, ``combinations`` and
+``tensor_split`` by a tensor of indices.
 
 Kernel calls through ``call_kernel`` in float32 and float64 over sizes, batches
 (broadcast ones too), empty batches and non-contiguous inputs; then each op through the
@@ -327,6 +328,11 @@ class Combinations(torch.nn.Module):
         return torch.combinations(x, self.r, self.with_replacement)
 
 
+class TensorSplit(torch.nn.Module):
+    def forward(self, x, indices):
+        return torch.tensor_split(x, indices, dim=1)
+
+
 def test_ldl_through_the_whole_flow():
     a, b = symmetric((2, 5, 5), torch.float32, seed=12), rand((2, 5, 3), torch.float32, seed=13)
     got = run_program(Ldl(), a, b)
@@ -351,3 +357,19 @@ def test_combinations_through_the_whole_flow(n, with_replacement):
     x = rand((n,), torch.float32, seed=15)
     got = run_program(Combinations(1, with_replacement), x)
     assert torch.equal(torch.as_tensor(got[0]), torch.combinations(x, 1, with_replacement))
+
+
+def test_tensor_split_by_a_tensor_through_the_whole_flow():
+    """export reads each slice's storage offset to check it is not negative; the check
+    and the read go (Ember's slices are copies), the slices run."""
+    from ember.exir import to_edge
+
+    x, idx = rand((3, 7, 2), torch.float32, seed=16), torch.tensor([1, 4, 4])
+    edge = to_edge(torch.export.export(TensorSplit(), (x, idx), strict=False))
+    assert not any("storage_offset" in str(n.target)
+                   for n in edge.exported_program().graph.nodes)
+    got = run_program(TensorSplit(), x, idx)
+    want = TensorSplit()(x, idx)
+    assert len(got) == len(want) == 4
+    for g, w in zip(got, want, strict=True):
+        assert torch.equal(torch.as_tensor(g), w)
