@@ -25,15 +25,14 @@ using linalg::rows;
 
 size_t sq(const Tensor& t) { return static_cast<size_t>(cols(t)) * cols(t); }
 
-// LAPACK's idamax over `count` elements `stride` apart: the first index of
-// the largest |x| (a NaN never wins, a leading one keeps index 0), 0 when
-// count is 0.
+// BLAS idamax over `count` elements `stride` apart: the first index of the
+// largest |x|, or of the first NaN (as eager's BLAS), 0 when count is 0.
 int32_t first_max_abs(const double* x, int32_t count, int64_t stride) {
-  if (count <= 0) return 0;
   int32_t best = 0;
-  double top = std::fabs(x[0]);
-  for (int32_t i = 1; i < count; ++i) {
+  double top = -1.0;
+  for (int32_t i = 0; i < count; ++i) {
     const double v = std::fabs(x[i * stride]);
+    if (std::isnan(v)) return i;
     if (v > top) {
       top = v;
       best = i;
@@ -41,6 +40,9 @@ int32_t first_max_abs(const double* x, int32_t count, int64_t stride) {
   }
   return best;
 }
+
+// Fortran's MAX as eager's LAPACK evaluates it: b when either is NaN.
+double lapack_max(double a, double b) { return a > b ? a : b; }
 
 void swap(double* x, double* y) {
   const double t = *x;
@@ -65,19 +67,21 @@ int32_t ldl_factor(double* a, int32_t n, int32_t* piv) {
       imax = k + 1 + first_max_abs(&A(k + 1, k), n - k - 1, n);
       colmax = std::fabs(A(imax, k));
     }
-    if (std::fmax(absakk, colmax) == 0.0 || std::isnan(absakk)) {
-      // A zero (or NaN) column: D(k,k) is singular; nothing to eliminate.
+    // A column that is zero but for a NaN on the diagonal counts as zero; a
+    // NaN below it is a pivot candidate.
+    if (lapack_max(absakk, colmax) == 0.0) {
+      // A zero column: D(k,k) is singular; nothing to eliminate.
       if (info == 0) info = k + 1;
       piv[k] = k + 1;
       ++k;
       continue;
     }
-    if (absakk < alpha * colmax) {
+    if (!(absakk >= alpha * colmax)) {  // a NaN diagonal looks for a pivot too
       // The largest off-diagonal element of row/column imax (rows k..n-1).
       double rowmax = std::fabs(A(imax, k + first_max_abs(&A(imax, k), imax - k, 1)));
       if (imax + 1 < n) {
         const int32_t j = imax + 1 + first_max_abs(&A(imax + 1, imax), n - imax - 1, n);
-        rowmax = std::fmax(rowmax, std::fabs(A(j, imax)));
+        rowmax = lapack_max(rowmax, std::fabs(A(j, imax)));
       }
       if (absakk >= alpha * colmax * (colmax / rowmax)) {
         kp = k;

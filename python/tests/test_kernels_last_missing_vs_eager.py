@@ -177,6 +177,24 @@ def test_ldl_factor_singular_sets_info():
         ldl_factor(z, check_errors=True)
 
 
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("a,pivots,info", [
+    ([[NAN, 1.0], [1.0, 2.0]], [2, 2], 2),
+    ([[NAN]], [1], 1),
+    ([[0.0, 1.0, NAN], [1.0, 0.0, 2.0], [NAN, 2.0, 0.0]], [-3, -3, 3], 3),
+], ids=["nan-diagonal", "nan-1x1", "nan-below"])
+def test_ldl_factor_nan_follows_lapack(a, pivots, info):
+    """The documented contract (docs/special-values.md), written out rather than taken
+    from eager, whose NaN handling is its BLAS's: a NaN diagonal with zeros below is a
+    zero column; a NaN below the diagonal is the pivot (idamax's first NaN)."""
+    ld, piv, code = ldl_factor(torch.tensor(a, dtype=torch.float64))
+    assert piv.tolist() == pivots and code.item() == info
+    if len(a) == 2:
+        assert ld[0].tolist() == [2.0, 0.0] and ld[1, 0].item() == 0.5 and ld[1, 1].isnan()
+
+
 def test_ldl_factor_refuses_other_dtypes_and_shapes():
     with pytest.raises(RuntimeError, match="self"):
         ldl_factor(torch.ones(3, 3, dtype=torch.float16))
