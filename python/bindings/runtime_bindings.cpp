@@ -68,23 +68,26 @@ nb::dict meta_dict(const MethodMeta& meta) {
   return d;
 }
 
-PyProgram* load_program(nb::object source, nb::object data) {
+PyProgram* load_program(nb::object source, const std::string& verification, nb::object data) {
+  Program::Verification level;
+  if (verification == "full") level = Program::Verification::Full;
+  else if (verification == "minimal") level = Program::Verification::Minimal;
+  else throw nb::value_error(("verification must be 'full' or 'minimal', got '" + verification + "'").c_str());
   auto load = [&]() -> Result<std::unique_ptr<extension::Module>> {
     if (nb::isinstance<nb::bytes>(source)) {
       nb::bytes b = nb::cast<nb::bytes>(source);
-      if (data.is_none()) return extension::Module::from_bytes(b.data(), b.size());
+      if (data.is_none()) return extension::Module::from_bytes(b.data(), b.size(), level);
       if (!nb::isinstance<nb::bytes>(data)) {
         throw nb::type_error("a program given as bytes takes its .ptd data as bytes too");
       }
       nb::bytes d = nb::cast<nb::bytes>(data);
-      return extension::Module::from_bytes(b.data(), b.size(), Program::Verification::Full,
-                                           d.data(), d.size());
+      return extension::Module::from_bytes(b.data(), b.size(), level, d.data(), d.size());
     }
     if (nb::isinstance<nb::bytes>(data)) {
       throw nb::type_error("a program given as a path takes its .ptd data as a path too");
     }
     return extension::Module::load(nb::cast<std::string>(nb::str(source)),
-                                   extension::Module::LoadMode::Mmap, Program::Verification::Full,
+                                   extension::Module::LoadMode::Mmap, level,
                                    data.is_none() ? std::string() : nb::cast<std::string>(nb::str(data)));
   };
   Result<std::unique_ptr<extension::Module>> module = load();
@@ -229,8 +232,9 @@ void bind_runtime(nb::module_& m) {
         "Threads of the process-wide pool that portable kernels and XNNPACK delegates run on "
         "(0 = one per core); False once the pool exists with another size.");
   m.def("threads", &ember::thread_count, "Threads the process-wide pool runs.");
-  m.def("load_program", &load_program, nb::arg("source"), nb::arg("data") = nb::none(),
-        nb::rv_policy::take_ownership,
-        "Loads and verifies a program from a path or from bytes; `data`: its .ptd file (path "
-        "or bytes, as the program) when it keeps tensors outside itself.");
+  m.def("load_program", &load_program, nb::arg("source"), nb::arg("verification") = "full",
+        nb::arg("data") = nb::none(), nb::rv_policy::take_ownership,
+        "Loads and verifies a program from a path or from bytes; verification 'full' checks "
+        "every rule of the format, 'minimal' only the FlatBuffer verifier; `data`: its .ptd "
+        "file (path or bytes, as the program) when it keeps tensors outside itself.");
 }

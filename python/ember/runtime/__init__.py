@@ -11,9 +11,10 @@ missing kernel) raise `EmberError` (a RuntimeError) with the runtime's message.
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import torch
@@ -22,7 +23,29 @@ from ember import _C
 
 EmberError = _C.EmberError
 
-__all__ = ["EmberError", "Method", "Program", "Runtime"]
+__all__ = ["EmberError", "Method", "Program", "Runtime", "Verification"]
+
+
+class Verification(enum.Enum):
+    """How much ``load_program`` checks (ExecuTorch's names).
+
+    ``InternalConsistent`` (the default): every rule of the format
+    (``docs/pte-format-notes.md``), Ember's full verification.
+    ``Minimal``: only the FlatBuffer's own verifier, for trusted files where
+    load time matters."""
+
+    Minimal = "minimal"
+    InternalConsistent = "full"
+
+
+def _verification_level(verification: Verification | str) -> str:
+    if isinstance(verification, Verification):
+        return verification.value
+    if verification in ("full", "minimal"):
+        return verification
+    raise ValueError(
+        f"verification must be a Verification (Minimal, InternalConsistent), got {verification!r}"
+    )
 
 
 def _in_dim_order(t: torch.Tensor, dim_order: Sequence[int]) -> torch.Tensor:
@@ -148,19 +171,26 @@ class Runtime:
 
     def load_program(
         self,
-        source: str | os.PathLike | bytes | bytearray,
+        source: str | os.PathLike | bytes | bytearray | BinaryIO,
+        verification: Verification | str = Verification.InternalConsistent,
         data: str | os.PathLike | bytes | bytearray | None = None,
     ) -> Program:
-        """Loads and verifies a program (a path, mapped; or bytes). ``data``: the
-        ``.ptd`` file of the tensors the program keeps outside itself
-        (``ExecutorchBackendConfig(external_constants=True)``), given the same way."""
+        """A program from a path, bytes or a binary file object, checked as
+        ``verification`` says (``Verification.InternalConsistent``: every rule
+        of the format; ``Verification.Minimal``: the FlatBuffer verifier only).
+        ``data``: the ``.ptd`` file of the tensors the program keeps outside
+        itself (``ExecutorchBackendConfig(external_constants=True)``), as a path
+        when the program is a path, as bytes when it is bytes."""
+        level = _verification_level(verification)
 
         def norm(x: Any) -> Any:
+            if hasattr(x, "read"):
+                x = x.read()
             if isinstance(x, bytearray | memoryview):
                 return bytes(x)
             return os.fspath(x) if isinstance(x, os.PathLike) else x
 
-        return Program(_C.load_program(norm(source), norm(data)))
+        return Program(_C.load_program(norm(source), level, norm(data)))
 
     @property
     def registered_kernels(self) -> list[str]:

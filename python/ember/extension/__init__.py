@@ -1,0 +1,1 @@
+"""ExecuTorch's ``executorch.extension`` names, rooted at ``ember``."""

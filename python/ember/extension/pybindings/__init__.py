@@ -1,0 +1,1 @@
+"""``ember.extension.pybindings.portable_lib``: ExecuTorch's pybindings names."""
