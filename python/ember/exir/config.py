@@ -9,15 +9,49 @@ from typing import Any
 from torch._ops import OpOverload
 
 from ember.exir.passes.memory_planning import MemoryPlanningPass
+from ember.exir.passes.sym_shape_eval_pass import ConstraintBasedSymShapeEvalPass
 
 
 @dataclass
 class EdgeCompileConfig:
     """``_check_ir_validity``: run the edge verifier (core ATen opset).
-    ``_core_aten_ops_exception_list``: non-core ATen ops to allow anyway."""
+    ``_core_aten_ops_exception_list``: non-core ATen ops to allow anyway.
+    ``preserve_ops``: ops ``to_edge`` keeps whole instead of decomposing
+    them (the edge verifier allows them); each needs a kernel or a backend
+    that claims it. Mutating and aliasing ops are refused.
+    ``_skip_dim_order``: write memory-format/dtype copies as
+    ``aten::_to_copy.out`` / ``aten::clone.out`` instead of the dim-order ops
+    (overrides ``ExecutorchBackendConfig.dim_order_ops``).
+    ``_use_edge_ops``, ``_skip_type_promotion``: accepted with ExecuTorch's
+    defaults only (``docs/executorch-api.md``)."""
 
     _check_ir_validity: bool = True
     _core_aten_ops_exception_list: list[OpOverload] = field(default_factory=list)
+    preserve_ops: list[OpOverload] = field(default_factory=list)
+    _skip_dim_order: bool = False
+    _use_edge_ops: bool = True
+    _skip_type_promotion: bool = False
+
+    def __post_init__(self) -> None:
+        if not self._use_edge_ops:
+            raise NotImplementedError(
+                "EdgeCompileConfig(_use_edge_ops=False): Ember's edge dialect always uses edge "
+                "ops (ember.exir.dialects._ops.ops.edge)"
+            )
+        if self._skip_type_promotion:
+            raise NotImplementedError(
+                "EdgeCompileConfig(_skip_type_promotion=True): Ember keeps PyTorch's type "
+                "promotion in the edge dialect"
+            )
+        for op in self.preserve_ops:
+            if not isinstance(op, OpOverload):
+                raise TypeError(f"preserve_ops takes OpOverloads (torch.ops.aten.x.default), got {op!r}")
+            schema = op._schema
+            if schema.is_mutable or any(r.alias_info is not None for r in schema.returns):
+                raise ValueError(
+                    f"preserve_ops: {op} mutates or aliases its inputs; only functional ops "
+                    "can be kept in the edge dialect"
+                )
 
 
 @dataclass
@@ -37,11 +71,78 @@ class ExecutorchBackendConfig:
     ``dim_order_ops``: write memory-format/dtype copies as
     ``dim_order_ops::_to_dim_order_copy.out`` / ``_clone_dim_order.out``, as
     other exporters of the format do (False: ``aten::_to_copy.out`` /
-    ``aten::clone.out``, which Ember's earlier runtimes also run)."""
+    ``aten::clone.out``, which Ember's earlier runtimes also run).
+
+    ExecuTorch's fields (``docs/executorch-api.md`` says what each does here):
+    ``memory_planning_pass`` and ``sym_shape_eval_pass`` may be dicts from
+    method name to pass; ``extract_delegate_segments`` (False: delegate
+    blobs inline in the FlatBuffer), ``segment_alignment``,
+    ``constant_tensor_alignment`` and ``delegate_alignment`` go to the C++
+    writer; ``remove_view_copy`` and ``emit_stacktrace`` are accepted (view
+    copies stay copies, no stack traces are written); ``external_constants``
+    other than False is refused."""
 
     passes: Sequence[Callable[..., Any]] = field(default_factory=list)
-    memory_planning_pass: MemoryPlanningPass = field(default_factory=MemoryPlanningPass)
+    memory_planning_pass: MemoryPlanningPass | dict[str, MemoryPlanningPass] = field(
+        default_factory=MemoryPlanningPass
+    )
     constant_folding: bool = True
     fold_batch_norm: bool = True
     fold_padding: bool = True
     dim_order_ops: bool = True
+    extract_delegate_segments: bool = True
+    segment_alignment: int = 128
+    constant_tensor_alignment: int | None = None
+    delegate_alignment: int | None = None
+    sym_shape_eval_pass: Any = field(default_factory=ConstraintBasedSymShapeEvalPass)
+    remove_view_copy: bool = True
+    emit_stacktrace: bool = False
+    external_constants: Any = False
+
+    def __post_init__(self) -> None:
+        for name in ("segment_alignment", "constant_tensor_alignment", "delegate_alignment"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, int) or v <= 0 or v & (v - 1)):
+                raise ValueError(f"ExecutorchBackendConfig({name}={v!r}): must be a power of two")
+        if self.delegate_alignment is not None and (
+            self.delegate_alignment > self.segment_alignment
+            or not self.extract_delegate_segments
+        ):
+            raise NotImplementedError(
+                f"ExecutorchBackendConfig(delegate_alignment={self.delegate_alignment}): Ember "
+                "aligns delegate data to segment_alignment "
+                f"({self.segment_alignment}) in segments; a larger alignment, or an alignment "
+                "of inline delegate data (extract_delegate_segments=False), is not supported"
+            )
+        if self.external_constants:
+            raise NotImplementedError(
+                "ExecutorchBackendConfig(external_constants=...): Ember writes every constant "
+                "into the .pte's constant segment; separate .ptd data files are not supported"
+            )
+        passes = (
+            self.sym_shape_eval_pass.values()
+            if isinstance(self.sym_shape_eval_pass, dict)
+            else [self.sym_shape_eval_pass]
+        )
+        for p in passes:
+            if not isinstance(p, ConstraintBasedSymShapeEvalPass):
+                raise TypeError(
+                    "sym_shape_eval_pass: Ember plans symbolic sizes for their constraint "
+                    "bounds; pass ConstraintBasedSymShapeEvalPass() or HintBasedSymShapeEvalPass() "
+                    f"(ember.exir.passes.sym_shape_eval_pass), got {type(p).__name__}"
+                )
+
+    def memory_planning_pass_for(self, method: str) -> MemoryPlanningPass:
+        """The memory planning pass of ``method`` (a dict may name one per method)."""
+        if isinstance(self.memory_planning_pass, dict):
+            return self.memory_planning_pass.get(method) or MemoryPlanningPass()
+        return self.memory_planning_pass
+
+    def writer_options(self) -> dict[str, int]:
+        """Keyword arguments of ``ember._C.write_program``."""
+        return {
+            "segment_alignment": self.segment_alignment,
+            "constant_alignment": self.constant_tensor_alignment or 16,
+            # 0: every delegate blob goes into a segment; all ones: every blob stays inline.
+            "max_inline_delegate_bytes": 0 if self.extract_delegate_segments else 2**64 - 1,
+        }

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+import sys
+from typing import Any, BinaryIO, TextIO
 
 from torch.export import ExportedProgram
 
@@ -58,12 +59,37 @@ class ExecutorchProgramManager:
         e = self.emitted
         return bytes(
             _C.write_program(
-                e.json, e.constant_buffers, e.delegate_blobs, named_blobs=e.named_blobs,
+                e.json,
+                e.constant_buffers,
+                e.delegate_blobs,
+                named_blobs=e.named_blobs,
                 mutable_data=e.mutable_data,
+                **self.config.writer_options(),
             )
         )
 
+    @property
+    def config_methods(self) -> list[str]:
+        """Methods returning constants (``constant_methods``)."""
+        return list(self._constant_methods)
+
+    def write_to_file(self, open_file: BinaryIO) -> None:
+        """Write the ``.pte`` bytes to a file opened for binary writing."""
+        open_file.write(self.buffer)
+
     def save(self, path: str | os.PathLike[str]) -> None:
-        data = self.buffer
         with open(path, "wb") as f:
-            f.write(data)
+            self.write_to_file(f)
+
+    def dump_executorch_program(self, verbose: bool = False, out: TextIO | None = None) -> None:
+        """Print the emitted program: its tables as JSON, or with ``verbose``
+        each method's instructions, operators and arguments, readable."""
+        from ember.exir.print_program import print_program
+
+        print_program(self.emitted.program, out or sys.stdout, verbose)
+
+    @property
+    def executorch_program(self) -> dict[str, Any]:
+        """The emitted Program (FlatBuffers JSON as a dict, before the writer
+        adds segments and the constant segment)."""
+        return self.emitted.program

@@ -1,9 +1,15 @@
 """The order of the AOT passes, top to bottom, in one place.
 
-to_edge:        linalg error checks dropped -> core-ATen decompositions -> PyTorch's decompositions of the
+to_edge:        linalg error checks dropped -> core-ATen decompositions (but not of
+                EdgeCompileConfig.preserve_ops, nor of the ops a partitioner's
+                ops_to_not_decompose names in to_edge_transform_and_lower) ->
+                PyTorch's decompositions of the
                 non-core ops left -> drop assertion ops -> scalars to
                 tensors -> view ops to *_copy -> edge op namespace -> verify
 transform:      user passes -> verify
+to_edge_transform_and_lower: to_edge -> transform -> to_backend per partitioner; if
+                ops kept for a partitioner are left unclaimed, the method is lowered
+                again with them decomposed (edge_program_manager.py)
 to_executorch:  user passes -> bounds check (dynamic shapes) -> zero padding
                 and batch norm folded into convolutions -> constant folding -> out
                 variants + alloc (upper-bound shapes) ->
@@ -58,36 +64,50 @@ def run_graph_passes(gm: torch.fx.GraphModule, passes: Iterable[GraphPass]) -> t
     return gm
 
 
-def to_edge_program(ep: ExportedProgram, config: EdgeCompileConfig) -> ExportedProgram:
+def to_edge_program(
+    ep: ExportedProgram, config: EdgeCompileConfig, preserve: Iterable[OpOverload] = ()
+) -> ExportedProgram:
+    """``preserve``: ops kept whole besides ``config.preserve_ops`` (those a
+    partitioner asks for, ``to_edge_transform_and_lower``)."""
+    kept = set(config.preserve_ops) | set(preserve)
     table = torch.export.default_decompositions()
     table.update(EMBER_CIA_DECOMPOSITIONS)
+    for op in kept:
+        table.pop(op, None)
     ep = drop_linalg_error_checks(ep.run_decompositions(table))
-    ep = decompose_non_core(ep, config._core_aten_ops_exception_list)
+    ep = decompose_non_core(ep, list(config._core_aten_ops_exception_list) + list(kept), kept)
     remove_asserts(ep.graph_module)
     ep = scalars_to_tensors(ep)
     gm = run_graph_passes(ep.graph_module, [ViewCopyPass(), EdgeOpsPass()])
-    return checked_edge_program(ep, gm, config)
+    return checked_edge_program(ep, gm, config, kept)
 
 
 def checked_edge_program(
-    ep: ExportedProgram, gm: torch.fx.GraphModule, config: EdgeCompileConfig
+    ep: ExportedProgram,
+    gm: torch.fx.GraphModule,
+    config: EdgeCompileConfig,
+    preserved: Iterable[OpOverload] = (),
 ) -> ExportedProgram:
     edge = rebuild(ep, gm, verifier=EdgeDialectVerifier)
     if config._check_ir_validity:
         exceptions: list[OpOverload] = list(config._core_aten_ops_exception_list)
+        exceptions += list(config.preserve_ops) + list(preserved)
         verify_edge_ops(edge.graph_module, exceptions)
     return edge
 
 
 def transform_edge_program(
-    ep: ExportedProgram, passes: Iterable[GraphPass], config: EdgeCompileConfig
+    ep: ExportedProgram,
+    passes: Iterable[GraphPass],
+    config: EdgeCompileConfig,
+    preserved: Iterable[OpOverload] = (),
 ) -> ExportedProgram:
     gm = run_graph_passes(copy_graph_module(ep.graph_module), passes)
-    return checked_edge_program(ep, gm, config)
+    return checked_edge_program(ep, gm, config, preserved)
 
 
 def to_out_variant_program(
-    ep: ExportedProgram, config: ExecutorchBackendConfig, method: str
+    ep: ExportedProgram, config: ExecutorchBackendConfig, method: str, dim_order_ops: bool = True
 ) -> tuple[ExportedProgram, MemoryPlan]:
     inputs_mutated = [s.target for s in ep.graph_signature.output_specs
                       if s.kind.name not in ("USER_OUTPUT", "BUFFER_MUTATION")]
@@ -109,13 +129,13 @@ def to_out_variant_program(
         ep = ConstantFoldPass()(ep)
     gm = ep.graph_module
     to_out_variants(gm, bounds.shape)
-    if config.dim_order_ops:
+    if config.dim_order_ops and dim_order_ops:
         to_dim_order_ops(gm)
     write_backs = write_back_mutated_buffers(ep)
     program = rebuild(
         ep, gm, verifier=OutVariantDialectVerifier, program_class=OutVariantExportedProgram
     )
-    plan = config.memory_planning_pass.plan(program, method)
+    plan = config.memory_planning_pass_for(method).plan(program, method)
     plan.write_backs = write_backs
     return program, plan
 

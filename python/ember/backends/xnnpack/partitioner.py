@@ -122,6 +122,16 @@ class XnnpackPartitioner(Partitioner):
             node.meta[DELEGATION_TAG] = tag
         return PartitionResult(exported_program, dict(self.delegation_specs))
 
+    def ops_to_not_decompose(
+        self, exported_program: ExportedProgram
+    ) -> tuple[list[torch._ops.OpOverload], None]:
+        """Ops ``to_edge_transform_and_lower`` keeps whole for this partitioner:
+        ``aten.linear`` (one FullyConnected, the weight as it is, no transpose
+        to fold); ones it leaves unclaimed are decomposed after all."""
+        ops = [torch.ops.aten.linear.default]
+        return [op for op in ops if f"aten.{op._schema.name.split('::')[1]}.default"
+                not in self.exclude], None
+
     @property
     def delegation_spec(self) -> DelegationSpec:
         """The spec of NHWC delegates (the common case for CNNs)."""

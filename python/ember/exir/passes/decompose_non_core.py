@@ -48,20 +48,26 @@ def _left_to_decompose(ep: ExportedProgram, keep: Collection[OpOverload]) -> set
     return ops
 
 
-def decompose_non_core(ep: ExportedProgram, keep: Collection[OpOverload] = ()) -> ExportedProgram:
+def decompose_non_core(
+    ep: ExportedProgram,
+    keep: Collection[OpOverload] = (),
+    preserve: Collection[OpOverload] = (),
+) -> ExportedProgram:
     """``ep`` with every non-core ATen op PyTorch can decompose decomposed,
     except those in ``keep`` (the ops a user allows in the edge dialect with
-    ``EdgeCompileConfig._core_aten_ops_exception_list``)."""
+    ``EdgeCompileConfig._core_aten_ops_exception_list``). ``preserve``: ops
+    (``EdgeCompileConfig.preserve_ops``) the core table must not decompose
+    either when a round re-runs it."""
     unusable: set[OpOverload] = set()
     for _ in range(_MAX_ROUNDS):
         ops = _left_to_decompose(ep, keep) - unusable
         if not ops:
             break
-        decomposed = _decompose(ep, ops)
+        decomposed = _decompose(ep, ops, preserve)
         if decomposed is None:
             # One of the decompositions cannot be traced functionally
             # (diagonal_scatter's writes through prims.copy_to): find which.
-            unusable |= {op for op in ops if _decompose(ep, {op}) is None}
+            unusable |= {op for op in ops if _decompose(ep, {op}, preserve) is None}
             continue
         # Some of PyTorch's decompositions end in prims ops (lgamma ->
         # prims.lgamma), which have no out variants: keep those ops as they
@@ -75,8 +81,12 @@ def decompose_non_core(ep: ExportedProgram, keep: Collection[OpOverload] = ()) -
     return ep
 
 
-def _decompose(ep: ExportedProgram, ops: set[OpOverload]) -> ExportedProgram | None:
+def _decompose(
+    ep: ExportedProgram, ops: set[OpOverload], preserve: Collection[OpOverload] = ()
+) -> ExportedProgram | None:
     table = core_aten_decompositions()
+    for op in preserve:
+        table.pop(op, None)
     for op in ops:
         table[op] = EMBER_DECOMPOSITIONS.get(op) or decomposition_table[op]
     try:

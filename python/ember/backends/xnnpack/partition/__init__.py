@@ -1,0 +1,1 @@
+"""ExecuTorch's module path of the XNNPACK partitioner (``...xnnpack.partition.xnnpack_partitioner``)."""
