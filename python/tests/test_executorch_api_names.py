@@ -401,6 +401,35 @@ def test_sym_shape_eval_and_memory_planning_passes_per_method() -> None:
         ExecutorchBackendConfig(sym_shape_eval_pass=object())
 
 
+@pytest.mark.parametrize("xnnpack", [False, True])
+def test_memory_planning_pass_arguments(xnnpack: bool) -> None:
+    torch.manual_seed(7)
+    model, x = Mlp(), torch.randn(3, 16)
+    edge = to_edge(export(model, (x,)))
+    if xnnpack:
+        edge = edge.to_backend(XnnpackPartitioner())
+    planned = edge.to_executorch()
+    unplanned = edge.to_executorch(ExecutorchBackendConfig(
+        memory_planning_pass=MemoryPlanningPass(alloc_graph_input=False)))
+    best_fit = edge.to_executorch(ExecutorchBackendConfig(
+        memory_planning_pass=MemoryPlanningPass(memory_planning_algo="best_fit")))
+    assert "x" in {t.name for t in planned.memory_plan().tensors}
+    assert "x" not in {t.name for t in unplanned.memory_plan().tensors}
+    assert unplanned.memory_plan().total_bytes < planned.memory_plan().total_bytes
+    (value,) = unplanned.executorch_program["execution_plan"][0]["inputs"]
+    assert "allocation_info" not in unplanned.executorch_program["execution_plan"][0][
+        "values"][value]["val"]
+    for manager in (planned, unplanned, best_fit):
+        method = Runtime.get().load_program(manager.buffer).load_method()
+        for _ in range(2):  # the borrowed input is the caller's on every run
+            x = torch.randn(3, 16)
+            assert_matches_float64(method.execute([x])[0], model, (x,))
+    with pytest.raises(TypeError, match="memory_planning_algo"):
+        MemoryPlanningPass(memory_planning_algo="naive")
+    with pytest.raises(NotImplementedError, match="alloc_graph_output"):
+        MemoryPlanningPass(alloc_graph_output=False)
+
+
 def test_accepted_options_that_change_nothing_and_refused_ones() -> None:
     ep = export(Mlp(), (torch.randn(3, 16),))
     default = to_edge(ep).to_executorch().buffer

@@ -96,7 +96,9 @@ class _MethodEmitter:
         if spec.kind == InputKind.USER_INPUT:
             if not isinstance(val, torch.Tensor):
                 raise NotImplementedError(f"input {node.name}: only tensor inputs are supported")
-            index = self.table.tensor(val, offset=self.plan.offsets[Ref(node)])
+            # Unplanned (MemoryPlanningPass(alloc_graph_input=False)): the runtime
+            # borrows the caller's tensor.
+            index = self.table.tensor(val, offset=self.plan.offsets.get(Ref(node)))
             self.inputs.append(index)
             return index
         if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):

@@ -86,11 +86,12 @@ class MemoryPlan:
 
 
 def _plan_memory(
-    sizes: list[int], first: list[int], last: list[int], alignment: int
+    sizes: list[int], first: list[int], last: list[int], alignment: int,
+    algorithm: str = "greedy",
 ) -> tuple[list[int], int, int]:
     from ember import _C  # The planner is C++ (program/memory_planner.cpp).
 
-    offsets, total, bound = _C.plan_memory(sizes, first, last, alignment)
+    offsets, total, bound = _C.plan_memory(sizes, first, last, alignment, algorithm)
     return list(offsets), int(total), int(bound)
 
 
@@ -103,10 +104,47 @@ def _alloc_name(node: torch.fx.Node, ref: Ref) -> str:
     return name if ref.index is None else f"{name}[{ref.index}]"
 
 
-class MemoryPlanningPass:
-    """Plans the non-constant tensors of an out-variant program."""
+_ALGORITHMS = {None: "greedy", "greedy": "greedy", "best_fit": "best_fit"}
 
-    def __init__(self, alignment: int = 16) -> None:
+
+class MemoryPlanningPass:
+    """Plans the non-constant tensors of an out-variant program.
+
+    ExecuTorch's arguments: ``memory_planning_algo`` None or ``"greedy"``
+    (greedy by size, the default) or ``"best_fit"`` (Ember's best fit in
+    order); ``alloc_graph_input=False`` leaves the user inputs unplanned
+    (the runtime then borrows the caller's tensors during ``execute``);
+    ``alignment``: of every offset. ``allow_lifetime_and_storage_overlap``,
+    ``alloc_graph_output``, ``alloc_mutable_buffers`` and
+    ``share_mutable_buffers`` are accepted at their defaults only."""
+
+    def __init__(
+        self,
+        memory_planning_algo: str | None = None,
+        allow_lifetime_and_storage_overlap: bool = False,
+        alloc_graph_input: bool = True,
+        alloc_graph_output: bool = True,
+        alloc_mutable_buffers: bool = True,
+        share_mutable_buffers: bool = False,
+        alignment: int = 16,
+    ) -> None:
+        if memory_planning_algo not in _ALGORITHMS:
+            raise TypeError(
+                f"memory_planning_algo: Ember's C++ planner runs 'greedy' (default) or "
+                f"'best_fit', got {memory_planning_algo!r}"
+            )
+        for name, value, default in (
+            ("allow_lifetime_and_storage_overlap", allow_lifetime_and_storage_overlap, False),
+            ("alloc_graph_output", alloc_graph_output, True),
+            ("alloc_mutable_buffers", alloc_mutable_buffers, True),
+            ("share_mutable_buffers", share_mutable_buffers, False),
+        ):
+            if value != default:
+                raise NotImplementedError(
+                    f"MemoryPlanningPass({name}={value!r}): Ember supports only {default}"
+                )
+        self.algorithm = _ALGORITHMS[memory_planning_algo]
+        self.alloc_graph_input = alloc_graph_input
         self.alignment = alignment
 
     def lifetimes(self, ep: ExportedProgram) -> dict[Ref, tuple[str, int, list[int]]]:
@@ -121,6 +159,8 @@ class MemoryPlanningPass:
         planned: dict[Ref, tuple[str, int, list[int]]] = {}
         for node in gm.graph.nodes:
             if node.op == "placeholder" and node.name in user_inputs:
+                if not self.alloc_graph_input:
+                    continue  # The caller's tensor is used in place.
                 if isinstance(node.meta.get("val"), torch.Tensor):
                     planned[Ref(node)] = (node.name, _nbytes(node.meta["val"]), [0, end])
             elif node.op == "call_function" and node.target is alloc:
@@ -166,7 +206,7 @@ class MemoryPlanningPass:
         sizes = [planned[r][1] for r in refs]
         first = [planned[r][2][0] for r in refs]
         last = [planned[r][2][1] for r in refs]
-        offsets, total, bound = _plan_memory(sizes, first, last, self.alignment)
+        offsets, total, bound = _plan_memory(sizes, first, last, self.alignment, self.algorithm)
         tensors = [
             PlannedTensor(planned[r][0], s, f, la, o)
             for r, s, f, la, o in zip(refs, sizes, first, last, offsets, strict=False)
