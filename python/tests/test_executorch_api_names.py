@@ -218,6 +218,34 @@ def test_partitioner_dict_per_method_and_transform_passes() -> None:
         assert aten.relu.default not in graph_ops(both.exported_program(name))
 
 
+def test_quantized_model_with_the_documented_import_paths() -> None:
+    """ExecuTorch's XNNPACK quantization example: the quantized linear is not
+    something this XNNPACK delegate takes (int8), so the kept linear is
+    decomposed after all and the program runs on the quantized kernels."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    from ember.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+
+    torch.manual_seed(8)
+    model, x = Mlp().eval(), torch.randn(3, 16)
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config())
+    prepared = prepare_pt2e(export(model, (x,)).module(), quantizer)
+    for _ in range(4):
+        prepared(torch.randn(3, 16))
+    converted = convert_pt2e(prepared)
+    edge = to_edge_transform_and_lower(export(converted, (x,)), partitioner=[XnnpackPartitioner()])
+    assert aten.linear.default not in graph_ops(edge.exported_program())
+    (got,) = run(edge.to_executorch().buffer, (x,))
+    want = converted(x)
+    # The output is dequantized from int8: within one quantization step of eager's.
+    step = [n for n in converted.graph.nodes if "dequantize_per_tensor" in str(n.target)][-1]
+    scale = float(step.args[1])
+    assert (got - want).abs().max().item() <= scale * 1.01
+
+
 def test_constant_methods_are_refused_naming_the_issue() -> None:
     ep = export(Mlp(), (torch.randn(3, 16),))
     for call in (
