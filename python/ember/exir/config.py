@@ -45,7 +45,9 @@ class EdgeCompileConfig:
             )
         for op in self.preserve_ops:
             if not isinstance(op, OpOverload):
-                raise TypeError(f"preserve_ops takes OpOverloads (torch.ops.aten.x.default), got {op!r}")
+                raise TypeError(
+                    f"preserve_ops takes OpOverloads (torch.ops.aten.x.default), got {op!r}"
+                )
             schema = op._schema
             if schema.is_mutable or any(r.alias_info is not None for r in schema.returns):
                 raise ValueError(

@@ -3,10 +3,9 @@ one or more methods in the edge dialect."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-import torch
 from torch._ops import OpOverload
 from torch.export import ExportedProgram
 
@@ -119,7 +118,9 @@ def _partitioners_of(partitioner: Any, method: str) -> list[Any]:
     return list(chosen) if isinstance(chosen, (list, tuple)) else [chosen]
 
 
-def _as_programs(programs: ExportedProgram | dict[str, ExportedProgram]) -> dict[str, ExportedProgram]:
+def _as_programs(
+    programs: ExportedProgram | dict[str, ExportedProgram],
+) -> dict[str, ExportedProgram]:
     """A single program is the method ``forward``; a dict gives one method per key."""
     if isinstance(programs, ExportedProgram):
         return {"forward": programs}
@@ -149,9 +150,6 @@ def to_edge(
 
 # ---------------------------------------------------------------------------
 # to_edge_transform_and_lower
-
-
-NodeFilter = Callable[[torch.fx.Node], bool]
 
 
 def _ops_partitioners_keep(
@@ -209,7 +207,9 @@ def to_edge_transform_and_lower(
     kept_all: set[OpOverload] = set(config.preserve_ops)
     for name, ep in aten.items():
         partitioners = _partitioners_of(partitioner, name)
-        passes = transform_passes.get(name) if isinstance(transform_passes, dict) else transform_passes
+        passes = (
+            transform_passes.get(name) if isinstance(transform_passes, dict) else transform_passes
+        )
         wanted = _ops_partitioners_keep(ep, partitioners) - set(config.preserve_ops)
         while True:
             edge = EdgeProgramManager(

@@ -1,1 +1,2 @@
-"""ExecuTorch's module path of the XNNPACK partitioner (``...xnnpack.partition.xnnpack_partitioner``)."""
+"""ExecuTorch's module path of the XNNPACK partitioner
+(``...xnnpack.partition.xnnpack_partitioner``)."""

@@ -1,1 +1,2 @@
-"""ExecuTorch's module path of the XNNPACK quantizer (``...xnnpack.quantizer.xnnpack_quantizer``)."""
+"""ExecuTorch's module path of the XNNPACK quantizer
+(``...xnnpack.quantizer.xnnpack_quantizer``)."""
