@@ -246,15 +246,16 @@ def test_quantized_model_with_the_documented_import_paths() -> None:
     assert (got - want).abs().max().item() <= scale * 1.01
 
 
-def test_constant_methods_are_refused_naming_the_issue() -> None:
+def test_constant_methods_through_both_entry_points() -> None:
     ep = export(Mlp(), (torch.randn(3, 16),))
-    for call in (
-        lambda: to_edge_transform_and_lower(ep, constant_methods={"get_n": 3}),
-        lambda: to_edge(ep, constant_methods={"get_n": 3}),
-    ):
-        with pytest.raises(NotImplementedError, match="issue #20"):
-            call()
     assert to_edge(ep).config_methods == []
+    for edge in (to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()],
+                                             constant_methods={"get_n": 3}),
+                 to_edge(ep, constant_methods={"get_n": 3})):
+        assert edge.config_methods == ["get_n"]
+        et = edge.to_executorch()
+        assert et.config_methods == ["get_n"]
+        assert Runtime.get().load_program(et.buffer).load_method("get_n").execute([]) == [3]
 
 
 # -- EdgeCompileConfig -----------------------------------------------------------
