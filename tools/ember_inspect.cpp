@@ -25,7 +25,12 @@ std::string tensor_desc(const ember_fb::Tensor* t) {
   if (t->sizes() != nullptr) sizes.assign(t->sizes()->begin(), t->sizes()->end());
   std::string s = std::string(scalar_type_name(static_cast<ScalarType>(t->scalar_type()))) +
                   tools::shape_string(sizes);
-  if (t->allocation_info() != nullptr) {
+  const auto* extra = t->extra_tensor_info();
+  if (extra != nullptr && extra->location() == ember_fb::TensorDataLocation::EXTERNAL) {
+    s += "  external: '" +
+         std::string(extra->fully_qualified_name() ? extra->fully_qualified_name()->c_str() : "") +
+         "' in the .ptd";
+  } else if (t->allocation_info() != nullptr) {
     const uint64_t off = uint64_t{t->allocation_info()->memory_offset_low()} |
                          (uint64_t{t->allocation_info()->memory_offset_high()} << 32);
     s += "  planned: buffer " + std::to_string(t->allocation_info()->memory_id()) + " @ " +

@@ -5,6 +5,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "program/memory_planner.h"
+#include "program/flat_tensor_writer.h"
 #include "program/program_writer.h"
 
 namespace nb = nanobind;
@@ -44,6 +45,33 @@ void bind_program(nb::module_& m) {
       "Writes a .pte from the Program in FlatBuffers JSON plus constant, delegate and named "
       "data (named_data[i].segment_index names named_blobs[i]) and the initial values of "
       "mutable buffers (a planned tensor with data_buffer_idx i + 1 starts as mutable_data[i]).");
+
+  m.def(
+      "write_named_data",
+      [](const std::vector<std::tuple<std::string, int, std::vector<int32_t>, std::vector<uint8_t>,
+                                      nb::bytes>>& entries,
+         uint64_t segment_alignment) {
+        std::vector<NamedTensor> tensors;
+        for (const auto& [key, type, sizes, order, data] : entries) {
+          NamedTensor t;
+          t.key = key;
+          t.scalar_type = static_cast<ember_fb::ScalarType>(type);
+          t.sizes = sizes;
+          t.dim_order = order;
+          t.data = {static_cast<const uint8_t*>(data.data()), data.size()};
+          tensors.push_back(std::move(t));
+        }
+        WriteResult result;
+        {
+          nb::gil_scoped_release release;
+          result = write_flat_tensor(tensors, segment_alignment);
+        }
+        if (!result.ok()) throw nb::value_error(result.error.c_str());
+        return nb::bytes(reinterpret_cast<const char*>(result.bytes.data()), result.bytes.size());
+      },
+      nb::arg("entries"), nb::arg("segment_alignment") = 128,
+      "Writes a named-data file (.ptd) from (name, scalar type code, sizes, dim order, bytes) "
+      "entries; equal bytes share one segment.");
 
   m.def(
       "plan_memory",

@@ -81,8 +81,14 @@ class ExecutorchBackendConfig:
     blobs inline in the FlatBuffer), ``segment_alignment``,
     ``constant_tensor_alignment`` and ``delegate_alignment`` go to the C++
     writer; ``remove_view_copy`` and ``emit_stacktrace`` are accepted (view
-    copies stay copies, no stack traces are written); ``external_constants``
-    other than False is refused."""
+    copies stay copies, no stack traces are written).
+    ``external_constants``: True keeps every constant tensor out of the
+    ``.pte``, in the named-data file ``_default_external_constant.ptd``; a
+    callable (graph placeholder node -> file name without ``.ptd``, or None
+    to keep that constant in the ``.pte``) chooses per tensor.
+    ``ExecutorchProgramManager.write_tensor_data_to_file(dir)`` writes the
+    files; the runtime takes them beside the program (``ember-run --data``).
+    Delegates keep the weights they own in their blobs."""
 
     passes: Sequence[Callable[..., Any]] = field(default_factory=list)
     memory_planning_pass: MemoryPlanningPass | dict[str, MemoryPlanningPass] = field(
@@ -99,7 +105,7 @@ class ExecutorchBackendConfig:
     sym_shape_eval_pass: Any = field(default_factory=ConstraintBasedSymShapeEvalPass)
     remove_view_copy: bool = True
     emit_stacktrace: bool = False
-    external_constants: Any = False
+    external_constants: bool | Callable[[Any], str | None] = False
 
     def __post_init__(self) -> None:
         for name in ("segment_alignment", "constant_tensor_alignment", "delegate_alignment"):
@@ -116,10 +122,10 @@ class ExecutorchBackendConfig:
                 f"({self.segment_alignment}) in segments; a larger alignment, or an alignment "
                 "of inline delegate data (extract_delegate_segments=False), is not supported"
             )
-        if self.external_constants:
-            raise NotImplementedError(
-                "ExecutorchBackendConfig(external_constants=...): Ember writes every constant "
-                "into the .pte's constant segment; separate .ptd data files are not supported"
+        if not isinstance(self.external_constants, bool) and not callable(self.external_constants):
+            raise TypeError(
+                "ExecutorchBackendConfig(external_constants=...): True, False or a callable "
+                f"(node -> .ptd file name or None), got {type(self.external_constants).__name__}"
             )
         passes = (
             self.sym_shape_eval_pass.values()

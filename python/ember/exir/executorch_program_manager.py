@@ -49,7 +49,8 @@ class ExecutorchProgramManager:
     @functools.cached_property
     def emitted(self) -> EmittedProgram:
         """The Program as FlatBuffers JSON plus its constant, delegate and named blobs."""
-        return emit_program(self._programs, self._plans, self._constant_methods)
+        return emit_program(self._programs, self._plans, self._constant_methods,
+                            self.config.external_constants)
 
     @functools.cached_property
     def buffer(self) -> bytes:
@@ -72,6 +73,29 @@ class ExecutorchProgramManager:
     def config_methods(self) -> list[str]:
         """Methods returning constants (``constant_methods``)."""
         return list(self._constant_methods)
+
+    @functools.cached_property
+    def data_files(self) -> dict[str, bytes]:
+        """The named-data files (``<tag>.ptd`` -> bytes) of the constants kept
+        outside the program (``ExecutorchBackendConfig(external_constants=...)``)."""
+        from ember import _C
+
+        e = self.emitted
+        return {
+            f"{tag}.ptd": bytes(_C.write_named_data(e.external.file_entries(tag)))
+            for tag in e.external.files
+        }
+
+    def write_tensor_data_to_file(self, outdir: str | os.PathLike[str]) -> list[str]:
+        """Writes each named-data file into ``outdir``; returns their paths."""
+        os.makedirs(outdir, exist_ok=True)
+        paths = []
+        for name, data in self.data_files.items():
+            path = os.path.join(os.fspath(outdir), name)
+            with open(path, "wb") as f:
+                f.write(data)
+            paths.append(path)
+        return paths
 
     def write_to_file(self, open_file: BinaryIO) -> None:
         """Write the ``.pte`` bytes to a file opened for binary writing."""

@@ -15,6 +15,7 @@ from ember.exir.delegate import is_delegate_call
 from ember.exir.emit.arguments import emit_argument
 from ember.exir.emit.constants import ConstantBuffers
 from ember.exir.emit.delegates import DelegateBlobs, DelegateTable
+from ember.exir.emit.external_constants import ExternalConstants, external_tag
 from ember.exir.emit.values import ValueTable
 from ember.exir.memory import alloc
 from ember.exir.operator.schema import (
@@ -38,7 +39,12 @@ class _MethodEmitter:
         constants: ConstantBuffers,
         blobs: DelegateBlobs,
         mutable_data: ConstantBuffers,
+        external: ExternalConstants,
+        external_setting: Any = False,
     ) -> None:
+        self.name = name
+        self.external = external
+        self.external_setting = external_setting
         self.ep = ep
         self.plan = plan
         self.constants = constants
@@ -114,15 +120,16 @@ class _MethodEmitter:
             # Stored in the layout the graph gives it: contiguous, or a permuted
             # view of another constant (folded transposes, passes/constant_fold.py).
             layout = node.meta.get("val")
-            if isinstance(layout, torch.Tensor) and not layout.is_contiguous() and \
-                    not data.is_contiguous() and data.stride() == layout.stride():
-                order = [int(d) for d in data.dim_order()]
-                stored = data.permute(*order)
-                return self.table.tensor(
-                    data, data_buffer_idx=self.constants.add(stored), contiguous=False
-                )
+            permuted = (isinstance(layout, torch.Tensor) and not layout.is_contiguous()
+                        and not data.is_contiguous() and data.stride() == layout.stride())
+            order = [int(d) for d in data.dim_order()] if permuted else list(range(data.dim()))
+            stored = data.permute(*order) if permuted else data
+            tag = external_tag(self.external_setting, node)
+            if tag is not None:
+                key = self.external.add(tag, spec.target, self.name, stored.contiguous(), order)
+                return self.table.tensor(data, contiguous=not permuted, external=key)
             return self.table.tensor(
-                data, data_buffer_idx=self.constants.add(data), contiguous=True
+                data, data_buffer_idx=self.constants.add(stored), contiguous=not permuted
             )
         raise NotImplementedError(
             f"input {node.name}: input kind {spec.kind.name} is not supported"
@@ -285,11 +292,14 @@ def emit_method(
     constants: ConstantBuffers,
     blobs: DelegateBlobs,
     mutable_data: ConstantBuffers,
+    external: ExternalConstants,
+    external_setting: Any = False,
 ) -> dict[str, Any]:
-    """The ExecutionPlan table of one method; constants go into ``constants``,
-    delegate blobs into ``blobs``, initial values of mutable buffers into
-    ``mutable_data``."""
-    e = _MethodEmitter(name, ep, plan, constants, blobs, mutable_data)
+    """The ExecutionPlan table of one method; constants go into ``constants``
+    (or ``external``, as ``external_setting`` — ExecutorchBackendConfig's
+    ``external_constants`` — says), delegate blobs into ``blobs``, initial
+    values of mutable buffers into ``mutable_data``."""
+    e = _MethodEmitter(name, ep, plan, constants, blobs, mutable_data, external, external_setting)
     e.run()
     return {
         "name": name,

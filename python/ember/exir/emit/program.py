@@ -20,6 +20,7 @@ from torch.export import ExportedProgram
 from ember.exir.emit.constant_methods import emit_constant_method
 from ember.exir.emit.constants import ConstantBuffers
 from ember.exir.emit.delegates import DelegateBlobs
+from ember.exir.emit.external_constants import ExternalConstants
 from ember.exir.emit.method import emit_method
 from ember.exir.passes.input_guards import KEY_PREFIX, encode_guard_table, input_guards
 from ember.exir.passes.memory_planning import MemoryPlan
@@ -34,6 +35,7 @@ class EmittedProgram:
     delegate_blobs: list[bytes] = field(default_factory=list)
     named_blobs: list[bytes] = field(default_factory=list)
     mutable_data: list[bytes] = field(default_factory=list)
+    external: ExternalConstants = field(default_factory=ExternalConstants)
 
     @property
     def json(self) -> str:
@@ -45,12 +47,15 @@ def emit_program(
     programs: dict[str, ExportedProgram],
     plans: dict[str, MemoryPlan],
     constant_methods: dict[str, Any] | None = None,
+    external_constants: Any = False,
 ) -> EmittedProgram:
     constants = ConstantBuffers()
     mutable_data = ConstantBuffers()
+    external = ExternalConstants()
     blobs = DelegateBlobs()
     plans_json = [
-        emit_method(name, ep, plans[name], constants, blobs, mutable_data)
+        emit_method(name, ep, plans[name], constants, blobs, mutable_data, external,
+                    external_constants)
         for name, ep in programs.items()
     ] + [
         emit_constant_method(name, value, constants)
@@ -69,4 +74,5 @@ def emit_program(
         blobs.blobs,
         named_blobs,
         mutable_data.blobs,
+        external,
     )

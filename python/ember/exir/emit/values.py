@@ -51,11 +51,13 @@ class ValueTable:
         offset: int | None = None,
         contiguous: bool = False,
         memory_id: int = 1,
+        external: str | None = None,
     ) -> int:
         """A tensor value: constant (data_buffer_idx > 0), planned (offset, in
         buffer ``memory_id``), both (a mutable buffer: planned, with its initial
-        value in the mutable data), or neither. Symbolic sizes are written as
-        their upper bounds, DYNAMIC_BOUND."""
+        value in the mutable data), external (named ``external`` in a
+        named-data file), or neither. Symbolic sizes are written as their upper
+        bounds, DYNAMIC_BOUND."""
         dynamic = is_symbolic(val)
         if dynamic:
             if self.bound_shape is None:
@@ -77,6 +79,8 @@ class ValueTable:
                 "memory_offset_low": offset & 0xFFFFFFFF,
                 "memory_offset_high": offset >> 32,
             }
+        if external is not None:
+            tensor["extra_tensor_info"] = {"fully_qualified_name": external, "location": "EXTERNAL"}
         tensor["layout"] = 0
         tensor["shape_dynamism"] = "DYNAMIC_BOUND" if dynamic else "STATIC"
         return self._add("Tensor", tensor)
