@@ -465,8 +465,8 @@ def test_accepted_options_that_change_nothing_and_refused_ones() -> None:
     for options in ({"remove_view_copy": False}, {"remove_view_copy": True},
                     {"emit_stacktrace": True}, {"external_constants": False}):
         assert to_edge(ep).to_executorch(ExecutorchBackendConfig(**options)).buffer == default
-    with pytest.raises(NotImplementedError, match="external_constants"):
-        ExecutorchBackendConfig(external_constants=True)
+    with pytest.raises(TypeError, match="external_constants"):
+        ExecutorchBackendConfig(external_constants="yes")
 
 
 # -- runtime: Verification -------------------------------------------------------------

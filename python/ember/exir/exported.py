@@ -106,4 +106,10 @@ def copy_graph_module(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph.output_node().meta = dict(gm.graph.output_node().meta)
     copied = torch.fx.GraphModule(gm, graph)
     copied.meta.update(gm.meta)
+    # Branches of control flow (get_attr graph modules) are copied too, so a
+    # pass that rewrites them leaves the original program as it was.
+    for node in graph.nodes:
+        if node.op == "get_attr" and isinstance(getattr(copied, node.target, None),
+                                                torch.fx.GraphModule):
+            setattr(copied, node.target, copy_graph_module(getattr(copied, node.target)))
     return copied

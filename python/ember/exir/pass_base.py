@@ -119,7 +119,10 @@ class ExportPass(PassBase):
         self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], meta: NodeMetadata
     ) -> ProxyValue:
         node = self.graph.call_function(target, _nodes(tuple(args)), _nodes(dict(kwargs)))
-        data = fake_call(target, _data(tuple(args)), _data(dict(kwargs)))
+        if isinstance(target, torch._ops.HigherOrderOperator) and "val" in meta:
+            data = meta["val"]  # control flow: its branches are rewritten on their own
+        else:
+            data = fake_call(target, _data(tuple(args)), _data(dict(kwargs)))
         node.meta = {k: v for k, v in meta.items() if k not in _DERIVED_META}
         node.meta["val"] = data
         return ProxyValue(data, node)

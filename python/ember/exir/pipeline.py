@@ -30,6 +30,7 @@ from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
 from ember.exir.config import EdgeCompileConfig, ExecutorchBackendConfig
+from ember.exir.control_flow import for_each_branch, link_operands
 from ember.exir.exported import copy_graph_module, rebuild
 from ember.exir.passes.constant_fold import ConstantFoldPass
 from ember.exir.passes.decompose_non_core import decompose_non_core
@@ -43,7 +44,7 @@ from ember.exir.passes.memory_planning import MemoryPlan
 from ember.exir.passes.mutable_buffers import write_back_mutated_buffers
 from ember.exir.passes.out_variant_pass import to_out_variants
 from ember.exir.passes.remove_asserts import remove_asserts
-from ember.exir.passes.scalar_to_tensor import scalars_to_tensors
+from ember.exir.passes.scalar_to_tensor import scalars_to_tensors, scalars_to_tensors_in_branch
 from ember.exir.passes.view_copy_pass import ViewCopyPass
 from ember.exir.symbolic import SymbolBounds
 from ember.exir.verification.edge_verifier import EdgeDialectVerifier, verify_edge_ops
@@ -79,7 +80,15 @@ def to_edge_program(
     remove_asserts(ep.graph_module)
     ep = scalars_to_tensors(ep)
     gm = run_graph_passes(ep.graph_module, [ViewCopyPass(), EdgeOpsPass()])
+    # Branches of control flow get the same rewrites.
+    for_each_branch(gm, _edge_branch)
     return checked_edge_program(ep, gm, config, kept)
+
+
+def _edge_branch(branch: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    remove_asserts(branch)
+    scalars_to_tensors_in_branch(branch)
+    return run_graph_passes(branch, [ViewCopyPass(), EdgeOpsPass()])
 
 
 def checked_edge_program(
@@ -129,8 +138,11 @@ def to_out_variant_program(
         ep = ConstantFoldPass()(ep)
     gm = ep.graph_module
     to_out_variants(gm, bounds.shape)
+    for_each_branch(gm, lambda b: to_out_variants(b, bounds.shape))
     if config.dim_order_ops and dim_order_ops:
         to_dim_order_ops(gm)
+        for_each_branch(gm, to_dim_order_ops)
+    link_operands(gm)
     write_backs = write_back_mutated_buffers(ep)
     program = rebuild(
         ep, gm, verifier=OutVariantDialectVerifier, program_class=OutVariantExportedProgram

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from ember.exir.control_flow import branch_outputs, branches, is_cond
 from ember.exir.delegate import is_delegate_call
 from ember.exir.memory import alloc
 from ember.exir.operator.schema import out_argument_names
@@ -25,7 +26,8 @@ class Ref(NamedTuple):
 
 
 def is_instruction(node: torch.fx.Node) -> bool:
-    return node.op == "call_function" and node.target not in (alloc, operator.getitem)
+    return (node.op == "call_function" and node.target not in (alloc, operator.getitem)
+            and not is_cond(node))
 
 
 def instructions(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
@@ -39,8 +41,17 @@ def out_nodes(node: torch.fx.Node) -> list[torch.fx.Node]:
 
 def resolve(node: torch.fx.Node) -> Any:
     """The storage of a node's value: a Ref, or a list of them."""
+    if node.op == "placeholder" and "ember_operand" in node.meta:
+        return resolve(node.meta["ember_operand"])  # a branch's operand (control_flow.py)
     if node.op in ("placeholder", "get_attr"):
         return Ref(node)
+    if is_cond(node):
+        # Result i is the true branch's output i or the false branch's: both.
+        true, false = branches(node)
+        return [
+            [resolve(t), resolve(f)]
+            for t, f in zip(branch_outputs(true), branch_outputs(false), strict=True)
+        ]
     if node.target is alloc:
         if isinstance(node.meta["val"], (list, tuple)):
             return [Ref(node, i) for i in range(len(node.meta["val"]))]

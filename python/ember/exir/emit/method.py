@@ -11,6 +11,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 from torch.utils import _pytree as pytree
 
+from ember.exir.control_flow import branch_outputs, branches, is_cond, operands
 from ember.exir.delegate import is_delegate_call
 from ember.exir.emit.arguments import emit_argument
 from ember.exir.emit.constants import ConstantBuffers
@@ -25,7 +26,7 @@ from ember.exir.operator.schema import (
     with_defaults,
 )
 from ember.exir.passes.memory_planning import MemoryPlan
-from ember.exir.storage import Ref, out_nodes, resolve
+from ember.exir.storage import Ref, flat_refs, out_nodes, resolve
 from ember.exir.sym_ops import is_sym_op, prim_operator
 from ember.exir.symbolic import SymbolBounds
 
@@ -79,22 +80,32 @@ class _MethodEmitter:
                     for x, kind in zip(leaves, kinds, strict=True)
                     if kind != "BUFFER_MUTATION"
                 ]
-            elif node.target is alloc:
-                self.env[node] = self.allocation(node)
-            elif node.op == "get_attr":
-                self.env[node] = self.delegates.index(self.ep.graph_module, node)
-            elif node.target is operator.getitem:
-                self.env[node] = self.env[node.args[0]][node.args[1]]
-            elif is_delegate_call(node):
-                self.env[node] = self.delegate_call(node)
-            elif node.op == "call_function" and is_sym_op(node.target):
-                self.env[node] = self.sym_call(node)
-            elif node.op == "call_function" and self.is_scalar_kernel(node):
-                self.env[node] = self.scalar_kernel_call(node)
-            elif node.op == "call_function":
-                self.env[node] = self.kernel_call(node)
             else:
-                raise NotImplementedError(f"cannot emit node {node.name} ({node.op})")
+                self.emit_node(node)
+
+    def emit_node(self, node: torch.fx.Node) -> None:
+        """Everything but placeholders and the output (which differ between
+        the method's graph and a branch of its control flow)."""
+        if node.target is alloc:
+            self.env[node] = self.allocation(node)
+        elif node.op == "get_attr" and all(is_cond(u) for u in node.users):
+            pass  # a branch of control flow, emitted inline by cond_call
+        elif node.op == "get_attr":
+            self.env[node] = self.delegates.index(self.ep.graph_module, node)
+        elif is_cond(node):
+            self.env[node] = self.cond_call(node)
+        elif node.target is operator.getitem:
+            self.env[node] = self.env[node.args[0]][node.args[1]]
+        elif is_delegate_call(node):
+            self.env[node] = self.delegate_call(node)
+        elif node.op == "call_function" and is_sym_op(node.target):
+            self.env[node] = self.sym_call(node)
+        elif node.op == "call_function" and self.is_scalar_kernel(node):
+            self.env[node] = self.scalar_kernel_call(node)
+        elif node.op == "call_function":
+            self.env[node] = self.kernel_call(node)
+        else:
+            raise NotImplementedError(f"cannot emit node {node.name} ({node.op})")
 
     def placeholder(self, node: torch.fx.Node) -> int:
         spec = self.specs[node.name]
@@ -133,6 +144,69 @@ class _MethodEmitter:
             )
         raise NotImplementedError(
             f"input {node.name}: input kind {spec.kind.name} is not supported"
+        )
+
+    def jump_false(self, condition: int) -> dict[str, Any]:
+        """A JumpFalse whose destination the caller fills in."""
+        jump = {"instr_args_type": "JumpFalseCall",
+                "instr_args": {"cond_value_index": condition, "destination_instruction": -1}}
+        self.instructions.append(jump)
+        return jump
+
+    def move(self, source: int, target: int) -> None:
+        self.instructions.append({"instr_args_type": "MoveCall",
+                                  "instr_args": {"move_from": source, "move_to": target}})
+
+    def emit_branch(self, branch: torch.fx.GraphModule, operands: list[Any]) -> list[int]:
+        """A branch's instructions, inline; returns the values of its outputs."""
+        inner = [n for n in branch.graph.nodes if n.op == "placeholder"]
+        for placeholder, value in zip(inner, operands, strict=True):
+            self.env[placeholder] = value
+        for node in branch.graph.nodes:
+            if node.op not in ("placeholder", "output"):
+                self.emit_node(node)
+        return [self.output_value(x) for x in branch_outputs(branch)]
+
+    def cond_call(self, node: torch.fx.Node) -> list[int]:
+        """``cond(pred, true, false, operands)`` as jumps and moves: each result
+        is a value of its own that the branch taken moves its output into."""
+        pred = node.args[0]
+        if isinstance(pred, torch.fx.Node) and isinstance(pred.meta.get("val"), torch.Tensor):
+            condition = self.table.bool(False)  # written by _local_scalar_dense at run time
+            self.call({"name": "aten::_local_scalar_dense", "overload": ""},
+                      [self.index_of(pred), condition])
+        elif isinstance(pred, torch.fx.Node):
+            condition = self.index_of(pred)  # a SymBool computed by a scalar op
+        else:
+            condition = self.table.bool(bool(pred))
+        true, false = branches(node)
+        values = [self.env[n] if isinstance(n, torch.fx.Node) else n for n in operands(node)]
+        results = [self.cond_result(node, i) for i in range(len(branch_outputs(true)))]
+        to_false = self.jump_false(condition)
+        for out, result in zip(self.emit_branch(true, values), results, strict=True):
+            self.move(out, result)
+        to_end = self.jump_false(self.table.bool(False))  # always jumps
+        to_false["instr_args"]["destination_instruction"] = len(self.instructions)
+        for out, result in zip(self.emit_branch(false, values), results, strict=True):
+            self.move(out, result)
+        to_end["instr_args"]["destination_instruction"] = len(self.instructions)
+        return results
+
+    def cond_result(self, node: torch.fx.Node, index: int) -> int:
+        """The value result ``index`` of a cond is moved into. Its tensor entry
+        describes the result (and names the true branch's memory, which the
+        verifier wants of any tensor); its data comes from the move."""
+        val = node.meta["val"][index]
+        if not isinstance(val, torch.Tensor):
+            return self.result_value(val)
+        true_ref = flat_refs(resolve(node)[index][0])[0]
+        if true_ref in self.plan.offsets:
+            return self.table.tensor(val, offset=self.plan.offsets[true_ref])
+        if true_ref in self.plan.mutable_offsets:
+            return self.table.tensor(val, offset=self.plan.mutable_offsets[true_ref], memory_id=2)
+        raise NotImplementedError(
+            f"{node.name}: result {index} of the true branch is a constant; return a computed "
+            "value from both branches"
         )
 
     def allocation(self, node: torch.fx.Node) -> Any:

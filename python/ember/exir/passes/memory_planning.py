@@ -21,10 +21,11 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
+from ember.exir.control_flow import all_nodes, linear_instructions
 from ember.exir.delegate import is_delegate_call
 from ember.exir.memory import alloc
 from ember.exir.passes.mutable_buffers import WriteBack, mutated_buffer_placeholders
-from ember.exir.storage import Ref, flat_refs, instructions, nodes_in, resolve
+from ember.exir.storage import Ref, flat_refs, nodes_in, resolve
 from ember.exir.symbolic import SymbolBounds
 
 
@@ -151,14 +152,14 @@ class MemoryPlanningPass:
         """Planned tensor -> (name, bytes, [first, last])."""
         gm = ep.graph_module
         _nbytes = SymbolBounds(ep).nbytes
-        order = {n: i for i, n in enumerate(instructions(gm))}
+        order = {n: i for i, n in enumerate(linear_instructions(gm))}
         end = max(len(order) - 1, 0)
         user_inputs = {
             s.arg.name for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT
         }
         planned: dict[Ref, tuple[str, int, list[int]]] = {}
-        for node in gm.graph.nodes:
-            if node.op == "placeholder" and node.name in user_inputs:
+        for node in all_nodes(gm):
+            if node.op == "placeholder" and node.graph is gm.graph and node.name in user_inputs:
                 if not self.alloc_graph_input:
                     continue  # The caller's tensor is used in place.
                 if isinstance(node.meta.get("val"), torch.Tensor):

@@ -5,6 +5,8 @@
 where each ``c_scalar_N`` is a lifted 0-dim constant whose dtype is the
 promoted type of the op's first tensor and the number, so results keep the
 exact dtype and shape; a rewrite that would change either is not made.
+Inside a branch of control flow (which cannot lift constants) each number
+becomes a ``full`` of that 0-dim tensor at the top of the branch instead.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import torch
 from torch._ops import OpOverload
+from torch._guards import detect_fake_mode
 from torch.export import ExportedProgram
 
 from ember.exir.lifted_constants import LiftedConstants
@@ -111,3 +114,36 @@ def scalars_to_tensors(ep: ExportedProgram) -> ExportedProgram:
         if node.op == "call_function" and isinstance(node.target, OpOverload):
             lifter.rewrite(node)
     return lifter.inputs.program() if lifter.lifted else ep
+
+
+class _InBranch(_Lifter):
+    """Numbers become ``aten.full([], value)`` nodes at the top of the branch."""
+
+    def __init__(self, gm: torch.fx.GraphModule) -> None:
+        self.gm = gm
+        self.fake_mode = detect_fake_mode(
+            [n.meta["val"] for n in gm.graph.nodes if "val" in n.meta]
+        )
+        self.lifted = {}
+
+    def constant(self, value: Any, dtype: torch.dtype) -> torch.fx.Node:
+        key = (type(value), value, dtype)
+        if key not in self.lifted:
+            anchor = next(n for n in self.gm.graph.nodes if n.op != "placeholder")
+            with self.gm.graph.inserting_before(anchor):
+                node = self.gm.graph.call_function(
+                    torch.ops.aten.full.default, ([], value), {"dtype": dtype}
+                )
+            with self.fake_mode:
+                node.meta["val"] = torch.full([], value, dtype=dtype)
+            self.lifted[key] = node
+        return self.lifted[key]
+
+
+def scalars_to_tensors_in_branch(gm: torch.fx.GraphModule) -> None:
+    """``scalars_to_tensors`` for a branch of control flow, in place."""
+    rewriter = _InBranch(gm)
+    for node in list(gm.graph.nodes):
+        if node.op == "call_function" and isinstance(node.target, OpOverload):
+            rewriter.rewrite(node)
+    gm.recompile()
