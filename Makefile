@@ -172,3 +172,20 @@ op-coverage-all: op-coverage op-coverage-opinfo
 
 clean:
 	rm -rf build model.pte model_xnnpack.pte
+
+# The C++ package and the wheel (docs/cpp-packages.md). test-package: an installed
+# runtime-only build and examples/cpp_app against it, and as add_subdirectory
+# (python/tests/test_cpp_package.py, also part of test-python). test-wheel: the
+# wheel, built in its own build dir (ccache serves $(BUILD_DIR)'s objects), in a
+# fresh venv, run from outside the tree (python/tests/test_wheel.py).
+WHEEL_BUILD_DIR := build/wheel
+.PHONY: test-package test-wheel
+test-package: venv
+	cd python/tests && $(abspath $(PY)) -m pytest -q -p no:cacheprovider test_cpp_package.py
+test-wheel: venv
+	rm -rf $(WHEEL_BUILD_DIR)-dist
+	$(PIP) wheel -q --no-build-isolation --no-deps -Cbuild-dir=$(WHEEL_BUILD_DIR) . -w $(WHEEL_BUILD_DIR)-dist
+	@ls -l $(WHEEL_BUILD_DIR)-dist/ember-*.whl
+	cd python/tests && EMBER_TEST_WHEEL="$$(ls $(CURDIR)/$(WHEEL_BUILD_DIR)-dist/ember-*.whl)" \
+	  $(abspath $(PY)) -m pytest -q -p no:cacheprovider test_wheel.py
+test: test-wheel
