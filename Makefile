@@ -179,6 +179,8 @@ clean:
 # wheel, built in its own build dir (ccache serves $(BUILD_DIR)'s objects), in a
 # fresh venv, run from outside the tree (python/tests/test_wheel.py).
 WHEEL_BUILD_DIR := build/wheel
+# test_cpp_package.py builds with $(BUILD_DIR)'s compiler, so ccache serves its objects.
+export EMBER_BUILD_DIR := $(BUILD_DIR)
 .PHONY: test-package test-wheel
 test-package: venv
 	cd python/tests && $(abspath $(PY)) -m pytest -q -p no:cacheprovider test_cpp_package.py
