@@ -115,3 +115,66 @@ def test_cond_after_delegated_ops(partition: bool) -> None:
     model = AfterConv().eval()
     _, method = _method(model, (torch.randn(1, 3, 8, 8),), partition)
     _agree(model, method, _signs(lambda s: (torch.randn(1, 3, 8, 8) + 3 * s,)))
+
+
+from functorch.experimental.control_flow import map as control_flow_map  # noqa: E402
+from torch._higher_order_ops.while_loop import while_loop  # noqa: E402
+
+
+class Loop(torch.nn.Module):
+    """A counted loop carrying a counter and a state; the bound is an input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, n: torch.Tensor, x: torch.Tensor):
+        def cond_fn(i, x):
+            return i < n
+
+        def body_fn(i, x):
+            return i + 1, torch.tanh(self.fc(x)) + x * 0.5
+
+        return while_loop(cond_fn, body_fn, (torch.zeros((), dtype=torch.int64), x))
+
+
+def test_while_loop_for_several_trip_counts() -> None:
+    torch.manual_seed(2)
+    model = Loop().eval()
+    _, method = _method(model, (torch.tensor(3), torch.randn(2, 4)))
+    _agree(model, method, [(torch.tensor(n), torch.randn(2, 4)) for n in (0, 1, 5, 2, 9, 0)])
+
+
+class CondInLoop(torch.nn.Module):
+    """A cond inside a loop body, and a loop inside a cond branch."""
+
+    def forward(self, n: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        def body_fn(i, x):
+            y = torch.cond(i % 2 == 0, lambda x: x + 1, lambda x: x * 2, (x,))
+            return i + 1, y
+
+        def looped(x):
+            return while_loop(lambda i, x: i < n, body_fn,
+                              (torch.zeros((), dtype=torch.int64), x))[1]
+
+        return torch.cond(x.sum() > 0, looped, lambda x: x - 1, (x,))
+
+
+def test_nested_cond_and_loop() -> None:
+    model = CondInLoop()
+    _, method = _method(model, (torch.tensor(2), torch.rand(3)))
+    inputs = [(torch.tensor(n), torch.rand(3) * s) for n, s in
+              ((3, 1), (0, 1), (4, -1), (5, 1), (1, -1))]
+    _agree(model, method, inputs)
+
+
+class MapRows(torch.nn.Module):
+    def forward(self, xs: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return control_flow_map(lambda x, y: (x.sin() + y).sum(0, keepdim=True), xs, y)
+
+
+def test_map_is_unrolled_over_the_leading_dimension() -> None:
+    model = MapRows()
+    et, method = _method(model, (torch.randn(5, 4), torch.randn(4)))
+    assert not any("map" in str(n.target) for n in et.exported_program().graph.nodes)
+    _agree(model, method, [(torch.randn(5, 4), torch.randn(4)) for _ in range(3)])

@@ -30,7 +30,12 @@ from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
 from ember.exir.config import EdgeCompileConfig, ExecutorchBackendConfig
-from ember.exir.control_flow import for_each_branch, link_operands
+from ember.exir.control_flow import (
+    carry_in_own_memory,
+    for_each_branch,
+    link_operands,
+    unroll_maps,
+)
 from ember.exir.exported import copy_graph_module, rebuild
 from ember.exir.passes.constant_fold import ConstantFoldPass
 from ember.exir.passes.decompose_non_core import decompose_non_core
@@ -76,6 +81,7 @@ def to_edge_program(
     for op in kept:
         table.pop(op, None)
     ep = drop_linalg_error_checks(ep.run_decompositions(table))
+    unroll_maps(ep.graph_module)
     ep = decompose_non_core(ep, list(config._core_aten_ops_exception_list) + list(kept), kept)
     remove_asserts(ep.graph_module)
     ep = scalars_to_tensors(ep)
@@ -142,6 +148,7 @@ def to_out_variant_program(
     if config.dim_order_ops and dim_order_ops:
         to_dim_order_ops(gm)
         for_each_branch(gm, to_dim_order_ops)
+    carry_in_own_memory(gm)
     link_operands(gm)
     write_backs = write_back_mutated_buffers(ep)
     program = rebuild(

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ember.exir.control_flow import branch_outputs, branches, is_cond
+from ember.exir.control_flow import branch_outputs, branches, is_control_flow, is_cond, is_while
 from ember.exir.delegate import is_delegate_call
 from ember.exir.memory import alloc
 from ember.exir.operator.schema import out_argument_names
@@ -27,7 +27,7 @@ class Ref(NamedTuple):
 
 def is_instruction(node: torch.fx.Node) -> bool:
     return (node.op == "call_function" and node.target not in (alloc, operator.getitem)
-            and not is_cond(node))
+            and not is_control_flow(node))
 
 
 def instructions(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
@@ -52,6 +52,9 @@ def resolve(node: torch.fx.Node) -> Any:
             [resolve(t), resolve(f)]
             for t, f in zip(branch_outputs(true), branch_outputs(false), strict=True)
         ]
+    if is_while(node):
+        # The loop's results are its carried values (control_flow.carry_in_own_memory).
+        return [resolve(c) for c in node.args[2]]
     if node.target is alloc:
         if isinstance(node.meta["val"], (list, tuple)):
             return [Ref(node, i) for i in range(len(node.meta["val"]))]

@@ -11,7 +11,16 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 from torch.utils import _pytree as pytree
 
-from ember.exir.control_flow import branch_outputs, branches, is_cond, operands
+from ember.exir.control_flow import (
+    branch_outputs,
+    branches,
+    is_cond,
+    is_control_flow,
+    is_while,
+    operands,
+    subgraph_operands,
+    subgraphs,
+)
 from ember.exir.delegate import is_delegate_call
 from ember.exir.emit.arguments import emit_argument
 from ember.exir.emit.constants import ConstantBuffers
@@ -88,12 +97,14 @@ class _MethodEmitter:
         the method's graph and a branch of its control flow)."""
         if node.target is alloc:
             self.env[node] = self.allocation(node)
-        elif node.op == "get_attr" and all(is_cond(u) for u in node.users):
+        elif node.op == "get_attr" and node.users and all(is_control_flow(u) for u in node.users):
             pass  # a branch of control flow, emitted inline by cond_call
         elif node.op == "get_attr":
             self.env[node] = self.delegates.index(self.ep.graph_module, node)
         elif is_cond(node):
             self.env[node] = self.cond_call(node)
+        elif is_while(node):
+            self.env[node] = self.while_call(node)
         elif node.target is operator.getitem:
             self.env[node] = self.env[node.args[0]][node.args[1]]
         elif is_delegate_call(node):
@@ -167,18 +178,45 @@ class _MethodEmitter:
                 self.emit_node(node)
         return [self.output_value(x) for x in branch_outputs(branch)]
 
-    def cond_call(self, node: torch.fx.Node) -> list[int]:
-        """``cond(pred, true, false, operands)`` as jumps and moves: each result
-        is a value of its own that the branch taken moves its output into."""
-        pred = node.args[0]
+    def to_bool(self, pred: Any) -> int:
+        """A Bool value holding ``pred`` (a 1-element tensor, a SymBool, a bool)."""
         if isinstance(pred, torch.fx.Node) and isinstance(pred.meta.get("val"), torch.Tensor):
             condition = self.table.bool(False)  # written by _local_scalar_dense at run time
             self.call({"name": "aten::_local_scalar_dense", "overload": ""},
                       [self.index_of(pred), condition])
-        elif isinstance(pred, torch.fx.Node):
-            condition = self.index_of(pred)  # a SymBool computed by a scalar op
-        else:
-            condition = self.table.bool(bool(pred))
+            return condition
+        if isinstance(pred, torch.fx.Node):
+            return self.index_of(pred)  # a SymBool computed by a scalar op
+        return self.table.bool(bool(pred))
+
+    def while_call(self, node: torch.fx.Node) -> list[int]:
+        """``while_loop(cond, body, carried, additional)``: the condition, a jump
+        past the loop when it is false, the body (which ends by copying its
+        results into the carried values), a jump back."""
+        condition_graph, body = subgraphs(node)
+        values = [self.env[n] if isinstance(n, torch.fx.Node) else n
+                  for n in subgraph_operands(node)]
+        top = len(self.instructions)
+        (pred,) = self.emit_branch(condition_graph, values)
+        out_of_loop = self.jump_false(self.value_to_bool(pred))
+        self.emit_branch(body, values)
+        back = self.jump_false(self.table.bool(False))  # always jumps
+        back["instr_args"]["destination_instruction"] = top
+        out_of_loop["instr_args"]["destination_instruction"] = len(self.instructions)
+        return [self.env[n] for n in node.args[2]]
+
+    def value_to_bool(self, value: int) -> int:
+        """A Bool from a value index of a 1-element tensor or a Bool."""
+        if self.table.values[value]["val_type"] == "Bool":
+            return value
+        condition = self.table.bool(False)
+        self.call({"name": "aten::_local_scalar_dense", "overload": ""}, [value, condition])
+        return condition
+
+    def cond_call(self, node: torch.fx.Node) -> list[int]:
+        """``cond(pred, true, false, operands)`` as jumps and moves: each result
+        is a value of its own that the branch taken moves its output into."""
+        condition = self.to_bool(node.args[0])
         true, false = branches(node)
         values = [self.env[n] if isinstance(n, torch.fx.Node) else n for n in operands(node)]
         results = [self.cond_result(node, i) for i in range(len(branch_outputs(true)))]

@@ -21,7 +21,7 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
-from ember.exir.control_flow import all_nodes, linear_instructions
+from ember.exir.control_flow import all_nodes, linear_instructions, loop_regions
 from ember.exir.delegate import is_delegate_call
 from ember.exir.memory import alloc
 from ember.exir.passes.mutable_buffers import WriteBack, mutated_buffer_placeholders
@@ -183,6 +183,12 @@ class MemoryPlanningPass:
             for ref in flat_refs(resolve(used)):
                 if ref in planned:
                     planned[ref][2][1] = end
+        # A loop runs its instructions again: what it reads from before it
+        # lives until the loop ends (control_flow.py).
+        for first, last in loop_regions(gm, order):
+            for _, _, life in planned.values():
+                if life[0] < first <= life[1]:
+                    life[1] = max(life[1], last)
         return planned
 
     def mutable_layout(self, ep: ExportedProgram) -> tuple[list[PlannedTensor], dict[Ref, int], int]:

@@ -20,11 +20,11 @@ import torch
 from torch._export.verifier import SpecViolationError, Verifier
 from torch._ops import HigherOrderOperator, OpOverload
 
-from ember.exir.control_flow import branches, is_cond
+from ember.exir.control_flow import is_control_flow, subgraphs
 from ember.exir.dialects.edge._ops import EdgeOpOverload
 from ember.exir.operator.kernel_ops import EMBER_KERNEL_OPS
 
-_ALLOWED_HIGHER_ORDER = frozenset({"executorch_call_delegate", "cond"})
+_ALLOWED_HIGHER_ORDER = frozenset({"executorch_call_delegate", "cond", "while_loop"})
 
 
 def is_core_aten(op: OpOverload, exceptions: Collection[OpOverload] = ()) -> bool:
@@ -51,9 +51,9 @@ def verify_edge_ops(gm: torch.fx.GraphModule, exceptions: Collection[OpOverload]
             continue
         _check_kind(node.target)
         op = node.target
-        if is_cond(node):
-            for branch in branches(node):
-                verify_edge_ops(branch, exceptions)
+        if is_control_flow(node):
+            for sub in subgraphs(node):
+                verify_edge_ops(sub, exceptions)
             continue
         if isinstance(op, EdgeOpOverload) and not is_core_aten(op.op, exceptions):
             raise SpecViolationError(
