@@ -1,5 +1,7 @@
 // Bindings of the runtime: load a program, load a method, run it with NumPy
 // arrays. Every runtime error becomes ember._C.EmberError with its message.
+#include <set>
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -8,6 +10,7 @@
 #include "extension/module/module.h"
 #include "python/bindings/tensor_convert.h"
 #include "runtime/kernel/thread_pool.h"
+#include "schema/program_generated.h"
 
 namespace nb = nanobind;
 using namespace ember;
@@ -25,6 +28,40 @@ struct PyMethod {
   Method* method;
   std::string name;
 };
+
+// Inputs an instruction writes (a method that mutates its input in place):
+// the value is the return entry (last argument) of a KernelCall, an item of
+// its TensorList, or a Move's target.
+std::vector<size_t> written_inputs(const PyMethod& self) {
+  const auto* plans = self.program->module->program().flatbuffer()->execution_plan();
+  const ember_fb::ExecutionPlan* plan = nullptr;
+  for (uint32_t i = 0; i < plans->size(); ++i) {
+    if (self.name == plans->Get(i)->name()->c_str()) plan = plans->Get(i);
+  }
+  std::vector<size_t> found;
+  if (plan == nullptr || plan->inputs() == nullptr || plan->chains() == nullptr) return found;
+  std::set<int32_t> written;
+  for (const auto* chain : *plan->chains()) {
+    for (uint32_t k = 0; chain->instructions() && k < chain->instructions()->size(); ++k) {
+      const auto* ins = chain->instructions()->Get(k);
+      if (const auto* call = ins->instr_args_as_KernelCall(); call && call->args() &&
+                                                               call->args()->size() > 0) {
+        const int32_t ret = call->args()->Get(call->args()->size() - 1);
+        written.insert(ret);
+        const auto* v = plan->values()->Get(static_cast<uint32_t>(ret));
+        if (const auto* list = v->val_as_TensorList(); list && list->items()) {
+          for (int32_t item : *list->items()) written.insert(item);
+        }
+      } else if (const auto* move = ins->instr_args_as_MoveCall()) {
+        written.insert(move->move_to());
+      }
+    }
+  }
+  for (uint32_t i = 0; i < plan->inputs()->size(); ++i) {
+    if (written.count(plan->inputs()->Get(i))) found.push_back(i);
+  }
+  return found;
+}
 
 nb::dict tensor_info_dict(const TensorInfo& info) {
   nb::dict d;
@@ -225,6 +262,18 @@ void bind_runtime(nb::module_& m) {
                      return n;
                    },
                    "Bytes of the method's mutable buffers.")
+      .def_prop_ro("written_inputs", &written_inputs,
+                   "Indices of the inputs the method writes (it mutates them in place).")
+      .def(
+          "get_input",
+          [](PyMethod& self, size_t index, bool torch_outputs) -> nb::object {
+            Result<const EValue*> v = self.method->get_input(index);
+            if (!v.ok()) raise_error(v.error(), "get_input");
+            if (!v.get()->is_tensor()) throw nb::type_error("the input is not a tensor");
+            return python::array_from_tensor(v.get()->to_tensor(), torch_outputs);
+          },
+          nb::arg("index"), nb::arg("torch_outputs") = false,
+          "A copy of input `index` as the method holds it (after execute: as it left it).")
       .def("reset_mutable_buffers", [](PyMethod& self) { self.method->reset_mutable_buffers(); },
            "Puts every mutable buffer back to its initial value in the program.");
 

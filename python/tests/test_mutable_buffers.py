@@ -159,14 +159,33 @@ def test_loaded_methods_do_not_share_state_and_reset() -> None:
     torch.testing.assert_close(a.execute([x])[0], torch.full((2,), 3.0))
 
 
-def test_mutated_user_input_is_refused_clearly() -> None:
-    class AddsToInput(torch.nn.Module):
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            x.add_(1)
-            return x * 2
+def test_inputs_mutated_in_place_are_updated_in_the_callers_tensors() -> None:
+    class MutatesInputs(torch.nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+            x.add_(1)  # whole input: a copy at the end
+            y[1:3] = z.sum()  # part of it: written in place
+            return x * 2 + y
 
-    with pytest.raises(NotImplementedError, match="mutates its input"):
-        _lower(AddsToInput(), (torch.randn(3),))
+    model = MutatesInputs()
+    example = (torch.randn(4), torch.randn(4), torch.randn(2))
+    method = _method(_lower(model, tuple(t.clone() for t in example)))
+    assert method._method.written_inputs == [0, 1]
+    for _ in range(3):
+        inputs = [torch.randn(4), torch.randn(4), torch.randn(2)]
+        mine = [t.clone() for t in inputs]
+        want = model(*inputs)
+        _close(method.execute(mine)[0], want)
+        for got, expected in zip(mine, inputs, strict=True):
+            torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+def test_training_batch_norm_updates_its_running_statistics() -> None:
+    torch.manual_seed(3)
+    model = torch.nn.BatchNorm1d(5).train()
+    et = _lower(model, (torch.randn(8, 5),))
+    assert {w.buffer for w in et.memory_plan().write_backs} >= {"running_mean", "running_var"}
+    reference = torch.nn.BatchNorm1d(5).train()
+    _steps(reference, _method(et), lambda s: (torch.randn(8, 5) * (s + 1) + s,), 4)
 
 
 def test_mutated_buffer_read_by_a_delegate_is_not_baked_into_it() -> None:

@@ -124,13 +124,11 @@ def transform_edge_program(
 def to_out_variant_program(
     ep: ExportedProgram, config: ExecutorchBackendConfig, method: str, dim_order_ops: bool = True
 ) -> tuple[ExportedProgram, MemoryPlan]:
-    inputs_mutated = [s.target for s in ep.graph_signature.output_specs
-                      if s.kind.name not in ("USER_OUTPUT", "BUFFER_MUTATION")]
-    if inputs_mutated:
+    unsupported = [f"{s.kind.name} {s.target}" for s in ep.graph_signature.output_specs
+                   if s.kind.name not in ("USER_OUTPUT", "BUFFER_MUTATION", "USER_INPUT_MUTATION")]
+    if unsupported:
         raise NotImplementedError(
-            f"method '{method}': it mutates its input(s) {', '.join(map(str, inputs_mutated))} "
-            "in place; Ember runs methods that mutate buffers (register_buffer), not their "
-            "inputs: return the new value instead"
+            f"method '{method}': outputs of kind {', '.join(unsupported)} are not supported"
         )
     gm = run_graph_passes(copy_graph_module(ep.graph_module), config.passes)
     ep = rebuild(ep, gm, verifier=EdgeDialectVerifier)  # user passes keep edge ops

@@ -91,6 +91,7 @@ class Method:
     def __init__(self, method: Any) -> None:
         self._method = method
         self._dim_orders: list[Any] | None = None
+        self._written: list[int] | None = None
 
     @property
     def name(self) -> str:
@@ -127,11 +128,20 @@ class Method:
         return self._dim_orders
 
     def execute(self, inputs: Sequence[Any]) -> list[Any]:
-        """Runs the method on tensors (or scalars); returns a list of tensors."""
+        """Runs the method on tensors (or scalars); returns a list of tensors.
+        An input the method mutates in place (``x.add_(1)`` in ``forward``) is
+        updated in the caller's tensor too, as eager would."""
         orders = self._input_dim_orders()
         converted = [_to_runtime(x, orders[i] if i < len(orders) else None)
                      for i, x in enumerate(inputs)]
-        return self._method.execute(converted, torch_outputs=True)
+        outputs = self._method.execute(converted, torch_outputs=True)
+        if self._written is None:
+            self._written = list(self._method.written_inputs)
+        for i in self._written:
+            if i < len(inputs) and isinstance(inputs[i], torch.Tensor):
+                with torch.no_grad():
+                    inputs[i].copy_(self._method.get_input(i, torch_outputs=True))
+        return outputs
 
     def __call__(self, *inputs: Any) -> list[Any]:
         return self.execute(list(inputs))

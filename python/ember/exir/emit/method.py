@@ -87,7 +87,7 @@ class _MethodEmitter:
                 self.outputs = [
                     self.output_value(x)
                     for x, kind in zip(leaves, kinds, strict=True)
-                    if kind != "BUFFER_MUTATION"
+                    if kind not in ("BUFFER_MUTATION", "USER_INPUT_MUTATION")
                 ]
             else:
                 self.emit_node(node)

@@ -18,6 +18,9 @@ which the memory plan keeps for the method's lifetime in a region of its own
   method's last instruction (after every read of the old value).
 
 The method's outputs are the user outputs only; the state stays inside.
+An input the method mutates in place (``x.add_(1)``) is written back the same
+way into the input's own (planned) memory; the runtime's Python ``execute``
+then copies it into the caller's tensor.
 """
 
 from __future__ import annotations
@@ -58,14 +61,14 @@ def mutated_buffer_placeholders(ep: ExportedProgram) -> dict[str, str]:
     return {name: target for name, target in sig.inputs_to_buffers.items() if target in mutated}
 
 
-def _new_values(ep: ExportedProgram) -> dict[str, torch.fx.Node]:
-    """Buffer name -> the node computing its new value."""
+def _new_values(ep: ExportedProgram, kind: str) -> dict[str, torch.fx.Node]:
+    """Buffer (or mutated input) name -> the node computing its new value."""
     sig = ep.graph_signature
     by_name = {n.name: n for n in ep.graph_module.graph.nodes}
     outputs = list(ep.graph_module.graph.output_node().args[0])
     values: dict[str, torch.fx.Node] = {}
     for spec, node in zip(sig.output_specs, outputs, strict=True):
-        if spec.kind.name == "BUFFER_MUTATION":
+        if spec.kind.name == kind:
             values[spec.target] = node if isinstance(node, torch.fx.Node) else by_name[spec.arg.name]
     return values
 
@@ -95,10 +98,14 @@ def write_back_mutated_buffers(ep: ExportedProgram) -> list[WriteBack]:
     graph = gm.graph
     nbytes = SymbolBounds(ep).nbytes
     placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
-    values = _new_values(ep)
+    values = _new_values(ep, "BUFFER_MUTATION")
+    targets = list(mutated_buffer_placeholders(ep).items())
+    inputs = _new_values(ep, "USER_INPUT_MUTATION")
+    values.update(inputs)
+    targets += [(name, name) for name in inputs]  # an input's target is its own name
     done: list[WriteBack] = []
     copies: list[tuple[torch.fx.Node, torch.fx.Node]] = []
-    for name, target in mutated_buffer_placeholders(ep).items():
+    for name, target in targets:
         buffer = placeholders[name]
         value = values[target]
         if value is buffer:

@@ -29,7 +29,8 @@ class OutVariantDialectVerifier(Verifier):
 def check_out_variant_graph(
     gm: torch.fx.GraphModule, mutable: frozenset[str] = frozenset()
 ) -> None:
-    """``mutable``: names of the placeholders of mutated buffers, which ops may write."""
+    """``mutable``: names of the placeholders of mutated buffers and inputs,
+    which ops may write."""
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target in (alloc, operator.getitem):
             continue
@@ -59,4 +60,5 @@ class OutVariantExportedProgram(ExportedProgram):
         sig = self.graph_signature
         mutated = set(sig.buffers_to_mutate.values())
         mutable = frozenset(n for n, t in sig.inputs_to_buffers.items() if t in mutated)
+        mutable |= frozenset(sig.user_inputs_to_mutate.values())  # inputs mutated in place
         check_out_variant_graph(self.graph_module, mutable)
