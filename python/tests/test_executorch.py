@@ -171,3 +171,46 @@ def test_cpp_planner_on_random_lifetimes(seed: int) -> None:
         offsets, total, bound = _C.plan_memory(sizes, first, last, 16, algorithm)
         _check_plan(sizes, first, last, list(offsets), total)
         assert total >= bound
+
+
+def test_memory_plan_lives_on_the_graph() -> None:
+    """Every planned value's node carries its spec (node.meta["spec"]); the
+    emitted tensors are exactly there; the to_executorch passes share one
+    signature (ExportedProgram -> ExportedProgram)."""
+    from ember.exir.memory import alloc
+    from ember.exir.passes.memory_planning import TensorSpec
+    from ember.exir.pipeline import executorch_passes
+    from ember.exir.symbolic import SymbolBounds
+
+    class Split(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("count", torch.zeros(1))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            self.count.add_(1)
+            a, b = torch.split(x.relu(), 2)
+            return a * b + self.count
+
+    ep = torch.export.export(Split(), (torch.randn(4, 3),))
+    edge = to_edge(ep)
+    et = edge.to_executorch()
+    program = et.exported_program()
+    values = et.emitted.program["execution_plan"][0]["values"]
+    planned = {(v["val"]["allocation_info"]["memory_id"],
+                v["val"]["allocation_info"]["memory_offset_low"])
+               for v in values if v["val_type"] == "Tensor" and "allocation_info" in v["val"]}
+    specs = []
+    for node in program.graph.nodes:
+        spec = node.meta.get("spec")
+        if node.target is alloc:
+            assert spec is not None, node.name
+        for s in (spec.values() if isinstance(spec, dict) else [spec] if spec else []):
+            assert isinstance(s, TensorSpec)
+            specs.append(s)
+    assert {(s.memory_id, s.offset) for s in specs} == planned
+    assert any(s.memory_id == 2 and s.lifetime is None for s in specs)  # the buffer
+    edge_ep = edge.exported_program()
+    passes = executorch_passes(ExecutorchBackendConfig(), SymbolBounds(edge_ep, "forward"))
+    assert [name for name, _ in passes][-1] == "write back mutated buffers and inputs"
+    assert all(callable(p) for _, p in passes)

@@ -10,11 +10,13 @@ transform:      user passes -> verify
 to_edge_transform_and_lower: to_edge -> transform -> to_backend per partitioner; if
                 ops kept for a partitioner are left unclaimed, the method is lowered
                 again with them decomposed (edge_program_manager.py)
-to_executorch:  user passes -> bounds check (dynamic shapes) -> zero padding
-                and batch norm folded into convolutions -> constant folding -> out
-                variants + alloc (upper-bound shapes) ->
-                dim-order ops -> mutated buffers written back (in place
-                or by a final copy) -> memory planning
+to_executorch:  user passes -> bounds check (dynamic shapes) -> ``executorch_passes``
+                (each ExportedProgram -> ExportedProgram): zero padding and batch
+                norm folded into convolutions -> constant folding -> out variants +
+                alloc (upper-bound shapes) -> dim-order ops -> loop-carried values
+                in memory of their own -> subgraph operands linked -> mutated
+                buffers and inputs written back (in place or by a final copy) ->
+                memory planning (its result on the nodes: ``node.meta["spec"]``)
                 (then ``ember.exir.emit`` writes the program, and the input
                 guards beside it: ``passes/input_guards.py``)
 """
@@ -121,6 +123,60 @@ def transform_edge_program(
     return checked_edge_program(ep, gm, config, preserved)
 
 
+ProgramPass = Callable[[ExportedProgram], ExportedProgram]
+
+
+def on_every_graph(rewrite: Callable[[torch.fx.GraphModule], Any]) -> ProgramPass:
+    """A ProgramPass from an in-place rewrite of a graph module, run on the
+    program's graph and on every subgraph of its control flow."""
+
+    def run(ep: ExportedProgram) -> ExportedProgram:
+        rewrite(ep.graph_module)
+        for_each_branch(ep.graph_module, rewrite)
+        return ep
+
+    return run
+
+
+def on_graph(rewrite: Callable[[torch.fx.GraphModule], Any]) -> ProgramPass:
+    """A ProgramPass from an in-place rewrite of the program's graph (which
+    walks its control flow itself, if it needs to)."""
+
+    def run(ep: ExportedProgram) -> ExportedProgram:
+        rewrite(ep.graph_module)
+        return ep
+
+    return run
+
+
+def write_back_pass(ep: ExportedProgram) -> ExportedProgram:
+    """Mutated buffers and inputs get their new values (passes/mutable_buffers.py);
+    what was done is kept on the graph for the memory plan's report."""
+    ep.graph_module.meta["write_backs"] = write_back_mutated_buffers(ep)
+    return ep
+
+
+def executorch_passes(
+    config: ExecutorchBackendConfig, bounds: SymbolBounds, dim_order_ops: bool = True
+) -> list[tuple[str, ProgramPass]]:
+    """The passes of ``to_executorch`` after the user's, in order; each takes
+    and returns an ExportedProgram."""
+    passes: list[tuple[str, ProgramPass]] = []
+    if config.fold_padding:
+        passes.append(("fold zero padding into convolutions", FoldPaddingPass()))
+    if config.fold_batch_norm:
+        passes.append(("fold batch norm into convolutions", FoldBatchNormPass()))
+    if config.constant_folding:
+        passes.append(("fold constants", ConstantFoldPass()))
+    passes.append(("out variants", on_every_graph(lambda g: to_out_variants(g, bounds.shape))))
+    if config.dim_order_ops and dim_order_ops:
+        passes.append(("dim-order ops", on_every_graph(to_dim_order_ops)))
+    passes.append(("loop-carried values in own memory", on_graph(carry_in_own_memory)))
+    passes.append(("link subgraph operands", on_graph(link_operands)))
+    passes.append(("write back mutated buffers and inputs", write_back_pass))
+    return passes
+
+
 def to_out_variant_program(
     ep: ExportedProgram, config: ExecutorchBackendConfig, method: str, dim_order_ops: bool = True
 ) -> tuple[ExportedProgram, MemoryPlan]:
@@ -134,27 +190,13 @@ def to_out_variant_program(
     ep = rebuild(ep, gm, verifier=EdgeDialectVerifier)  # user passes keep edge ops
     bounds = SymbolBounds(ep, method)
     _check_bounded_shapes(gm, bounds)
-    if config.fold_padding:
-        ep = FoldPaddingPass()(ep)
-    if config.fold_batch_norm:
-        ep = FoldBatchNormPass()(ep)
-    if config.constant_folding:
-        ep = ConstantFoldPass()(ep)
-    gm = ep.graph_module
-    to_out_variants(gm, bounds.shape)
-    for_each_branch(gm, lambda b: to_out_variants(b, bounds.shape))
-    if config.dim_order_ops and dim_order_ops:
-        to_dim_order_ops(gm)
-        for_each_branch(gm, to_dim_order_ops)
-    carry_in_own_memory(gm)
-    link_operands(gm)
-    write_backs = write_back_mutated_buffers(ep)
+    for _, program_pass in executorch_passes(config, bounds, dim_order_ops):
+        ep = program_pass(ep)
     program = rebuild(
-        ep, gm, verifier=OutVariantDialectVerifier, program_class=OutVariantExportedProgram
+        ep, ep.graph_module, verifier=OutVariantDialectVerifier,
+        program_class=OutVariantExportedProgram,
     )
-    plan = config.memory_planning_pass_for(method).plan(program, method)
-    plan.write_backs = write_backs
-    return program, plan
+    return program, config.memory_planning_pass_for(method).plan(program, method)
 
 
 def _check_bounded_shapes(gm: torch.fx.GraphModule, bounds: SymbolBounds) -> None:

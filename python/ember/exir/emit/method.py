@@ -34,7 +34,7 @@ from ember.exir.operator.schema import (
     out_argument_names,
     with_defaults,
 )
-from ember.exir.passes.memory_planning import MemoryPlan
+from ember.exir.passes.memory_planning import MemoryPlan, planned_spec
 from ember.exir.storage import Ref, flat_refs, out_nodes, resolve
 from ember.exir.sym_ops import is_sym_op, prim_operator
 from ember.exir.symbolic import SymbolBounds
@@ -126,18 +126,20 @@ class _MethodEmitter:
                 raise NotImplementedError(f"input {node.name}: only tensor inputs are supported")
             # Unplanned (MemoryPlanningPass(alloc_graph_input=False)): the runtime
             # borrows the caller's tensor.
-            index = self.table.tensor(val, offset=self.plan.offsets.get(Ref(node)))
+            index = self.planned_tensor(val, Ref(node), required=False)
             self.inputs.append(index)
             return index
         if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
             data = self.ep.state_dict.get(spec.target)
             if data is None:
                 data = self.ep.constants[spec.target]
-            if Ref(node) in self.plan.mutable_offsets:
-                # Planned memory of its own, filled with its initial value at load.
+            planned = planned_spec(Ref(node))
+            if planned is not None:
+                # A mutable buffer: planned memory of its own, filled with its
+                # initial value at load.
                 return self.table.tensor(
                     data, data_buffer_idx=self.mutable_data.add(data),
-                    offset=self.plan.mutable_offsets[Ref(node)], memory_id=2, contiguous=True,
+                    offset=planned.offset, memory_id=planned.memory_id, contiguous=True,
                 )
             # Stored in the layout the graph gives it: contiguous, or a permuted
             # view of another constant (folded transposes, passes/constant_fold.py).
@@ -238,23 +240,30 @@ class _MethodEmitter:
         if not isinstance(val, torch.Tensor):
             return self.result_value(val)
         true_ref = flat_refs(resolve(node)[index][0])[0]
-        if true_ref in self.plan.offsets:
-            return self.table.tensor(val, offset=self.plan.offsets[true_ref])
-        if true_ref in self.plan.mutable_offsets:
-            return self.table.tensor(val, offset=self.plan.mutable_offsets[true_ref], memory_id=2)
-        raise NotImplementedError(
-            f"{node.name}: result {index} of the true branch is a constant; return a computed "
-            "value from both branches"
-        )
+        if planned_spec(true_ref) is None:
+            raise NotImplementedError(
+                f"{node.name}: result {index} of the true branch is a constant; return a "
+                "computed value from both branches"
+            )
+        return self.planned_tensor(val, true_ref)
+
+    def planned_tensor(self, val: torch.Tensor, ref: Ref, required: bool = True) -> int:
+        """A tensor value placed where the memory plan put ``ref`` (``node.meta``)."""
+        spec = planned_spec(ref)
+        if spec is None:
+            if required:
+                raise RuntimeError(f"{ref.node.name} has no memory plan (spec)")
+            return self.table.tensor(val)
+        return self.table.tensor(val, offset=spec.offset, memory_id=spec.memory_id)
 
     def allocation(self, node: torch.fx.Node) -> Any:
         val = node.meta["val"]
         if isinstance(val, (list, tuple)):
             return [
-                self.table.tensor(v, offset=self.plan.offsets[Ref(node, i)])
+                self.planned_tensor(v, Ref(node, i))
                 for i, v in enumerate(val)
             ]
-        return self.table.tensor(val, offset=self.plan.offsets[Ref(node)])
+        return self.planned_tensor(val, Ref(node))
 
     def output_value(self, x: Any) -> int:
         if isinstance(x, torch.fx.Node):
@@ -357,11 +366,11 @@ class _MethodEmitter:
         val = node.meta["val"]
         if isinstance(storage, list):
             outs = [
-                self.table.tensor(v, offset=self.plan.offsets[r])
+                self.planned_tensor(v, r)
                 for v, r in zip(val, storage, strict=True)
             ]
         else:
-            outs = [self.table.tensor(val, offset=self.plan.offsets[storage])]
+            outs = [self.planned_tensor(val, storage)]
         self.instructions.append(
             {
                 "instr_args_type": "DelegateCall",

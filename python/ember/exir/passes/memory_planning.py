@@ -7,7 +7,11 @@ for the whole method, so a method can run again on the inputs it was given
 (``ember-run --iters N`` sets them once); outputs live until the end. Parameters and
 constants are not planned (they live in the constant segment). A tensor
 with symbolic sizes is planned for its upper bound (``ember.exir.symbolic``).
-The C++ planner ``ember._C.plan_memory`` places them. Mutable buffers
+The C++ planner ``ember._C.plan_memory`` places them. The result lives on
+the graph: each planned value's node carries a ``TensorSpec`` in
+``node.meta["spec"]`` (a dict by output index for a node with several),
+which the emitter reads (``planned_spec``); ``MemoryPlan`` is the report.
+Mutable buffers
 (``passes/mutable_buffers.py``) live as long as the loaded method, so they
 are laid out one after the other in a region of their own, which nothing
 else reuses; the runtime fills it with their initial values at load.
@@ -29,6 +33,35 @@ from ember.exir.storage import Ref, flat_refs, nodes_in, resolve
 from ember.exir.symbolic import SymbolBounds
 
 
+SPEC = "spec"
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """Where a planned value lives: buffer ``memory_id`` at byte ``offset``,
+    during instructions ``lifetime`` (None: the whole life of the method)."""
+
+    memory_id: int
+    offset: int
+    nbytes: int
+    lifetime: tuple[int, int] | None
+
+
+def planned_spec(ref: Ref) -> TensorSpec | None:
+    """The spec the memory plan left on ``ref``'s node, or None (not planned)."""
+    spec = ref.node.meta.get(SPEC)
+    if isinstance(spec, dict):
+        return spec.get(ref.index)
+    return spec if ref.index is None else None
+
+
+def _set_spec(ref: Ref, spec: TensorSpec) -> None:
+    if ref.index is None:
+        ref.node.meta[SPEC] = spec
+    else:
+        ref.node.meta.setdefault(SPEC, {})[ref.index] = spec
+
+
 @dataclass
 class PlannedTensor:
     name: str
@@ -47,12 +80,10 @@ class MemoryPlan:
     total_bytes: int
     lower_bound: int
     alignment: int
-    offsets: dict[Ref, int] = field(default_factory=dict, repr=False)
-    # Mutable buffers, in buffer 2: their placeholders' offsets there.
+    # Mutable buffers, in buffer 2.
     mutable: list[PlannedTensor] = field(default_factory=list)
     mutable_bytes: int = 0
-    mutable_offsets: dict[Ref, int] = field(default_factory=dict, repr=False)
-    # How each mutable buffer gets its new value (set by to_executorch).
+    # How each mutable buffer gets its new value (the write-back pass's record).
     write_backs: list[WriteBack] = field(default_factory=list)
 
     @property
@@ -191,21 +222,21 @@ class MemoryPlanningPass:
                     life[1] = max(life[1], last)
         return planned
 
-    def mutable_layout(self, ep: ExportedProgram) -> tuple[list[PlannedTensor], dict[Ref, int], int]:
-        """The mutable buffers one after another (aligned): tensors, offsets, bytes."""
+    def mutable_layout(self, ep: ExportedProgram) -> tuple[list[PlannedTensor], int]:
+        """The mutable buffers one after another (aligned), their specs set on
+        their placeholders: tensors, bytes."""
         nbytes = SymbolBounds(ep).nbytes
         names = mutated_buffer_placeholders(ep)
         tensors: list[PlannedTensor] = []
-        offsets: dict[Ref, int] = {}
         end = 0
         for node in ep.graph_module.graph.nodes:
             if node.op == "placeholder" and node.name in names:
                 offset = -(-end // self.alignment) * self.alignment
                 size = nbytes(node.meta["val"])
                 tensors.append(PlannedTensor(names[node.name], size, 0, 0, offset))
-                offsets[Ref(node)] = offset
+                _set_spec(Ref(node), TensorSpec(2, offset, size, None))
                 end = offset + size
-        return tensors, offsets, end
+        return tensors, end
 
     def plan(self, ep: ExportedProgram, method: str = "forward") -> MemoryPlan:
         planned = self.lifetimes(ep)
@@ -218,8 +249,10 @@ class MemoryPlanningPass:
             PlannedTensor(planned[r][0], s, f, la, o)
             for r, s, f, la, o in zip(refs, sizes, first, last, offsets, strict=False)
         ]
-        mutable, mutable_offsets, mutable_bytes = self.mutable_layout(ep)
-        return MemoryPlan(
-            method, tensors, total, bound, self.alignment, dict(zip(refs, offsets, strict=False)),
-            mutable, mutable_bytes, mutable_offsets,
-        )
+        for node in all_nodes(ep.graph_module):
+            node.meta.pop(SPEC, None)  # a plan made before (plan() may run again)
+        for r, s, f, la, o in zip(refs, sizes, first, last, offsets, strict=True):
+            _set_spec(r, TensorSpec(1, o, s, (f, la)))
+        mutable, mutable_bytes = self.mutable_layout(ep)
+        return MemoryPlan(method, tensors, total, bound, self.alignment, mutable, mutable_bytes,
+                          list(ep.graph_module.meta.get("write_backs", [])))
