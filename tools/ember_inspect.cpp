@@ -253,29 +253,56 @@ void inspect_prepared(extension::Module* module, const ember_fb::ExecutionPlan* 
 
 }  // namespace
 
+const char kHelp[] =
+    "usage: ember-inspect model.pte [--data FILE.ptd]\n"
+    "Prints what a program holds: per method its inputs and outputs, instructions,\n"
+    "operators, delegates, mutable buffers, planned buffers and how close the plan is\n"
+    "to its lower bound, constant methods' values, and what the kernels' prepare\n"
+    "steps take at load.\n"
+    "\n"
+    "  --data FILE.ptd   the weights the program keeps outside itself (needed to load\n"
+    "                    its methods and report what prepare takes)\n"
+    "  -h, --help        this text\n";
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s model.pte\n", argv[0]);
+  std::string path, data_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kHelp, stdout);
+      return 0;
+    } else if (a == "--data" && i + 1 < argc) {
+      data_path = argv[++i];
+    } else if (!a.empty() && a[0] != '-' && path.empty()) {
+      path = a;
+    } else {
+      std::fprintf(stderr, "ember-inspect: unexpected argument '%s'\n%s", a.c_str(), kHelp);
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    std::fprintf(stderr, "ember-inspect: no program given\n%s", kHelp);
     return 2;
   }
-  Result<extension::FileDataLoader> loader = extension::FileDataLoader::from(argv[1]);
+  Result<extension::FileDataLoader> loader = extension::FileDataLoader::from(path.c_str());
   if (!loader.ok()) {
     std::fprintf(stderr, "ember-inspect: %s\n", last_error_message());
     return 1;
   }
   Result<Program> program = Program::load(&loader.get());
   if (!program.ok()) {
-    std::fprintf(stderr, "ember-inspect: %s: %s (%s)\n", argv[1], last_error_message(),
+    std::fprintf(stderr, "ember-inspect: %s: %s (%s)\n", path.c_str(), last_error_message(),
                  error_name(program.error()));
     return 1;
   }
   const ember_fb::Program* fb = program->flatbuffer();
-  std::printf("%s: %s, format version %u, %u method(s), %u segment(s), constant segment %s\n", argv[1],
+  std::printf("%s: %s, format version %u, %u method(s), %u segment(s), constant segment %s\n", path.c_str(),
               tools::human_bytes(double(program->file_size())).c_str(), fb->version(),
               fb->execution_plan()->size(), fb->segments() ? fb->segments()->size() : 0,
               tools::human_bytes(double(program->constant_segment_size())).c_str());
   // A second, module-owned copy of the program, for loading methods.
-  Result<std::unique_ptr<extension::Module>> module = extension::Module::load(argv[1]);
+  Result<std::unique_ptr<extension::Module>> module = extension::Module::load(
+      path.c_str(), extension::Module::LoadMode::Mmap, Program::Verification::Full, data_path);
   for (uint32_t i = 0; i < fb->execution_plan()->size(); ++i) {
     inspect_plan(fb->execution_plan()->Get(i));
     inspect_prepared(module.ok() ? module.get().get() : nullptr, fb->execution_plan()->Get(i));

@@ -3,11 +3,14 @@
 //
 //   ember-run model.pte [--method NAME] [--input FILE.npy ...] [--iters N]
 //                       [--warmup N] [--save-outputs DIR] [--seed N] [--data FILE.ptd]
+//                       [--profile [FILE.json]]   (ember-run --help explains each)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "extension/module/module.h"
 #include "extension/tensor/owned_tensor.h"
 #include "tools/npy.h"
+#include "tools/profile_report.h"
 #include "tools/tensor_print.h"
 
 using namespace ember;
@@ -34,20 +38,46 @@ struct Options {
   unsigned seed = 0;
   int load_iters = 1;
   int threads = -1;  // Pool threads; -1 = EMBER_NUM_THREADS or one per core
+  bool profile = false;
+  std::string trace_path;  // --profile FILE.json: a Chrome trace (Perfetto opens it)
   Program::Verification verification = Program::Verification::Full;
 };
 
-int usage(const char* argv0) {
-  std::fprintf(stderr,
-               "usage: %s model.pte [--method NAME] [--input FILE.npy ...] [--iters N]\n"
-               "          [--warmup N] [--save-outputs DIR] [--seed N] [--load-iters N]\n"
-               "          [--verification full|minimal] [--threads N] [--data FILE.ptd]\n"
-               "  --data FILE   the .ptd file holding the weights the program keeps outside\n"
-               "                itself (ExecutorchBackendConfig(external_constants=True))\n"
-               "  --threads N   threads of the pool portable kernels and XNNPACK delegates\n"
-               "                share (default: EMBER_NUM_THREADS, else one per core)\n",
-               argv0);
+const char kHelp[] =
+    "usage: ember-run model.pte [options]\n"
+    "Loads a program, sets each input (from .npy files, or random values of the\n"
+    "input's dtype and shape), runs the method and prints its outputs, the\n"
+    "latency and memory.\n"
+    "\n"
+    "  --method NAME        the method to run (default forward)\n"
+    "  --input FILE.npy     one per input, in order (default: random)\n"
+    "  --iters N            timed runs (default 10); inputs are set before each run\n"
+    "  --warmup N           untimed runs first (default 2)\n"
+    "  --seed N             seed of the random inputs (default 0)\n"
+    "  --save-outputs DIR   write each output as DIR/output_<i>.npy\n"
+    "  --load-iters N       load the program N times, report the median load time\n"
+    "  --verification full|minimal   checks at load (default full: every rule of the format)\n"
+    "  --threads N          threads of the pool portable kernels and XNNPACK delegates\n"
+    "                       share (default: EMBER_NUM_THREADS, else one per core)\n"
+    "  --data FILE.ptd      the weights the program keeps outside itself\n"
+    "                       (ExecutorchBackendConfig(external_constants=True))\n"
+    "  --profile [FILE.json]  time every instruction over the timed runs: a table per\n"
+    "                       operator (time, share, calls, output shapes); with a file,\n"
+    "                       also a Chrome trace (open it in Perfetto or chrome://tracing)\n"
+    "  -h, --help           this text\n";
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "ember-run: %s\n%s", message.c_str(), kHelp);
   return 2;
+}
+
+// A whole number >= minimum, or nothing.
+std::optional<int> parse_count(const char* text, int minimum) {
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (*end != '\0' || v < minimum || v > 1000000000L) return std::nullopt;
+  return static_cast<int>(v);
 }
 
 // This process's peak resident set (VmHWM, reset at exec), or -1 off Linux.
@@ -91,28 +121,66 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    auto count = [&](int minimum, int* out) -> bool {
+      const char* v = next();
+      const std::optional<int> n = parse_count(v, minimum);
+      if (!n) return false;
+      *out = *n;
+      return true;
+    };
+    auto bad_count = [&](int minimum) {
+      return usage_error(a + " takes a whole number >= " + std::to_string(minimum) + ", got '" +
+                         (i < argc ? argv[i] : "") + "'");
+    };
     const char* v = nullptr;
-    if (a == "--method" && (v = next())) opt.method = v;
-    else if (a == "--data" && (v = next())) opt.data_path = v;
-    else if (a == "--input" && (v = next())) opt.inputs.push_back(v);
-    else if (a == "--iters" && (v = next())) opt.iters = std::max(1, std::atoi(v));
-    else if (a == "--warmup" && (v = next())) opt.warmup = std::max(0, std::atoi(v));
-    else if (a == "--save-outputs" && (v = next())) opt.save_dir = v;
-    else if (a == "--seed" && (v = next())) opt.seed = static_cast<unsigned>(std::atoi(v));
-    else if (a == "--load-iters" && (v = next())) opt.load_iters = std::max(1, std::atoi(v));
-    else if (a == "--threads" && (v = next())) opt.threads = std::max(0, std::atoi(v));
-    else if (a == "--verification" && (v = next()) && (std::string(v) == "full" || std::string(v) == "minimal")) {
+    if (a == "-h" || a == "--help") {
+      std::fputs(kHelp, stdout);
+      return 0;
+    } else if (a == "--method" && (v = next())) {
+      opt.method = v;
+    } else if (a == "--data" && (v = next())) {
+      opt.data_path = v;
+    } else if (a == "--input" && (v = next())) {
+      opt.inputs.push_back(v);
+    } else if (a == "--save-outputs" && (v = next())) {
+      opt.save_dir = v;
+    } else if (a == "--iters") {
+      if (!count(1, &opt.iters)) return bad_count(1);
+    } else if (a == "--warmup") {
+      if (!count(0, &opt.warmup)) return bad_count(0);
+    } else if (a == "--load-iters") {
+      if (!count(1, &opt.load_iters)) return bad_count(1);
+    } else if (a == "--threads") {
+      if (!count(0, &opt.threads)) return bad_count(0);
+    } else if (a == "--seed") {
+      int seed = 0;
+      if (!count(0, &seed)) return bad_count(0);
+      opt.seed = static_cast<unsigned>(seed);
+    } else if (a == "--verification") {
+      v = next();
+      if (v == nullptr || (std::string(v) != "full" && std::string(v) != "minimal")) {
+        return usage_error("--verification takes full or minimal");
+      }
       opt.verification = std::string(v) == "full" ? Program::Verification::Full
                                                    : Program::Verification::Minimal;
-    }
-    else if (a == "-h" || a == "--help") return usage(argv[0]);
-    else if (!a.empty() && a[0] != '-' && opt.path.empty()) opt.path = a;
-    else {
-      std::fprintf(stderr, "ember-run: unknown or incomplete argument '%s'\n", a.c_str());
-      return usage(argv[0]);
+    } else if (a == "--profile") {
+      opt.profile = true;
+      // An optional trace file: the next argument, when it is not an option
+      // or the program.
+      if (i + 1 < argc && argv[i + 1][0] != '-' &&
+          std::string(argv[i + 1]).size() > 5 &&
+          std::string(argv[i + 1]).rfind(".json") == std::string(argv[i + 1]).size() - 5) {
+        opt.trace_path = argv[++i];
+      }
+    } else if (!a.empty() && a[0] != '-' && opt.path.empty()) {
+      opt.path = a;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage_error("unknown option or missing value: '" + a + "'");
+    } else {
+      return usage_error("one program at a time: '" + a + "' after '" + opt.path + "'");
     }
   }
-  if (opt.path.empty()) return usage(argv[0]);
+  if (opt.path.empty()) return usage_error("no program given");
   if (opt.threads >= 0) {
     (void)ember::set_thread_count(static_cast<size_t>(opt.threads));
   }
@@ -128,6 +196,13 @@ int main(int argc, char** argv) {
         Module::load(opt.path, Module::LoadMode::Mmap, opt.verification, opt.data_path);
     if (!loaded.ok()) return fail(("loading " + opt.path).c_str(), loaded.error());
     Result<Method*> m = loaded.get()->method(opt.method);
+    if (!m.ok() && m.error() == Error::NotFound) {
+      std::string names;
+      for (const std::string& n : loaded.get()->method_names()) names += (names.empty() ? "" : ", ") + n;
+      std::fprintf(stderr, "ember-run: the program has no method '%s'; its methods: %s\n",
+                   opt.method.c_str(), names.c_str());
+      return 1;
+    }
     if (!m.ok()) return fail(("loading method '" + opt.method + "'").c_str(), m.error());
     load_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -162,22 +237,39 @@ int main(int argc, char** argv) {
       in = extension::OwnedTensor(info->dtype, info->sizes, info->dim_order);
       fill_random(in.bytes(), info->dtype, rng);
     }
-    const Error err = method.set_input(i, in.tensor());
-    if (err != Error::Ok) return fail("setting input", err);
   }
+  // Inputs are set before every run: a plan may let later values reuse an
+  // input's memory (other exporters write such plans).
+  auto set_inputs = [&]() -> Error {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Error err = method.set_input(i, inputs[i].tensor());
+      if (err != Error::Ok) return err;
+    }
+    return Error::Ok;
+  };
 
   for (int i = 0; i < opt.warmup; ++i) {
+    if (const Error err = set_inputs(); err != Error::Ok) return fail("setting inputs", err);
     const Error err = method.execute();
     if (err != Error::Ok) return fail("execute", err);
   }
+  std::vector<ProfileEvent> events;
+  std::optional<EventTracer> tracer;
+  if (opt.profile) {
+    events.resize(method.num_steps() * static_cast<size_t>(opt.iters) + 1);
+    tracer.emplace(events.data(), events.size());
+    method.set_event_tracer(&*tracer);
+  }
   std::vector<double> times_ms;
   for (int i = 0; i < opt.iters; ++i) {
+    if (const Error err = set_inputs(); err != Error::Ok) return fail("setting inputs", err);
     const auto s = std::chrono::steady_clock::now();
     const Error err = method.execute();
     const auto e = std::chrono::steady_clock::now();
     if (err != Error::Ok) return fail("execute", err);
     times_ms.push_back(std::chrono::duration<double, std::milli>(e - s).count());
   }
+  method.set_event_tracer(nullptr);
 
   std::printf("Program  %s  method '%s'  (%zu instructions)\n", opt.path.c_str(),
               opt.method.c_str(), method.num_steps());
@@ -217,6 +309,19 @@ int main(int argc, char** argv) {
                 tools::human_bytes(double(m.get()->dropped_constant_bytes())).c_str());
   }
   std::printf("threads %zu\n", ember::thread_count());
+  if (tracer) {
+    const double total_ms = std::accumulate(times_ms.begin(), times_ms.end(), 0.0);
+    tools::print_profile(method, *tracer, opt.iters, total_ms);
+    if (!opt.trace_path.empty()) {
+      std::string err;
+      if (!tools::write_chrome_trace(opt.trace_path, method, *tracer, &err)) {
+        std::fprintf(stderr, "ember-run: %s\n", err.c_str());
+        return 1;
+      }
+      std::printf("trace written to %s (open it in https://ui.perfetto.dev)\n",
+                  opt.trace_path.c_str());
+    }
+  }
   if (const long kib = peak_rss_kib(); kib > 0) {
     std::printf("peak RSS %s\n", tools::human_bytes(double(kib) * 1024.0).c_str());
   }

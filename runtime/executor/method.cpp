@@ -30,7 +30,8 @@ Method::Method(Method&& other)
       num_delegates_(other.num_delegates_),
       input_guards_(other.input_guards_),
       rng_state_(other.rng_state_),
-      thread_pool_(other.thread_pool_) {
+      thread_pool_(other.thread_pool_),
+      tracer_(other.tracer_) {
   other.num_delegates_ = 0;  // The handles now belong to this method.
 }
 
@@ -167,7 +168,8 @@ Error Method::execute() {
   while (pc < num_steps_) {
     const Step& step = steps_[pc];
     switch (step.kind) {
-      case Step::Kind::Kernel:
+      case Step::Kind::Kernel: {
+        const uint64_t start = tracer_ != nullptr ? EventTracer::now_ns() : 0;
         ctx.reset(step.op_name);
         ctx.set_state(step.state);
         step.fn(ctx, step.args);
@@ -175,7 +177,9 @@ Error Method::execute() {
           rng_state_ = ctx.rng_state();
           return ctx.failure();
         }
+        if (tracer_ != nullptr) tracer_->record(static_cast<uint32_t>(pc), start, EventTracer::now_ns());
         break;
+      }
       case Step::Kind::Move:
         values_[step.b] = values_[step.a];
         break;
@@ -194,11 +198,13 @@ Error Method::execute() {
         // Memory is planned ahead of time, so there is nothing to release.
         break;
       case Step::Kind::Delegate: {
+        const uint64_t start = tracer_ != nullptr ? EventTracer::now_ns() : 0;
         const Error err = execute_delegate(step, pc);
         if (err != Error::Ok) {
           rng_state_ = ctx.rng_state();
           return err;
         }
+        if (tracer_ != nullptr) tracer_->record(static_cast<uint32_t>(pc), start, EventTracer::now_ns());
         break;
       }
     }

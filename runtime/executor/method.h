@@ -11,6 +11,7 @@
 #include "runtime/backend/backend_interface.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
+#include "runtime/executor/event_tracer.h"
 #include "runtime/executor/input_guards.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -112,6 +113,10 @@ class Method {
   /// (as it was after load_method).
   void reset_mutable_buffers();
 
+  /// Records each kernel and delegate instruction execute() runs (its step
+  /// index and start/end times) into `tracer`; null stops recording.
+  void set_event_tracer(EventTracer* tracer) { tracer_ = tracer; }
+
  private:
   friend class Program;
   friend class MethodLoader;
@@ -140,6 +145,7 @@ class Method {
   InputGuardTable input_guards_;
   uint64_t rng_state_ = 0x853c49e6748fea9bULL;
   ThreadPool* thread_pool_ = nullptr;  // Process-wide pool, looked up at load.
+  EventTracer* tracer_ = nullptr;
 };
 
 }  // namespace ember

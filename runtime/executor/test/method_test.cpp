@@ -107,6 +107,36 @@ TEST(MethodTest, MutableBufferKeepsStateAcrossRunsAndResets) {
   EXPECT_FLOAT_EQ(ma->get_output(0).get()->to_tensor().data_ptr<float>()[5], 7.0f);
 }
 
+// With a tracer set, execute records one event per instruction it runs, in
+// order, with non-decreasing times; without one, nothing.
+TEST(MethodTest, EventTracerRecordsEachInstruction) {
+  Fixture f(testing::write(testing::make_axpy_program()));
+  Result<Program> program = Program::load(&f.loader);
+  ASSERT_TRUE(program.ok());
+  Result<Method> method = program->load_method("forward", &f.mm);
+  ASSERT_TRUE(method.ok());
+  HostTensor x({2, 3}, {1, 2, 3, 4, 5, 6});
+  ASSERT_EQ(method->set_input(0, x.t), Error::Ok);
+  ASSERT_EQ(method->set_input(1, x.t), Error::Ok);
+  ProfileEvent events[3];
+  EventTracer tracer(events, 3);
+  method->set_event_tracer(&tracer);
+  for (int run = 0; run < 4; ++run) ASSERT_EQ(method->execute(), Error::Ok);
+  EXPECT_EQ(tracer.size(), 3u);
+  EXPECT_EQ(tracer.dropped(), 1u);  // the fourth run's event did not fit
+  for (size_t i = 0; i < tracer.size(); ++i) {
+    EXPECT_EQ(events[i].instruction, 0u);
+    EXPECT_LE(events[i].start_ns, events[i].end_ns);
+    if (i > 0) {
+      EXPECT_LE(events[i - 1].end_ns, events[i].start_ns);
+    }
+  }
+  method->set_event_tracer(nullptr);
+  tracer.clear();
+  ASSERT_EQ(method->execute(), Error::Ok);
+  EXPECT_EQ(tracer.size(), 0u);
+}
+
 // The loaded method (moved out of the loader, then out of the Result) keeps
 // the process-wide pool its kernels split work over.
 TEST(MethodTest, KeepsTheProcessThreadPool) {

@@ -1,0 +1,99 @@
+#include "tools/profile_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "tools/tensor_print.h"
+
+namespace ember::tools {
+namespace {
+
+// The shape an instruction writes: its last argument (the out, by the
+// format's convention) when that is a tensor; "" otherwise.
+std::string output_shape(const Method& method, uint32_t instruction) {
+  const Step& step = method.step(instruction);
+  if (step.kind != Step::Kind::Kernel || step.num_args == 0) return "";
+  const EValue* out = step.args[step.num_args - 1];
+  if (out == nullptr || !out->is_tensor()) return "";
+  return shape_string(out->to_tensor().shape());
+}
+
+std::string json_escape(const char* s) {
+  std::string out;
+  for (; s != nullptr && *s != '\0'; ++s) {
+    if (*s == '"' || *s == '\\') out += '\\';
+    out += *s;
+  }
+  return out;
+}
+
+}  // namespace
+
+void print_profile(const Method& method, const EventTracer& tracer, int runs, double wall_ms) {
+  struct Row {
+    double ns = 0;
+    size_t calls = 0;
+    std::set<std::string> shapes;
+  };
+  std::map<std::string, Row> rows;
+  double traced_ns = 0;
+  for (size_t i = 0; i < tracer.size(); ++i) {
+    const ProfileEvent& e = tracer.events()[i];
+    const char* name = method.step(e.instruction).op_name;
+    Row& row = rows[name != nullptr ? name : "?"];
+    row.ns += double(e.end_ns - e.start_ns);
+    ++row.calls;
+    if (row.shapes.size() < 3) row.shapes.insert(output_shape(method, e.instruction));
+    traced_ns += double(e.end_ns - e.start_ns);
+  }
+  std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+  const double per_run = runs > 0 ? 1.0 / runs : 1.0;
+  std::printf("\nprofile over %d runs (%.3f ms per run; instructions account for %.1f%%)\n", runs,
+              wall_ms * per_run, wall_ms > 0 ? 100.0 * traced_ns / 1e6 / wall_ms : 0.0);
+  std::printf("%-40s %10s %7s %7s %10s  %s\n", "operator", "ms/run", "share", "calls", "us/call",
+              "output shapes");
+  for (const auto& [name, row] : sorted) {
+    std::string shapes;
+    for (const std::string& s : row.shapes) shapes += (shapes.empty() ? "" : " ") + s;
+    std::printf("%-40s %10.4f %6.1f%% %7.1f %10.2f  %s\n", name.c_str(), row.ns * 1e-6 * per_run,
+                traced_ns > 0 ? 100.0 * row.ns / traced_ns : 0.0, double(row.calls) * per_run,
+                row.ns * 1e-3 / double(row.calls), shapes.c_str());
+  }
+  if (tracer.dropped() > 0) {
+    std::printf("(%zu events did not fit in the trace buffer)\n", tracer.dropped());
+  }
+}
+
+bool write_chrome_trace(const std::string& path, const Method& method, const EventTracer& tracer,
+                        std::string* error) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    *error = "cannot write " + path;
+    return false;
+  }
+  const uint64_t origin = tracer.size() > 0 ? tracer.events()[0].start_ns : 0;
+  std::fprintf(f, "{\"traceEvents\":[\n");
+  for (size_t i = 0; i < tracer.size(); ++i) {
+    const ProfileEvent& e = tracer.events()[i];
+    const Step& step = method.step(e.instruction);
+    std::fprintf(f,
+                 "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":1,"
+                 "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"instruction\":%u,\"shape\":\"%s\"}}\n",
+                 i == 0 ? "" : ",", json_escape(step.op_name).c_str(),
+                 step.kind == Step::Kind::Delegate ? "delegate" : "kernel",
+                 double(e.start_ns - origin) * 1e-3, double(e.end_ns - e.start_ns) * 1e-3,
+                 e.instruction, output_shape(method, e.instruction).c_str());
+  }
+  std::fprintf(f, "],\"displayTimeUnit\":\"ms\",\"otherData\":{\"method\":\"%s\"}}\n",
+               json_escape(method.name()).c_str());
+  const bool ok = std::fclose(f) == 0;
+  if (!ok) *error = "cannot finish writing " + path;
+  return ok;
+}
+
+}  // namespace ember::tools
