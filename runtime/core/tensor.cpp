@@ -37,13 +37,16 @@ Error Tensor::resize(std::span<const int32_t> new_sizes) {
 }
 
 int64_t checked_numel(std::span<const int32_t> sizes, int64_t max_elements) {
-  int64_t n = 1;
+  // An empty shape fits any capacity, even 0 bytes (an empty slice planned
+  // for [1, 4, 48, 0] resized to [1, 4, 5, 0]), whatever comes before the 0.
+  bool empty = false;
   for (int32_t s : sizes) {
     if (s < 0) return -1;
-    if (s == 0) {
-      n = 0;
-      continue;
-    }
+    empty = empty || s == 0;
+  }
+  if (empty) return 0;
+  int64_t n = 1;
+  for (int32_t s : sizes) {
     if (n > max_elements / s) return -1;
     n *= s;
   }

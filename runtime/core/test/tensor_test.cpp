@@ -52,6 +52,14 @@ TEST(TensorTest, CheckedNumelDetectsOverflow) {
   EXPECT_EQ(checked_numel(neg, INT64_MAX), -1);
   const int32_t empty[2] = {0, 5};
   EXPECT_EQ(checked_numel(empty, 10), 0);
+  // An empty shape fits a 0-byte plan whatever comes before its 0 (an empty
+  // slice of a dynamic prefill), and a negative size after a 0 is still one.
+  const int32_t empty_last[4] = {1, 4, 5, 0};
+  EXPECT_EQ(checked_numel(empty_last, 0), 0);
+  const int32_t huge_then_empty[3] = {1 << 30, 1 << 30, 0};
+  EXPECT_EQ(checked_numel(huge_then_empty, 0), 0);
+  const int32_t empty_then_neg[2] = {0, -1};
+  EXPECT_EQ(checked_numel(empty_then_neg, 10), -1);
 }
 
 TEST(MemoryAllocatorTest, AlignsAndRefusesWhenFull) {
