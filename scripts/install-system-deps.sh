@@ -8,6 +8,7 @@ packages=(
   flatbuffers-compiler libflatbuffers-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libsentencepiece-dev pkg-config
   ${EMBER_EXTRA_PACKAGES:-}
 )
 missing=()

@@ -63,7 +63,7 @@ def test_greedy_generation_equals_eager(family: str) -> None:
     want = eager_greedy(model, ids, NEW_TOKENS)
     assert result.tokens == want, family
     assert len(set(want)) > 3, f"{family}: the random model repeats one token; the check is weak"
-    assert result.text == " ".join(f"w{t}" for t in want)
+    assert result.text == " " + " ".join(f"w{t}" for t in want)
     # Logits of a one-call prefill of the whole sequence against eager's.
     program.reset()
     seq = ids + want[:-1]

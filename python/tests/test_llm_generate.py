@@ -24,7 +24,10 @@ def test_streamed_text_is_eager_greedy_decoded() -> None:
     ids = [1] + tok.encode(PROMPT, add_special_tokens=False).ids
     assert result.prompt_tokens == ids
     assert result.tokens == eager_greedy(model, ids, 20)
-    assert result.text == tok.decode(result.tokens, skip_special_tokens=True)
+    prompt_text = tok.decode(ids, skip_special_tokens=True)
+    assert prompt_text == PROMPT
+    both = tok.decode(ids + result.tokens, skip_special_tokens=True)
+    assert both.startswith(PROMPT) and result.text == both[len(PROMPT):]
     assert "".join(pieces) == result.text and len(pieces) > 1
     s = result.stats
     assert (s.prompt_tokens, s.new_tokens, s.stop_reason) == (len(ids), 20, "max_new_tokens")

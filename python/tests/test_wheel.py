@@ -60,7 +60,8 @@ def _site(venv: Path) -> Path:
 
 def _elf_files(venv: Path) -> list[Path]:
     ember = _site(venv) / "ember"
-    tools = [venv / "bin" / t for t in ("ember-run", "ember-inspect", "ember-oplist")]
+    tools = [venv / "bin" / t for t in ("ember-run", "ember-inspect", "ember-oplist", "ember-llm")
+             if (venv / "bin" / t).exists() or t != "ember-llm"]
     return [*ember.glob("_C*.so"), *tools, *sorted((ember / "lib").iterdir())]
 
 

@@ -119,6 +119,14 @@ def _run(llm: LlmProgram, tok: Tokenizer, prompt_ids: list[int], max_new_tokens:
     stats = GenerationStats(prompt_tokens=len(prompt_ids))
     new: list[int] = []
     emitted = ""
+    # The new text is what decoding prompt + new tokens adds to the prompt's
+    # text, so a word-initial piece gets its space (SentencePiece's "▁").
+    prompt_text = tok.decode(prompt_ids)
+
+    def continuation(ids: list[int]) -> str:
+        text = tok.decode(prompt_ids + ids)
+        return text[len(prompt_text):] if text.startswith(prompt_text) else tok.decode(ids)
+
     llm.reset()
     t0 = time.perf_counter()
     logits = llm.prefill(prompt_ids)
@@ -134,7 +142,7 @@ def _run(llm: LlmProgram, tok: Tokenizer, prompt_ids: list[int], max_new_tokens:
         if token in stops:
             stats.stop_reason = "stop token"
             break
-        text = tok.decode([t for t in new if t not in stops])
+        text = continuation([t for t in new if t not in stops])
         # Hold back a piece that ends inside a multi-byte character.
         if len(text) > len(emitted) and not text.endswith("\ufffd") and text.startswith(emitted):
             yield text[len(emitted):]
@@ -150,7 +158,7 @@ def _run(llm: LlmProgram, tok: Tokenizer, prompt_ids: list[int], max_new_tokens:
         pos += 1
     stats.new_tokens = len(new)
     stats.decode_s = t_decode
-    text = tok.decode([t for t in new if t not in stops])
+    text = continuation([t for t in new if t not in stops])
     if len(text) > len(emitted) and text.startswith(emitted):
         yield text[len(emitted):]
     holder["result"] = GenerationResult(text=text, tokens=new, prompt_tokens=prompt_ids, stats=stats)
