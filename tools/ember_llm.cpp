@@ -333,13 +333,18 @@ int main(int argc, char** argv) {
   std::vector<int64_t> all_new;
   std::string emitted;
   double ttft = 0.0;
-  double decode_s = 0.0;
+  Clock::time_point t_first = t0;
+  Clock::time_point t_last = t0;
   int64_t pos = static_cast<int64_t>(prompt.size());
   const char* stop_reason = "max-new-tokens";
   while (static_cast<int>(all_new.size()) < opt.max_new_tokens) {
     const int64_t token = sample(logits.data(), static_cast<int64_t>(logits.size()));
     all_new.push_back(token);
-    if (all_new.size() == 1) ttft = seconds(t0, Clock::now());
+    t_last = Clock::now();
+    if (all_new.size() == 1) {
+      t_first = t_last;
+      ttft = seconds(t0, t_first);
+    }
     if (std::find(md.eos_ids.begin(), md.eos_ids.end(), token) != md.eos_ids.end()) {
       stop_reason = "stop token";
       break;
@@ -361,11 +366,9 @@ int main(int argc, char** argv) {
       stop_reason = "cache full";
       break;
     }
-    const auto s = Clock::now();
     if (const Error err = run_forward(method, {token}, pos, &logits); err != Error::Ok) {
       return fail("decode at position " + std::to_string(pos), err);
     }
-    decode_s += seconds(s, Clock::now());
     ++pos;
   }
   std::string text;
@@ -377,6 +380,8 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   const double prefill_s = seconds(t0, t_prefill);
+  // Decode: from the first new token to the last (forward calls, sampling, text).
+  const double decode_s = seconds(t_first, t_last);
   const size_t decode_steps = all_new.empty() ? 0 : all_new.size() - 1;
   if (opt.print_tokens) {
     std::fprintf(stderr, "prompt tokens:");

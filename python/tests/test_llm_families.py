@@ -30,6 +30,7 @@ CONFIGS = {
     # echoes the last token.
     "gemma": lambda: transformers.GemmaConfig(**{**SMALL, "initializer_range": 0.5}, head_dim=8),
     "phi3": lambda: transformers.Phi3Config(**SMALL),
+    "mistral": lambda: transformers.MistralConfig(**SMALL, head_dim=8),
     "gpt2": lambda: transformers.GPT2Config(
         vocab_size=VOCAB, n_embd=32, n_layer=1, n_head=4, n_positions=64, initializer_range=INIT,
         bos_token_id=1, eos_token_id=2),

@@ -22,7 +22,7 @@ class GenerationStats:
     new_tokens: int = 0
     time_to_first_token_s: float = 0.0  # prefill + choosing the first new token
     prefill_s: float = 0.0
-    decode_s: float = 0.0  # the forward calls after the first token
+    decode_s: float = 0.0  # from the first new token to the last (forward calls, sampling, text)
     stop_reason: str = ""  # "stop token", "max_new_tokens" or "cache full"
 
     @property
@@ -132,13 +132,15 @@ def _run(llm: LlmProgram, tok: Tokenizer, prompt_ids: list[int], max_new_tokens:
     logits = llm.prefill(prompt_ids)
     stats.prefill_s = time.perf_counter() - t0
     pos = len(prompt_ids)
-    t_decode = 0.0
+    t_first = t_last = t0
     stats.stop_reason = "max_new_tokens"
     while len(new) < max_new_tokens:
         token = sampler(logits)
         new.append(token)
+        t_last = time.perf_counter()
         if len(new) == 1:
-            stats.time_to_first_token_s = time.perf_counter() - t0
+            t_first = t_last
+            stats.time_to_first_token_s = t_first - t0
         if token in stops:
             stats.stop_reason = "stop token"
             break
@@ -152,12 +154,10 @@ def _run(llm: LlmProgram, tok: Tokenizer, prompt_ids: list[int], max_new_tokens:
         if pos >= llm.max_context_len:
             stats.stop_reason = "cache full"
             break
-        s = time.perf_counter()
         logits = llm.decode(token, pos)
-        t_decode += time.perf_counter() - s
         pos += 1
     stats.new_tokens = len(new)
-    stats.decode_s = t_decode
+    stats.decode_s = t_last - t_first
     text = continuation([t for t in new if t not in stops])
     if len(text) > len(emitted) and text.startswith(emitted):
         yield text[len(emitted):]
