@@ -148,3 +148,17 @@ def test_unknown_model_class() -> None:
     with pytest.raises(ValueError, match="max_prefill_len"):
         llm.export(llama(layers=1), max_seq_len=16, max_prefill_len=17)
     assert set(llm.METADATA_METHODS) <= set(et.constant_methods)
+
+
+def test_decode_only_program_prefills_token_by_token() -> None:
+    """max_prefill_len=1: no dynamic dimension; the runner feeds the prompt one token a call."""
+    model = llama(layers=1, seed=2)
+    et = llm.export(model, max_seq_len=24, max_prefill_len=1, eos_ids=[])
+    assert et.constant_methods["enable_dynamic_shape"] is False
+    program = llm.LlmProgram(et)
+    assert not program.dynamic and program.max_tokens_per_call == 1
+    prompt = [1, 9, 4, 33, 70, 12]
+    result = llm.generate(program, bpe_tokenizer(), prompt, max_new_tokens=10)
+    assert result.tokens == eager_greedy(model, prompt, 10)
+    with pytest.raises(RuntimeError, match=r"input 0: expected shape \[1, 1\], got \[1, 2\]"):
+        program.forward.execute([torch.tensor([[1, 2]]), torch.tensor([0, 1])])
