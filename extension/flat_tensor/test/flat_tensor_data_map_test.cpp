@@ -126,16 +126,7 @@ std::vector<uint8_t> external_program(const std::string& key) {
   return testing::write(std::move(program));
 }
 
-struct MethodFixture {
-  explicit MethodFixture(std::vector<uint8_t> b) : bytes(std::move(b)), loader(bytes.data(), bytes.size()) {}
-  std::vector<uint8_t> bytes;
-  BufferDataLoader loader;
-  alignas(64) uint8_t pool[16384];
-  alignas(64) uint8_t arena[96];
-  std::span<uint8_t> arena_span{arena, sizeof(arena)};
-  MemoryAllocator allocator{pool, sizeof(pool)};
-  MemoryManager mm{&allocator, std::span<std::span<uint8_t>>(&arena_span, 1)};
-};
+using testing::MethodFixture;
 
 TEST(FlatTensorTest, LoadMethodBindsExternalTensors) {
   Loaded ptd(make_ptd());

@@ -13,16 +13,7 @@
 namespace ember {
 namespace {
 
-struct Fixture {
-  explicit Fixture(std::vector<uint8_t> b) : bytes(std::move(b)), loader(bytes.data(), bytes.size()) {}
-  std::vector<uint8_t> bytes;
-  BufferDataLoader loader;
-  alignas(64) uint8_t pool[16384];
-  alignas(64) uint8_t arena[256];
-  std::span<uint8_t> arena_span{arena, sizeof(arena)};
-  MemoryAllocator allocator{pool, sizeof(pool)};
-  MemoryManager mm{&allocator, std::span<std::span<uint8_t>>(&arena_span, 1)};
-};
+using Fixture = testing::MethodFixture;
 
 // A float32 tensor over caller storage.
 struct HostTensor {

@@ -5,6 +5,9 @@
 #include <vector>
 
 #include "program/program_writer.h"
+#include "runtime/core/data_loader.h"
+#include "runtime/core/memory_allocator.h"
+#include "runtime/executor/memory_manager.h"
 
 namespace ember::testing {
 
@@ -26,6 +29,20 @@ ember_fb::ProgramT make_accumulator_program();
 std::vector<uint8_t> write_with_mutable_data(ember_fb::ProgramT program,
                                              const std::vector<std::vector<uint8_t>>& mutable_data);
 std::vector<uint8_t> make_accumulator_program_bytes();
+
+/// A program's bytes with a loader over them, a method allocator and one
+/// planned buffer: what load_method needs for the small test programs.
+struct MethodFixture {
+  explicit MethodFixture(std::vector<uint8_t> b)
+      : bytes(std::move(b)), loader(bytes.data(), bytes.size()) {}
+  std::vector<uint8_t> bytes;
+  BufferDataLoader loader;
+  alignas(64) uint8_t pool[16384];
+  alignas(64) uint8_t arena[256];
+  std::span<uint8_t> arena_span{arena, sizeof(arena)};
+  MemoryAllocator allocator{pool, sizeof(pool)};
+  MemoryManager mm{&allocator, std::span<std::span<uint8_t>>(&arena_span, 1)};
+};
 
 /// Helpers for building values.
 std::unique_ptr<ember_fb::EValueT> tensor_value(ember_fb::ScalarType type,
