@@ -224,3 +224,22 @@ def test_attention_block_dynamic_sequence() -> None:
         assert tuple(out.shape) == (2, n, 16)
         with torch.no_grad():
             torch.testing.assert_close(out, block(x), rtol=1e-4, atol=1e-4)
+
+
+def test_a_symbolic_number_added_to_a_tensor_is_computed_in_the_program() -> None:
+    """``t + x.shape[0]`` with a dynamic size: the SymInt becomes scalar_tensor(n)."""
+    from ember.runtime import Runtime
+
+    class AddsLength(torch.nn.Module):
+        def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+            return (t + x.shape[0]) * x.sum()
+
+    n = torch.export.Dim("n", min=1, max=16)
+    ep = torch.export.export(AddsLength(), (torch.randn(4), torch.tensor(2.0)),
+                             dynamic_shapes={"x": {0: n}, "t": None})
+    et = to_edge(ep).to_executorch()
+    assert any("scalar_tensor" in str(node.target) for node in et.exported_program().graph.nodes)
+    method = Runtime.get().load_program(et.buffer).load_method()
+    for size in (1, 5, 16):
+        x, t = torch.randn(size), torch.tensor(2.0)
+        torch.testing.assert_close(method.execute([x, t])[0], AddsLength()(x, t))

@@ -16,7 +16,6 @@ from typing import Any
 import torch
 
 from ember.exir import EdgeCompileConfig, ExecutorchBackendConfig, ExecutorchProgramManager, to_edge
-from ember.llm.symint_args import symint_operands_to_tensors
 
 # model_type of the transformers configs whose greedy decoding is tested
 # against eager generate (python/tests/test_llm_families.py).
@@ -147,7 +146,6 @@ def export(
             ep = torch.export.export(wrapped, example, dynamic_shapes=dynamic, strict=True)
     finally:
         model.generation_config = saved
-    symint_operands_to_tensors(ep)
     edge = to_edge(ep, constant_methods=metadata, compile_config=EdgeCompileConfig())
     config_out = backend_config or ExecutorchBackendConfig()
     if external_weights:

@@ -5,6 +5,9 @@
 where each ``c_scalar_N`` is a lifted 0-dim constant whose dtype is the
 promoted type of the op's first tensor and the number, so results keep the
 exact dtype and shape; a rewrite that would change either is not made.
+A symbolic number (a SymInt such as a dynamic sequence length, added to a
+tensor: a KV cache's ``cumulative_length += n``) is known only at run time:
+it becomes ``scalar_tensor(n)``, computed in the program.
 Inside a branch of control flow (which cannot lift constants) each number
 becomes a ``full`` of that 0-dim tensor at the top of the branch instead.
 """
@@ -51,6 +54,20 @@ def _tensor_overload(op: OpOverload) -> OpOverload:
     return candidate
 
 
+def _symbolic_sample(value: Any) -> Any:
+    """A plain number of the kind of a symbolic value node (SymInt -> 1, ...), or None."""
+    if not isinstance(value, torch.fx.Node):
+        return None
+    val = value.meta.get("val")
+    if isinstance(val, torch.SymBool):
+        return True
+    if isinstance(val, torch.SymInt):
+        return 1
+    if isinstance(val, torch.SymFloat):
+        return 1.0
+    return None
+
+
 class _Lifter:
     def __init__(self, ep: ExportedProgram) -> None:
         self.inputs = LiftedConstants(ep)
@@ -63,24 +80,46 @@ class _Lifter:
             self.lifted[key] = self.inputs.add(torch.tensor(value, dtype=dtype), "scalar")
         return self.lifted[key]
 
+    def at_run_time(self, before: torch.fx.Node, value: torch.fx.Node,
+                    dtype: torch.dtype) -> torch.fx.Node:
+        """``scalar_tensor(value)``: a symbolic number as a 0-dim tensor, computed
+        in the program just before ``before``."""
+        with before.graph.inserting_before(before):
+            node = before.graph.call_function(
+                torch.ops.aten.scalar_tensor.default, (value,), {"dtype": dtype}
+            )
+        with self.fake_mode:
+            node.meta["val"] = torch.empty((), dtype=dtype)
+        return node
+
     def rewrite(self, node: torch.fx.Node) -> None:
         op = _tensor_overload(node.target)
         bound = bind(node.target._schema, node.args, node.kwargs)
-        first = next((v for v in bound.values() if isinstance(v, torch.fx.Node)), None)
-        if first is None or not isinstance(first.meta.get("val"), torch.Tensor):
+        first = next((v for v in bound.values() if isinstance(v, torch.fx.Node)
+                      and isinstance(v.meta.get("val"), torch.Tensor)), None)
+        if first is None:
             return
         numbers = {
             a.name: bound[a.name]
             for a in op._schema.arguments
             if _is_tensor_slot(a) and isinstance(bound.get(a.name), _NUMBER)
         }
-        if not numbers:
+        symbolic = {
+            a.name: bound[a.name]
+            for a in op._schema.arguments
+            if _is_tensor_slot(a) and _symbolic_sample(bound.get(a.name)) is not None
+        }
+        if not numbers and not symbolic:
             return
         dtypes = {k: torch.result_type(first.meta["val"], v) for k, v in numbers.items()}
+        dtypes.update({k: torch.result_type(first.meta["val"], _symbolic_sample(v))
+                       for k, v in symbolic.items()})
         if not self._same_result(node, op, bound, dtypes):
             return
         for name, value in numbers.items():
             bound[name] = self.constant(value, dtypes[name])
+        for name, value in symbolic.items():
+            bound[name] = self.at_run_time(node, value, dtypes[name])
         node.target = op
         node.args, node.kwargs = unbind(op._schema, bound)
 
@@ -113,7 +152,10 @@ def scalars_to_tensors(ep: ExportedProgram) -> ExportedProgram:
     for node in list(ep.graph.nodes):
         if node.op == "call_function" and isinstance(node.target, OpOverload):
             lifter.rewrite(node)
-    return lifter.inputs.program() if lifter.lifted else ep
+    if lifter.lifted:
+        return lifter.inputs.program()
+    ep.graph_module.recompile()  # symbolic numbers may have become scalar_tensor calls
+    return ep
 
 
 class _InBranch(_Lifter):
