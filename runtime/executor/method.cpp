@@ -167,9 +167,10 @@ Error Method::execute() {
   size_t pc = 0;
   while (pc < num_steps_) {
     const Step& step = steps_[pc];
+    // Kernels and delegates are timed when a tracer is set (event_tracer.h).
+    const uint64_t start = tracer_ != nullptr ? EventTracer::now_ns() : 0;
     switch (step.kind) {
-      case Step::Kind::Kernel: {
-        const uint64_t start = tracer_ != nullptr ? EventTracer::now_ns() : 0;
+      case Step::Kind::Kernel:
         ctx.reset(step.op_name);
         ctx.set_state(step.state);
         step.fn(ctx, step.args);
@@ -177,9 +178,7 @@ Error Method::execute() {
           rng_state_ = ctx.rng_state();
           return ctx.failure();
         }
-        if (tracer_ != nullptr) tracer_->record(static_cast<uint32_t>(pc), start, EventTracer::now_ns());
         break;
-      }
       case Step::Kind::Move:
         values_[step.b] = values_[step.a];
         break;
@@ -198,15 +197,16 @@ Error Method::execute() {
         // Memory is planned ahead of time, so there is nothing to release.
         break;
       case Step::Kind::Delegate: {
-        const uint64_t start = tracer_ != nullptr ? EventTracer::now_ns() : 0;
         const Error err = execute_delegate(step, pc);
         if (err != Error::Ok) {
           rng_state_ = ctx.rng_state();
           return err;
         }
-        if (tracer_ != nullptr) tracer_->record(static_cast<uint32_t>(pc), start, EventTracer::now_ns());
         break;
       }
+    }
+    if (tracer_ != nullptr && (step.kind == Step::Kind::Kernel || step.kind == Step::Kind::Delegate)) {
+      tracer_->record(static_cast<uint32_t>(pc), start, EventTracer::now_ns());
     }
     ++pc;
   }

@@ -122,31 +122,24 @@ class MethodLoader {
                           "load its .ptd data file with the program (ember-run --data FILE.ptd)",
                           name(), index, key);
     Result<TensorLayout> layout = named_data_->tensor_layout(key);
-    EMBER_CHECK_OR_RETURN(layout.error() != Error::NotFound, Error::NotFound,
+    EMBER_CHECK_OR_RETURN(layout.ok(), Error::NotFound,
                           "method '%s' value %zu: tensor '%s' is not in the named data file",
                           name(), index, key);
-    if (!layout.ok()) return layout.error();
-    EMBER_CHECK_OR_RETURN(layout->dtype == tensor->dtype, Error::InvalidArgument,
-                          "method '%s' value %zu: tensor '%s' is %s in the data file, %s in "
-                          "the program",
-                          name(), index, key, scalar_type_name(layout->dtype),
-                          scalar_type_name(tensor->dtype));
-    bool same = layout->sizes.size() == static_cast<size_t>(tensor->dim) &&
+    bool same = layout->dtype == tensor->dtype &&
+                layout->sizes.size() == static_cast<size_t>(tensor->dim) &&
                 layout->dim_order.size() == static_cast<size_t>(tensor->dim);
     for (int32_t d = 0; same && d < tensor->dim; ++d) {
       same = layout->sizes[static_cast<size_t>(d)] == tensor->sizes[d] &&
              layout->dim_order[static_cast<size_t>(d)] == tensor->dim_order[d];
     }
-    EMBER_CHECK_OR_RETURN(same, Error::InvalidArgument,
-                          "method '%s' value %zu: tensor '%s' has another shape or dim order in "
-                          "the data file (rank %zu) than in the program (rank %d)",
-                          name(), index, key, layout->sizes.size(), tensor->dim);
-    EMBER_TRY_ASSIGN(std::span<const uint8_t> bytes, named_data_->data(key));
-    EMBER_CHECK_OR_RETURN(bytes.size() >= tensor->nbytes(), Error::InvalidProgram,
-                          "method '%s' value %zu: tensor '%s' has %zu bytes in the data file, "
-                          "the tensor needs %zu",
-                          name(), index, key, bytes.size(), tensor->nbytes());
-    tensor->data = const_cast<uint8_t*>(bytes.data());
+    Result<std::span<const uint8_t>> bytes = named_data_->data(key);
+    EMBER_CHECK_OR_RETURN(same && bytes.ok() && bytes->size() >= tensor->nbytes(),
+                          Error::InvalidArgument,
+                          "method '%s' value %zu: tensor '%s' has another dtype, shape, dim order "
+                          "or size in the data file than in the program (%s, rank %d, %zu bytes)",
+                          name(), index, key, scalar_type_name(tensor->dtype), tensor->dim,
+                          tensor->nbytes());
+    tensor->data = const_cast<uint8_t*>(bytes->data());
     return Error::Ok;
   }
 

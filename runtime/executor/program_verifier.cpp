@@ -255,17 +255,11 @@ Error verify_program(const ember_fb::Program* program, const ProgramLayout& layo
                           "constant segment index %u is out of range (%u segments)",
                           cs->segment_index(), num_segments);
   }
+  // (Program::load checks the mutable data segment's index before loading it.)
   const auto* mutable_segments = program->mutable_data_segments();
-  if (mutable_segments != nullptr && mutable_segments->size() > 0) {
-    const auto* ms = mutable_segments->Get(0);
-    EMBER_CHECK_OR_RETURN(aligned8(ms->offsets()), Error::InvalidProgram,
-                          "mutable data segment offsets are not 8-byte aligned");
-    if (ms->offsets() != nullptr && ms->offsets()->size() > 1) {
-      EMBER_CHECK_OR_RETURN(ms->segment_index() < num_segments, Error::InvalidProgram,
-                            "mutable data segment index %u is out of range (%u segments)",
-                            ms->segment_index(), num_segments);
-    }
-  }
+  EMBER_CHECK_OR_RETURN(mutable_segments == nullptr || mutable_segments->size() == 0 ||
+                            aligned8(mutable_segments->Get(0)->offsets()),
+                        Error::InvalidProgram, "mutable data segment offsets are not 8-byte aligned");
   const auto* plans = program->execution_plan();
   EMBER_CHECK_OR_RETURN(plans != nullptr && plans->size() > 0, Error::InvalidProgram,
                         "program has no execution plans");

@@ -166,8 +166,9 @@ TEST(FlatTensorTest, LoadMethodNamesWhatIsMissingOrDifferent) {
   } cases[] = {
       {"w", nullptr, "tensor 'w' is stored outside the program"},
       {"nope", &map.get(), "tensor 'nope' is not in the named data file"},
-      {"w_t", &map.get(), "tensor 'w_t' has another shape or dim order"},
-      {"n", &map.get(), "tensor 'n' is int64 in the data file, float32 in the program"},
+      {"w_t", &map.get(), "tensor 'w_t' has another dtype, shape, dim order or size"},
+      {"n", &map.get(), "tensor 'n' has another dtype, shape, dim order or size in the data "
+                        "file than in the program (float32, rank 2, 24 bytes)"},
   };
   for (const Case& c : cases) {
     MethodFixture f(external_program(c.key));
