@@ -23,7 +23,6 @@ and whatever a loop reads from outside lives until the loop ends.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -132,7 +131,9 @@ def all_nodes(gm: torch.fx.GraphModule) -> Iterator[torch.fx.Node]:
                 yield from all_nodes(sub)
 
 
-def loop_regions(gm: torch.fx.GraphModule, order: dict[torch.fx.Node, int]) -> list[tuple[int, int]]:
+def loop_regions(
+    gm: torch.fx.GraphModule, order: dict[torch.fx.Node, int]
+) -> list[tuple[int, int]]:
     """[first, last] instruction index of every while loop (condition and body)."""
     regions = []
     for node in all_nodes(gm):

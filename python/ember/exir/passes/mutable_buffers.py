@@ -69,7 +69,9 @@ def _new_values(ep: ExportedProgram, kind: str) -> dict[str, torch.fx.Node]:
     values: dict[str, torch.fx.Node] = {}
     for spec, node in zip(sig.output_specs, outputs, strict=True):
         if spec.kind.name == kind:
-            values[spec.target] = node if isinstance(node, torch.fx.Node) else by_name[spec.arg.name]
+            values[spec.target] = (
+                node if isinstance(node, torch.fx.Node) else by_name[spec.arg.name]
+            )
     return values
 
 
@@ -80,7 +82,9 @@ def _can_update_in_place(
         return False
     bound = bind(node.target._schema, node.args, node.kwargs)
     out = bound.get(out_argument_names(node.target)[0])
-    if bound.get("self") is not buffer or not isinstance(out, torch.fx.Node) or out.target is not alloc:
+    if bound.get("self") is not buffer:
+        return False
+    if not isinstance(out, torch.fx.Node) or out.target is not alloc:
         return False
     want, got = buffer.meta["val"], out.meta["val"]
     if tuple(want.shape) != tuple(got.shape) or want.dtype != got.dtype:
@@ -118,8 +122,11 @@ def write_back_mutated_buffers(ep: ExportedProgram) -> list[WriteBack]:
             value.kwargs = {**value.kwargs, out_name: buffer}
             if not old.users:
                 graph.erase_node(old)
-            part = bind(value.target._schema, value.args, value.kwargs)[_UPDATES_IN_PLACE[value.target]]
-            done.append(WriteBack(target, name, f"in place ({value.name})", nbytes(part.meta["val"])))
+            bound = bind(value.target._schema, value.args, value.kwargs)
+            part = bound[_UPDATES_IN_PLACE[value.target]]
+            done.append(
+                WriteBack(target, name, f"in place ({value.name})", nbytes(part.meta["val"]))
+            )
         else:
             copies.append((buffer, value))
             done.append(WriteBack(target, name, f"copy from {value.name}",
