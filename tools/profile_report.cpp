@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "schema/program_generated.h"
 #include "tools/tensor_print.h"
 
 namespace ember::tools {
@@ -28,6 +29,28 @@ std::string json_escape(const char* s) {
     out += *s;
   }
   return out;
+}
+
+// "model.py:42 (node aten_mm_default)" from Chain.stacktrace, or "".
+std::string source_of(const Method& method, uint32_t instruction) {
+  const auto* chains = method.execution_plan()->chains();
+  const auto* trace = chains != nullptr && chains->size() > 0 ? chains->Get(0)->stacktrace() : nullptr;
+  if (trace == nullptr || instruction >= trace->size()) return "";
+  const auto* items = trace->Get(instruction)->items();
+  std::string where, node;
+  for (uint32_t i = 0; items != nullptr && i < items->size(); ++i) {
+    const auto* f = items->Get(i);
+    if (f->filename() != nullptr && f->filename()->size() > 0) {
+      std::string file = f->filename()->str();
+      const size_t slash = file.rfind('/');
+      where = (slash == std::string::npos ? file : file.substr(slash + 1)) + ":" +
+              std::to_string(f->lineno());
+    } else if (f->name() != nullptr) {
+      node = f->name()->str();
+    }
+  }
+  if (!node.empty()) where += (where.empty() ? "" : " ") + std::string("(") + node + ")";
+  return where;
 }
 
 }  // namespace
@@ -63,6 +86,24 @@ void print_profile(const Method& method, const EventTracer& tracer, int runs, do
     std::printf("%-40s %10.4f %6.1f%% %7.1f %10.2f  %s\n", name.c_str(), row.ns * 1e-6 * per_run,
                 traced_ns > 0 ? 100.0 * row.ns / traced_ns : 0.0, double(row.calls) * per_run,
                 row.ns * 1e-3 / double(row.calls), shapes.c_str());
+  }
+  // The slowest instructions, with the model source line they come from.
+  std::map<uint32_t, double> by_instruction;
+  for (size_t i = 0; i < tracer.size(); ++i) {
+    const ProfileEvent& e = tracer.events()[i];
+    by_instruction[e.instruction] += double(e.end_ns - e.start_ns);
+  }
+  std::vector<std::pair<uint32_t, double>> slowest(by_instruction.begin(), by_instruction.end());
+  std::sort(slowest.begin(), slowest.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (slowest.size() > 8) slowest.resize(8);
+  std::printf("\nslowest instructions\n%6s %-32s %10s %6s  %s\n", "#", "operator", "ms/run",
+              "share", "source (node)");
+  for (const auto& [k, ns] : slowest) {
+    const char* name = method.step(k).op_name;
+    std::printf("%6u %-32s %10.4f %5.1f%%  %s\n", k, name != nullptr ? name : "?",
+                ns * 1e-6 * per_run, traced_ns > 0 ? 100.0 * ns / traced_ns : 0.0,
+                source_of(method, k).c_str());
   }
   if (tracer.dropped() > 0) {
     std::printf("(%zu events did not fit in the trace buffer)\n", tracer.dropped());

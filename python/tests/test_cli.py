@@ -73,3 +73,42 @@ def test_profile_table_and_chrome_trace(pte: Path, tmp_path: Path) -> None:
     assert all(e["ph"] == "X" and e["dur"] >= 0 for e in events)
     starts = [e["ts"] for e in events]
     assert starts == sorted(starts)
+
+
+class Lookup(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 4)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = self.emb(ids)  # the line a bad id fails on
+        return h.sum()
+
+
+def test_runtime_errors_and_profiles_name_the_model_source_line(tmp_path: Path) -> None:
+    import inspect
+
+    from ember.exir import ExecutorchBackendConfig
+    from ember.runtime import EmberError, Runtime
+
+    line = inspect.getsourcelines(Lookup.forward)[1] + 1
+    edge = to_edge(torch.export.export(Lookup(), (torch.tensor([1, 2]),)))
+    et = edge.to_executorch()
+    method = Runtime.get().load_program(et.buffer).load_method()
+    with pytest.raises(EmberError) as error:
+        method.execute([torch.tensor([1, 42])])
+    message = str(error.value)
+    assert "index 42 is out of bounds" in message
+    assert f"test_cli.py:{line} in forward: h = self.emb(ids)" in message
+    assert "(node aten_embedding_default)" in message
+    pte = tmp_path / "lookup.pte"
+    et.save(pte)
+    out = _run(tool("ember-run"), str(pte), "--profile", "--iters", "2")
+    assert f"test_cli.py:{line} (aten_embedding_default)" in out.stdout
+    # Opt-out: no stack traces, a smaller file, the error without the source.
+    bare = edge.to_executorch(ExecutorchBackendConfig(emit_stacktrace=False))
+    assert len(bare.buffer) < len(et.buffer)
+    method = Runtime.get().load_program(bare.buffer).load_method()
+    with pytest.raises(EmberError, match="out of bounds") as error:
+        method.execute([torch.tensor([1, 42])])
+    assert "model source" not in str(error.value)

@@ -2,6 +2,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 namespace ember {
 #if EMBER_ERROR_MESSAGES
@@ -40,6 +41,15 @@ Error set_error(Error error, const char* format, ...) {
   std::vsnprintf(g_error_message, sizeof(g_error_message), format, args);
   va_end(args);
   return error;
+}
+
+void append_error_message(const char* format, ...) {
+  const size_t used = std::strlen(g_error_message);
+  if (used + 1 >= sizeof(g_error_message)) return;
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(g_error_message + used, sizeof(g_error_message) - used, format, args);
+  va_end(args);
 }
 
 const char* last_error_message() { return g_error_message; }

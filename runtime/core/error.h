@@ -40,6 +40,9 @@ const char* error_name(Error error);
 /// printf-style; the message is truncated to the buffer's size.
 Error set_error(Error error, const char* format, ...)
     __attribute__((format(printf, 2, 3)));
+/// Appends to the message set last (context added by a caller, e.g. the
+/// model source line of the instruction that failed).
+void append_error_message(const char* format, ...) __attribute__((format(printf, 1, 2)));
 #else
 // Built with EMBER_ERROR_MESSAGES=0 (the size-optimised core, CMake
 // -DEMBER_ERROR_MESSAGES=OFF): only the code is kept, and the message text

@@ -48,6 +48,33 @@ void Method::reset_mutable_buffers() {
   }
 }
 
+void Method::note_source(size_t pc) const {
+#if EMBER_ERROR_MESSAGES
+  const auto* chains = plan_->chains();
+  const auto* trace = chains != nullptr && chains->size() > 0 ? chains->Get(0)->stacktrace() : nullptr;
+  if (trace == nullptr || pc >= trace->size() || trace->Get(static_cast<uint32_t>(pc))->items() == nullptr) {
+    return;
+  }
+  // The exporter writes the model's innermost frames, then one naming the node.
+  const ember_fb::Frame* source = nullptr;
+  const ember_fb::Frame* node = nullptr;
+  for (const ember_fb::Frame* frame : *trace->Get(static_cast<uint32_t>(pc))->items()) {
+    const bool has_file = frame->filename() != nullptr && frame->filename()->size() > 0;
+    (has_file ? source : node) = frame;
+  }
+  if (source != nullptr) {
+    append_error_message(" (model source: %s:%d in %s: %s)", source->filename()->c_str(),
+                         source->lineno(), source->name() ? source->name()->c_str() : "?",
+                         source->context() ? source->context()->c_str() : "");
+  }
+  if (node != nullptr && node->name() != nullptr) {
+    append_error_message(" (node %s)", node->name()->c_str());
+  }
+#else
+  (void)pc;
+#endif
+}
+
 Error Method::execute_delegate(const Step& step, size_t pc) {
   const DelegateInstance& d = delegates_[step.a];
   BackendExecutionContext ctx{name(), d.id};
@@ -176,6 +203,7 @@ Error Method::execute() {
         step.fn(ctx, step.args);
         if (ctx.failure() != Error::Ok) {
           rng_state_ = ctx.rng_state();
+          note_source(pc);
           return ctx.failure();
         }
         break;
@@ -200,6 +228,7 @@ Error Method::execute() {
         const Error err = execute_delegate(step, pc);
         if (err != Error::Ok) {
           rng_state_ = ctx.rng_state();
+          note_source(pc);
           return err;
         }
         break;

@@ -104,6 +104,8 @@ class Method {
   /// mmapped file drops them from memory).
   size_t dropped_constant_bytes() const { return dropped_constant_bytes_; }
   const Step& step(size_t index) const { return steps_[index]; }
+  /// The program's table of this method (for tools: Chain.stacktrace, values).
+  const ember_fb::ExecutionPlan* execution_plan() const { return plan_; }
 
   /// Mutable buffers: state that execute() updates and the next execute()
   /// reads. Each loaded method has its own (in its planned memory).
@@ -122,6 +124,8 @@ class Method {
   friend class MethodLoader;
   Method() = default;
   Error execute_delegate(const Step& step, size_t pc);
+  // Adds where instruction `pc` comes from (Chain.stacktrace) to the error message.
+  void note_source(size_t pc) const;
 
   const ember_fb::ExecutionPlan* plan_ = nullptr;
   EValue* values_ = nullptr;

@@ -80,8 +80,11 @@ class ExecutorchBackendConfig:
     method name to pass; ``extract_delegate_segments`` (False: delegate
     blobs inline in the FlatBuffer), ``segment_alignment``,
     ``constant_tensor_alignment`` and ``delegate_alignment`` go to the C++
-    writer; ``remove_view_copy`` and ``emit_stacktrace`` are accepted (view
-    copies stay copies, no stack traces are written).
+    writer; ``remove_view_copy`` is accepted (view copies stay copies).
+    ``emit_stacktrace`` (default True, unlike ExecuTorch): each instruction
+    carries its node's name and the model's innermost source frames in
+    ``Chain.stacktrace``, which runtime errors and ``ember-run --profile`` name;
+    False leaves them out (a smaller file).
     ``external_constants``: True keeps every constant tensor out of the
     ``.pte``, in the named-data file ``_default_external_constant.ptd``; a
     callable (graph placeholder node -> file name without ``.ptd``, or None
@@ -104,7 +107,7 @@ class ExecutorchBackendConfig:
     delegate_alignment: int | None = None
     sym_shape_eval_pass: Any = field(default_factory=ConstraintBasedSymShapeEvalPass)
     remove_view_copy: bool = True
-    emit_stacktrace: bool = False
+    emit_stacktrace: bool = True
     external_constants: bool | Callable[[Any], str | None] = False
 
     def __post_init__(self) -> None:

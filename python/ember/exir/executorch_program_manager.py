@@ -50,7 +50,7 @@ class ExecutorchProgramManager:
     def emitted(self) -> EmittedProgram:
         """The Program as FlatBuffers JSON plus its constant, delegate and named blobs."""
         return emit_program(self._programs, self._plans, self._constant_methods,
-                            self.config.external_constants)
+                            self.config.external_constants, self.config.emit_stacktrace)
 
     @functools.cached_property
     def buffer(self) -> bytes:

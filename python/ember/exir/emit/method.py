@@ -4,6 +4,8 @@ ExecutionPlan in FlatBuffers JSON form."""
 from __future__ import annotations
 
 import operator
+import os
+import re
 from typing import Any
 
 import torch
@@ -66,9 +68,17 @@ class _MethodEmitter:
         self.instructions: list[dict[str, Any]] = []
         self.inputs: list[int] = []
         self.outputs: list[int] = []
+        self.stacktrace: list[dict[str, Any]] = []
+        self.current: torch.fx.Node | None = None
         self.specs = {
             s.arg.name: s for s in ep.graph_signature.input_specs if hasattr(s.arg, "name")
         }
+
+    def add_instruction(self, instruction: dict[str, Any]) -> None:
+        """Appends an instruction and, beside it, where it comes from: the model's
+        source frames of the node being emitted and the node's name (Chain.stacktrace)."""
+        self.instructions.append(instruction)
+        self.stacktrace.append({"items": source_frames(self.current)})
 
     def index_of(self, node: torch.fx.Node) -> int:
         index = self.env[node]
@@ -95,6 +105,13 @@ class _MethodEmitter:
     def emit_node(self, node: torch.fx.Node) -> None:
         """Everything but placeholders and the output (which differ between
         the method's graph and a branch of its control flow)."""
+        outer, self.current = self.current, node
+        try:
+            self._emit_node(node)
+        finally:
+            self.current = outer
+
+    def _emit_node(self, node: torch.fx.Node) -> None:
         if node.target is alloc:
             self.env[node] = self.allocation(node)
         elif node.op == "get_attr" and node.users and all(is_control_flow(u) for u in node.users):
@@ -163,11 +180,11 @@ class _MethodEmitter:
         """A JumpFalse whose destination the caller fills in."""
         jump = {"instr_args_type": "JumpFalseCall",
                 "instr_args": {"cond_value_index": condition, "destination_instruction": -1}}
-        self.instructions.append(jump)
+        self.add_instruction(jump)
         return jump
 
     def move(self, source: int, target: int) -> None:
-        self.instructions.append({"instr_args_type": "MoveCall",
+        self.add_instruction({"instr_args_type": "MoveCall",
                                   "instr_args": {"move_from": source, "move_to": target}})
 
     def emit_branch(self, branch: torch.fx.GraphModule, operands: list[Any]) -> list[int]:
@@ -294,7 +311,7 @@ class _MethodEmitter:
             else:
                 args.append(emit_argument(self.table, arg.type, value, self.index_of))
         args.append(outs[0] if len(outs) == 1 else self.table.tensor_list(outs))
-        self.instructions.append(
+        self.add_instruction(
             {
                 "instr_args_type": "KernelCall",
                 "instr_args": {"op_index": self.operator_index(op), "args": args},
@@ -313,7 +330,7 @@ class _MethodEmitter:
         return self.table.int(0)
 
     def call(self, op: Any, args: list[int]) -> None:
-        self.instructions.append(
+        self.add_instruction(
             {
                 "instr_args_type": "KernelCall",
                 "instr_args": {"op_index": self.operator_index(op), "args": args},
@@ -371,13 +388,35 @@ class _MethodEmitter:
             ]
         else:
             outs = [self.planned_tensor(val, storage)]
-        self.instructions.append(
+        self.add_instruction(
             {
                 "instr_args_type": "DelegateCall",
                 "instr_args": {"delegate_index": delegate, "args": args + outs},
             }
         )
         return outs if isinstance(storage, list) else outs[0]
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
+_MAX_FRAMES = 2  # the innermost user frames: enough to find the line, small in the file
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def source_frames(node: torch.fx.Node | None) -> list[dict[str, Any]]:
+    """Frames for Chain.stacktrace: the innermost frames of the model's source
+    that made ``node`` (``node.meta["stack_trace"]``), then one naming the node
+    (``name`` = its name, ``context`` = its op; no file)."""
+    if node is None:
+        return []
+    frames = [
+        {"filename": f, "lineno": int(line), "name": fn, "context": code.strip()}
+        for f, line, fn, code in _FRAME.findall(node.meta.get("stack_trace") or "")
+    ]
+    # The model's own lines, not torch's (an nn.Linear's forward is in torch).
+    user = [f for f in frames if not f["filename"].startswith(_TORCH_DIR)]
+    frames = (user or frames)[-_MAX_FRAMES:]
+    frames.append({"filename": "", "lineno": 0, "name": node.name, "context": str(node.target)})
+    return frames
 
 
 def _serializable(spec: pytree.TreeSpec) -> pytree.TreeSpec:
@@ -415,20 +454,26 @@ def emit_method(
     mutable_data: ConstantBuffers,
     external: ExternalConstants,
     external_setting: Any = False,
+    emit_stacktrace: bool = True,
 ) -> dict[str, Any]:
     """The ExecutionPlan table of one method; constants go into ``constants``
     (or ``external``, as ``external_setting`` — ExecutorchBackendConfig's
     ``external_constants`` — says), delegate blobs into ``blobs``, initial
-    values of mutable buffers into ``mutable_data``."""
+    values of mutable buffers into ``mutable_data``. With ``emit_stacktrace``
+    each instruction's source frames and node name go into ``Chain.stacktrace``."""
     e = _MethodEmitter(name, ep, plan, constants, blobs, mutable_data, external, external_setting)
     e.run()
+    chain: dict[str, Any] = {"inputs": e.inputs, "outputs": e.outputs,
+                             "instructions": e.instructions}
+    if emit_stacktrace:
+        chain["stacktrace"] = e.stacktrace
     return {
         "name": name,
         "container_meta_type": _container_meta(ep),
         "values": e.table.values,
         "inputs": e.inputs,
         "outputs": e.outputs,
-        "chains": [{"inputs": e.inputs, "outputs": e.outputs, "instructions": e.instructions}],
+        "chains": [chain],
         "operators": e.operators,
         "delegates": e.delegates.entries,
         "non_const_buffer_sizes": plan.buffer_sizes,

@@ -48,6 +48,7 @@ def emit_program(
     plans: dict[str, MemoryPlan],
     constant_methods: dict[str, Any] | None = None,
     external_constants: Any = False,
+    emit_stacktrace: bool = True,
 ) -> EmittedProgram:
     constants = ConstantBuffers()
     mutable_data = ConstantBuffers()
@@ -55,7 +56,7 @@ def emit_program(
     blobs = DelegateBlobs()
     plans_json = [
         emit_method(name, ep, plans[name], constants, blobs, mutable_data, external,
-                    external_constants)
+                    external_constants, emit_stacktrace)
         for name, ep in programs.items()
     ] + [
         emit_constant_method(name, value, constants)
