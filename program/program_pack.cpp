@@ -11,7 +11,9 @@ using flatbuffers::Offset;
 
 // A present string, empty or not.
 Offset<flatbuffers::String> str(FlatBufferBuilder& fbb, const std::string& s) {
-  return fbb.CreateString(s);
+  // Shared: the source frames (Chain.stacktrace) repeat file names and lines
+  // across instructions, operator names repeat across methods.
+  return fbb.CreateSharedString(s);
 }
 
 // A present vector of tables, each packed by `pack`.

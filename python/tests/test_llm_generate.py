@@ -84,7 +84,8 @@ def test_chunked_prefill_and_weights_in_a_ptd(tmp_path) -> None:
     et.write_tensor_data_to_file(tmp_path)
     weights = sum(p.numel() * 4 for p in model.parameters())
     assert (tmp_path / "_default_external_constant.ptd").stat().st_size >= weights
-    assert (tmp_path / "model.pte").stat().st_size < weights  # they are not in the .pte
+    # They are not in the .pte: its constants are a few lifted scalars.
+    assert sum(len(b) for b in et.emitted.constant_buffers) < 1024
     tok = bpe_tokenizer()
     prompt = [1] + list(range(10, 25))
     result = llm.generate(str(tmp_path / "model.pte"), tok, prompt, max_new_tokens=12)

@@ -71,11 +71,12 @@ class LoweredBackendModule(torch.nn.Module):
     def buffer(self) -> bytes:
         """A runnable ``.pte`` of this module alone: its ``forward`` is one
         ``DelegateCall``."""
-        from ember.exir import to_edge
+        from ember.exir import ExecutorchBackendConfig, to_edge
 
         wrapper = _CallLowered(self)
         aten = torch.export.export(wrapper, self.example_inputs(), strict=False)
-        return to_edge(aten).to_executorch().buffer
+        # No source frames: they would name this wrapper, not the model.
+        return to_edge(aten).to_executorch(ExecutorchBackendConfig(emit_stacktrace=False)).buffer
 
 
 class _CallLowered(torch.nn.Module):
