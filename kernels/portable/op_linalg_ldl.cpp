@@ -23,7 +23,7 @@ using linalg::Batch;
 using linalg::cols;
 using linalg::rows;
 
-size_t sq(const Tensor& t) { return static_cast<size_t>(cols(t)) * cols(t); }
+using linalg::sq;
 
 // BLAS idamax over `count` elements `stride` apart: the first index of the
 // largest |x|, or of the first NaN (as eager's BLAS), 0 when count is 0.

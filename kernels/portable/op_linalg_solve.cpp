@@ -25,7 +25,7 @@ using linalg::Batch;
 
 using linalg::cols;
 using linalg::rows;
-size_t sq(const Tensor& t) { return static_cast<size_t>(cols(t)) * cols(t); }
+using linalg::sq;
 
 bool check_square_float(KernelContext& ctx, const Tensor& A, const char* name) {
   return linalg::check_float(ctx, A, name) && linalg::check_square(ctx, A, name);

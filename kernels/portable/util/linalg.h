@@ -63,6 +63,8 @@ void store_vector(Tensor& t, int64_t off, int32_t n, const double* src);
 inline int32_t rows(const Tensor& t) { return t.dim >= 2 ? t.sizes[t.dim - 2] : 0; }
 inline int32_t cols(const Tensor& t) { return t.dim >= 1 ? t.sizes[t.dim - 1] : 0; }
 inline size_t mat(const Tensor& t) { return static_cast<size_t>(rows(t)) * cols(t); }
+// Elements of a square matrix of t's last dimension (scratch sizes).
+inline size_t sq(const Tensor& t) { return static_cast<size_t>(cols(t)) * cols(t); }
 /// Writes an int32 value (info, pivots) at element offset `off`.
 inline void store_int(Tensor& t, int64_t off, int32_t v) { t.data_ptr<int32_t>()[off] = v; }
 
