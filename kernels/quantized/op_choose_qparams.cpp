@@ -82,22 +82,10 @@ void choose_qparams_Tensor_out(KernelContext& ctx, const Tensor& input, int64_t 
   if (!resize_out(ctx, scale_out, one) || !resize_out(ctx, zero_point_out, one)) return;
 
   // Every element is visited, so the dim order does not matter.
-  const float* x = input.data_ptr<const float>();
-  float lo = x[0], hi = x[0];
-  for (int64_t i = 1; i < input.numel; ++i) {
-    lo = x[i] < lo ? x[i] : lo;
-    hi = x[i] > hi ? x[i] : hi;
-  }
-  const int64_t qmin = quant_min, qmax = quant_max;
-  const float min_neg = lo < 0.0f ? lo : 0.0f;
-  const float max_pos = hi > 0.0f ? hi : 0.0f;
-  float scale = (max_pos - min_neg) / static_cast<float>(qmax - qmin);
-  const auto eps_f = static_cast<float>(eps);
-  scale = scale > eps_f ? scale : eps_f;
-  // zero_point = quant_min - round(min / scale) in int32, then clamped.
-  const auto rounded = static_cast<int64_t>(static_cast<int32_t>(std::nearbyint(min_neg / scale)));
-  int64_t zp = qmin - rounded;
-  zp = zp < qmin ? qmin : (zp > qmax ? qmax : zp);
+  float scale = 0.0f;
+  int64_t zp = 0;
+  choose_qparams_f32(input.data_ptr<const float>(), input.numel, quant_min, quant_max, eps,
+                     &scale, &zp);
   portable::store_as<double>(scale_out.data, scale_out.dtype, 0, static_cast<double>(scale));
   portable::store_as<int64_t>(zero_point_out.data, zero_point_out.dtype, 0, zp);
 }

@@ -219,8 +219,14 @@ def quantize(model, example, calibration, **config):
     return convert_pt2e(prepared)
 
 
+# These tests are about the quantized_decomposed kernels, so the programs keep
+# pt2e's dequantize → op → quantize chains; test_quantized_fused.py tests the
+# fused integer ops that to_executorch makes of them by default.
+UNFUSED = exir.ExecutorchBackendConfig(fuse_quantized_ops=False)
+
+
 def lower(converted, example):
-    return exir.to_edge(torch.export.export(converted, example)).to_executorch()
+    return exir.to_edge(torch.export.export(converted, example)).to_executorch(UNFUSED)
 
 
 def run(program, inputs):
@@ -548,7 +554,7 @@ def test_load_refuses_invalid_scalar_parameters(arg, value, message) -> None:
     args = list(node.args)
     args[arg] = value
     node.args = tuple(args)
-    program = edge.to_executorch()
+    program = edge.to_executorch(UNFUSED)
     with pytest.raises(Exception, match=r"instruction \d+: quantized_decomposed::"
                        r"quantize_per_tensor\.out: " + message):
         _load(program)
@@ -561,4 +567,4 @@ def test_load_refuses_invalid_per_channel_constants() -> None:
     scales_name = ep.graph_signature.inputs_to_buffers[node.args[1].name]
     ep.state_dict[scales_name][3] = -1.0
     with pytest.raises(Exception, match=r"dequantize_per_channel\.out: scale\[3\] = -1 must be"):
-        _load(edge.to_executorch())
+        _load(edge.to_executorch(UNFUSED))

@@ -146,4 +146,24 @@ bool run_check_qparams(KernelContext& ctx, const QParams& q) {
   return false;
 }
 
+void choose_qparams_f32(const float* x, int64_t n, int64_t qmin, int64_t qmax, double eps,
+                        float* scale_out, int64_t* zero_point_out) {
+  float lo = x[0], hi = x[0];
+  for (int64_t i = 1; i < n; ++i) {
+    lo = x[i] < lo ? x[i] : lo;
+    hi = x[i] > hi ? x[i] : hi;
+  }
+  const float min_neg = lo < 0.0f ? lo : 0.0f;
+  const float max_pos = hi > 0.0f ? hi : 0.0f;
+  float scale = (max_pos - min_neg) / static_cast<float>(qmax - qmin);
+  const auto eps_f = static_cast<float>(eps);
+  scale = scale > eps_f ? scale : eps_f;
+  // zero_point = quant_min - round(min / scale) in int32, then clamped.
+  const auto rounded = static_cast<int64_t>(static_cast<int32_t>(std::nearbyint(min_neg / scale)));
+  int64_t zp = qmin - rounded;
+  zp = zp < qmin ? qmin : (zp > qmax ? qmax : zp);
+  *scale_out = scale;
+  *zero_point_out = zp;
+}
+
 }  // namespace ember::kernels::quantized

@@ -72,4 +72,11 @@ inline CT quantize_value(CT x, CT inv_scale, CT zero_point, CT qmin, CT qmax) {
   return r > qmax ? qmax : r;
 }
 
+/// PyTorch's per-tensor asymmetric parameters of n > 0 float32 values
+/// (choose_qparams.tensor), in float32: the range widened to include 0,
+/// scale = max((max − min) / (qmax − qmin), eps), zero point = clamp(qmin −
+/// round_half_even(min / scale), qmin, qmax).
+void choose_qparams_f32(const float* x, int64_t n, int64_t qmin, int64_t qmax, double eps,
+                        float* scale, int64_t* zero_point);
+
 }  // namespace ember::kernels::quantized

@@ -70,6 +70,11 @@ class ExecutorchBackendConfig:
     ``fold_padding``: fold a symmetric zero ``constant_pad_nd`` into the
     convolution that reads it (``ember.exir.passes.fold_padding``: TF-style
     models pad before every convolution).
+    ``fuse_quantized_ops``: rewrite pt2e's dequantize → linear/convolution
+    → quantize chains into ``ember_quantized`` ops that compute in integers
+    (``ember.exir.passes.fuse_quantized_ops``, ``docs/quantization.md``);
+    False keeps the ``quantized_decomposed`` chains, which runtimes without
+    Ember's kernels also run.
     ``dim_order_ops``: write memory-format/dtype copies as
     ``dim_order_ops::_to_dim_order_copy.out`` / ``_clone_dim_order.out``, as
     other exporters of the format do (False: ``aten::_to_copy.out`` /
@@ -100,6 +105,7 @@ class ExecutorchBackendConfig:
     constant_folding: bool = True
     fold_batch_norm: bool = True
     fold_padding: bool = True
+    fuse_quantized_ops: bool = True
     dim_order_ops: bool = True
     extract_delegate_segments: bool = True
     segment_alignment: int = 128

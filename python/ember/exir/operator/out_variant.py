@@ -54,6 +54,8 @@ def out_variant(op: OpOverload) -> OpOverload | None:
     if op.namespace == "quantized_decomposed":
         # PyTorch defines no out overloads for these; Ember's module does.
         import ember.exir.operator.quantized_decomposed  # noqa: F401
+    elif op.namespace == "ember_quantized":
+        import ember.exir.operator.ember_quantized  # noqa: F401
     best: tuple[int, OpOverload] | None = None
     for name in op.overloadpacket.overloads():
         candidate = getattr(op.overloadpacket, name)

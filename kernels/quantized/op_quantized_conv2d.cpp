@@ -1,0 +1,252 @@
+// ember_quantized::conv2d.out(Tensor input, float input_scale, int input_zero_point,
+//     Tensor weight, Tensor weight_scales, Tensor? bias, int[] stride, int[] padding,
+//     int[] dilation, int groups, float output_scale, int output_zero_point,
+//     int output_min, int output_max, *, Tensor(a!) out) -> Tensor(a!)
+//
+// What ember.exir.passes.fuse_quantized_ops makes of pt2e's
+//   quantize([relu|hardtanh](convolution(dequantize(x), dequantize(w), dequantize(bias))))
+// for 2-d convolutions: input int8 NCHW with (input_scale, input_zero_point),
+// weight int8 [C_out, C_in/groups, kh, kw] symmetric with one scale per output
+// channel, bias float32 [C_out]; out int8 NCHW, requantised as in
+// op_quantized_linear.cpp (padding reads the input's zero point, i.e. 0).
+//
+// Each group is a GEMM of its packed weights (C_out/groups × C_in/groups·kh·kw)
+// with the input's windows, packed per call straight from NCHW (qgemm.h).
+// Depthwise convolutions (one input channel per group) run a direct loop per
+// channel instead: a GEMM with one row per group would waste the tile.
+#include <cstring>
+
+#include "kernels/generated/functions/quantized/op_quantized_conv2d.h"
+#include "kernels/portable/util/args.h"
+#include "kernels/portable/util/parallel.h"
+#include "kernels/quantized/util/qgemm.h"
+#include "kernels/quantized/util/qlinear_params.h"
+
+namespace ember::kernels::quantized {
+namespace {
+
+using portable::parallel_range;
+using portable::resize_out;
+
+constexpr const char* kOp = "ember_quantized::conv2d.out";
+
+struct Conv2dState {
+  QChannelFactors f;
+  QPackedWeights* groups = nullptr;  // Null for depthwise.
+  const int8_t* depthwise = nullptr;  // The weight, read directly by the depthwise loop.
+  int64_t sh, sw, ph, pw, dh, dw;
+};
+
+bool pair(IntSpan v, int64_t* a, int64_t* b) {
+  if (v.size() == 1) {
+    *a = *b = v[0];
+    return true;
+  }
+  if (v.size() != 2) return false;
+  *a = v[0];
+  *b = v[1];
+  return true;
+}
+
+int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+}
+
+// One output channel plane of a depthwise convolution, requantised.
+void depthwise_plane(const Conv2dState& st, const int8_t* x, int64_t ih, int64_t iw,
+                     const int8_t* w, int64_t kh, int64_t kw, int32_t zx, int64_t oh, int64_t ow,
+                     float scale, float offset, float lo, float hi, int32_t zy, int8_t* out) {
+  constexpr int64_t kChunk = 256;
+  int32_t acc[kChunk];
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    for (int64_t ox0 = 0; ox0 < ow; ox0 += kChunk) {
+      const int64_t n = ow - ox0 < kChunk ? ow - ox0 : kChunk;
+      std::memset(acc, 0, static_cast<size_t>(n) * sizeof(int32_t));
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        const int64_t iy = oy * st.sh - st.ph + ky * st.dh;
+        if (iy < 0 || iy >= ih) continue;  // Padding: x − zx = 0.
+        const int8_t* row = x + iy * iw;
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          const int32_t wv = w[ky * kw + kx];
+          // Outputs whose input column lies inside the row: ix = ox·s − p + kx·d.
+          const int64_t base = -st.pw + kx * st.dw;
+          int64_t first = 0, last = n;  // Relative to ox0.
+          while (first < n && (ox0 + first) * st.sw + base < 0) ++first;
+          while (last > first && (ox0 + last - 1) * st.sw + base >= iw) --last;
+          if (st.sw == 1) {
+            const int8_t* src = row + ox0 + base;
+            for (int64_t j = first; j < last; ++j) acc[j] += wv * (static_cast<int32_t>(src[j]) - zx);
+          } else {
+            for (int64_t j = first; j < last; ++j) {
+              acc[j] += wv * (static_cast<int32_t>(row[(ox0 + j) * st.sw + base]) - zx);
+            }
+          }
+        }
+      }
+      int8_t* o = out + oy * ow + ox0;
+      for (int64_t j = 0; j < n; ++j) {
+        o[j] = requantize(static_cast<float>(acc[j]) * scale + offset, lo, hi, zy);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double input_scale,
+                         int64_t input_zero_point, const Tensor& weight,
+                         const Tensor& weight_scales, const Tensor* bias, IntSpan stride,
+                         IntSpan padding, IntSpan dilation, int64_t groups, double output_scale,
+                         int64_t output_zero_point, int64_t output_min, int64_t output_max,
+                         Tensor& out) {
+  if (Error e = check_static_qargs(ctx, kOp, input_scale, input_zero_point, output_scale,
+                                   output_zero_point, output_min, output_max);
+      e != Error::Ok) {
+    return e;
+  }
+  if (input.dtype != ScalarType::Char || out.dtype != ScalarType::Char || input.dim != 4 ||
+      out.dim != 4) {
+    return ctx.fail(Error::InvalidProgram, "%s: input and out must be 4-d int8 (NCHW), got %d-d "
+                    "%s and %d-d %s", kOp, static_cast<int>(input.dim),
+                    scalar_type_name(input.dtype), static_cast<int>(out.dim),
+                    scalar_type_name(out.dtype));
+  }
+  if (!input.is_contiguous_dim_order() || !out.is_contiguous_dim_order()) {
+    return ctx.fail(Error::InvalidProgram, "%s: input and out must have contiguous (NCHW) dim "
+                    "order", kOp);
+  }
+  auto* st = ctx.allocate_state<Conv2dState>();
+  if (st == nullptr) return ctx.failure();
+  if (!pair(stride, &st->sh, &st->sw) || !pair(padding, &st->ph, &st->pw) ||
+      !pair(dilation, &st->dh, &st->dw) || st->sh < 1 || st->sw < 1 || st->ph < 0 ||
+      st->pw < 0 || st->dh < 1 || st->dw < 1) {
+    return ctx.fail(Error::InvalidProgram, "%s: stride, padding and dilation must have 1 or 2 "
+                    "values (stride, dilation >= 1; padding >= 0)", kOp);
+  }
+  if (Error e = prepare_channel_factors(ctx, kOp, weight, 4, weight_scales, bias, input_scale,
+                                        output_scale, &st->f);
+      e != Error::Ok) {
+    return e;
+  }
+  const int64_t c_out = weight.sizes[0], cpg = weight.sizes[1];
+  const int64_t kh = weight.sizes[2], kw = weight.sizes[3];
+  if (groups < 1 || c_out % groups != 0 || input.sizes[1] != cpg * groups) {
+    return ctx.fail(Error::InvalidProgram, "%s: groups %lld must divide the %lld output "
+                    "channels, and the input's %d channels must be %lld per group", kOp,
+                    static_cast<long long>(groups), static_cast<long long>(c_out),
+                    static_cast<int>(input.sizes[1]), static_cast<long long>(cpg));
+  }
+  const int64_t oh = out_extent(input.sizes[2], kh, st->sh, st->ph, st->dh);
+  const int64_t ow = out_extent(input.sizes[3], kw, st->sw, st->pw, st->dw);
+  if (oh < 1 || ow < 1) {
+    return ctx.fail(Error::InvalidProgram, "%s: the kernel %lldx%lld (dilated) does not fit the "
+                    "padded input %dx%d", kOp, static_cast<long long>(kh),
+                    static_cast<long long>(kw), static_cast<int>(input.sizes[2]),
+                    static_cast<int>(input.sizes[3]));
+  }
+  if (cpg == 1 && c_out == groups) {
+    st->depthwise = weight.data_ptr<const int8_t>();
+    ctx.set_state(st);
+    return Error::Ok;
+  }
+  const int64_t ocg = c_out / groups, k = cpg * kh * kw;
+  st->groups = static_cast<QPackedWeights*>(
+      ctx.allocate(static_cast<size_t>(groups) * sizeof(QPackedWeights), alignof(QPackedWeights)));
+  if (st->groups == nullptr) return ctx.failure();
+  const QGemmKind kind = qgemm_kind();
+  const int8_t* w = weight.data_ptr<const int8_t>();
+  auto* sums = static_cast<int32_t*>(ctx.allocate(static_cast<size_t>(c_out) * sizeof(int32_t)));
+  if (sums == nullptr) return ctx.failure();
+  for (int64_t g = 0; g < groups; ++g) {
+    void* data = ctx.allocate(qgemm_packed_bytes(kind, ocg, k));
+    if (data == nullptr) return ctx.failure();
+    st->groups[g] = qgemm_pack_weights(kind, w + g * ocg * k, ocg, k, k, data, sums + g * ocg);
+  }
+  ctx.reserve_scratch(qgemm_scratch_bytes(st->groups[0], oh * ow, ctx.threads()));
+  ctx.set_state(st);
+  ctx.mark_packed(weight);
+  return Error::Ok;
+}
+
+void conv2d_out(KernelContext& ctx, const Tensor& input, double, int64_t input_zero_point,
+                const Tensor& weight, const Tensor&, const Tensor*, IntSpan, IntSpan, IntSpan,
+                int64_t groups, double, int64_t output_zero_point, int64_t output_min,
+                int64_t output_max, Tensor& out) {
+  const auto* st = static_cast<const Conv2dState*>(ctx.state());
+  EMBER_KERNEL_CHECK(ctx, st != nullptr, "%s: not prepared", kOp);
+  EMBER_KERNEL_CHECK(ctx, input.dtype == ScalarType::Char && input.dim == 4,
+                     "%s: input must be 4-d int8, got %d-d %s", kOp, static_cast<int>(input.dim),
+                     scalar_type_name(input.dtype));
+  EMBER_KERNEL_CHECK(ctx, input.is_contiguous_dim_order(),
+                     "%s: input must have contiguous (NCHW) dim order", kOp);
+  const int64_t c_out = weight.sizes[0], cpg = weight.sizes[1];
+  const int64_t kh = weight.sizes[2], kw = weight.sizes[3];
+  const int64_t batch = input.sizes[0], ih = input.sizes[2], iw = input.sizes[3];
+  EMBER_KERNEL_CHECK(ctx, input.sizes[1] == cpg * groups,
+                     "%s: input has %d channels, the weight takes %lld", kOp,
+                     static_cast<int>(input.sizes[1]), static_cast<long long>(cpg * groups));
+  const int64_t oh = out_extent(ih, kh, st->sh, st->ph, st->dh);
+  const int64_t ow = out_extent(iw, kw, st->sw, st->pw, st->dw);
+  EMBER_KERNEL_CHECK(ctx, oh >= 1 && ow >= 1, "%s: the kernel does not fit the input %lldx%lld",
+                     kOp, static_cast<long long>(ih), static_cast<long long>(iw));
+  const int32_t shape[4] = {static_cast<int32_t>(batch), static_cast<int32_t>(c_out),
+                            static_cast<int32_t>(oh), static_cast<int32_t>(ow)};
+  if (!resize_out(ctx, out, shape)) return;
+  if (out.numel == 0) return;
+  const auto* x = input.data_ptr<const int8_t>();
+  auto* y = out.data_ptr<int8_t>();
+  const auto zx = static_cast<int32_t>(input_zero_point);
+  const auto zy = static_cast<int32_t>(output_zero_point);
+  if (st->depthwise != nullptr) {
+    const float lo = static_cast<float>(output_min - zy), hi = static_cast<float>(output_max - zy);
+    const int64_t planes = batch * c_out;
+    parallel_range(ctx, planes, 1, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        const int64_t c = p % c_out;
+        depthwise_plane(*st, x + p * ih * iw, ih, iw, st->depthwise + c * kh * kw, kh, kw, zx,
+                        oh, ow, st->f.scale[c], st->f.offset ? st->f.offset[c] : 0.0f, lo, hi,
+                        zy, y + p * oh * ow);
+      }
+    });
+    return;
+  }
+  const int64_t ocg = c_out / groups;
+  const size_t need = qgemm_scratch_bytes(st->groups[0], oh * ow, ctx.threads());
+  void* scratch = ctx.scratch(need);
+  EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%s: %zu bytes of scratch memory needed, %zu "
+                     "reserved", kOp, need, ctx.scratch_size());
+  QActivations a;
+  a.kind = QActivations::Kind::kConv;
+  a.zx = zx;
+  a.n = oh * ow;
+  a.channels = cpg;
+  a.ih = ih;
+  a.iw = iw;
+  a.kh = kh;
+  a.kw = kw;
+  a.oh = oh;
+  a.ow = ow;
+  a.stride_h = st->sh;
+  a.stride_w = st->sw;
+  a.pad_h = st->ph;
+  a.pad_w = st->pw;
+  a.dil_h = st->dh;
+  a.dil_w = st->dw;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t g = 0; g < groups; ++g) {
+      a.x = x + (b * cpg * groups + g * cpg) * ih * iw;
+      QEpilogue e;
+      e.scale = st->f.scale + g * ocg;
+      e.offset = st->f.offset ? st->f.offset + g * ocg : nullptr;
+      e.zp = zy;
+      e.lo = static_cast<int32_t>(output_min);
+      e.hi = static_cast<int32_t>(output_max);
+      e.c = y + (b * c_out + g * ocg) * oh * ow;
+      e.c_rs = oh * ow;
+      e.c_cs = 1;
+      qgemm_run(ctx, st->groups[g], a, e, scratch);
+    }
+  }
+}
+
+}  // namespace ember::kernels::quantized

@@ -1,0 +1,375 @@
+#include "kernels/quantized/util/qgemm.h"
+
+#include <cstring>
+
+#include "kernels/portable/util/cpu_isa.h"
+
+namespace ember::kernels::quantized {
+
+using portable::cpu_isa;
+using portable::Isa;
+
+namespace qgemm_detail {
+
+bool host_has_avx512_vnni() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+#else
+  return false;
+#endif
+}
+
+void qs8_gemm_6x16_baseline(int64_t kg, const int16_t* a, const int16_t* b, int32_t* acc) {
+  int32_t sum[6][16] = {};
+  for (int64_t g = 0; g < kg; ++g) {
+    const int16_t* ag = a + g * 6 * 2;
+    const int16_t* bg = b + g * 16 * 2;
+    for (int i = 0; i < 6; ++i) {
+      const int32_t a0 = ag[i * 2], a1 = ag[i * 2 + 1];
+      for (int j = 0; j < 16; ++j) sum[i][j] += a0 * bg[j * 2] + a1 * bg[j * 2 + 1];
+    }
+  }
+  std::memcpy(acc, sum, sizeof(sum));
+}
+
+}  // namespace qgemm_detail
+
+namespace {
+
+using namespace qgemm_detail;
+
+// Activation blocks are sized to stay in L2 (with the weight strip in L1)
+// while the strips of one block are multiplied by every weight strip.
+constexpr int64_t kBlockBytes = 192 * 1024;
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// Packs one strip (nr columns starting at column n0, valid `cols`) of
+// activations into dst: kg groups of nr × group elements.
+template <typename Elem, int kGroup>
+struct StripPacker {
+  const QActivations& x;
+  int64_t k;   // Real depth.
+  int64_t kg;  // Groups (depth padded to kGroup).
+  int nr;
+  bool vnni;   // uint8 = x + 128; else int16 = x − zx.
+
+  Elem convert(int8_t v) const {
+    if constexpr (sizeof(Elem) == 1) {
+      return static_cast<Elem>(static_cast<uint8_t>(v) ^ 0x80u);
+    } else {
+      return static_cast<Elem>(static_cast<int16_t>(v) - static_cast<int16_t>(x.zx));
+    }
+  }
+
+  void pack_rows(int64_t n0, int64_t cols, Elem* dst) const {
+    const int8_t pad = static_cast<int8_t>(x.zx);
+    const Elem pad_c = convert(pad);
+    for (int j = 0; j < nr; ++j) {
+      Elem* d = dst + j * kGroup;
+      if (j >= cols) {
+        for (int64_t g = 0; g < kg; ++g) {
+          for (int t = 0; t < kGroup; ++t) d[g * nr * kGroup + t] = pad_c;
+        }
+        continue;
+      }
+      const int8_t* src = x.x + (n0 + j) * x.ld;
+      const int64_t full = k / kGroup;
+      for (int64_t g = 0; g < full; ++g) {
+        for (int t = 0; t < kGroup; ++t) d[g * nr * kGroup + t] = convert(src[g * kGroup + t]);
+      }
+      for (int64_t g = full; g < kg; ++g) {
+        for (int t = 0; t < kGroup; ++t) {
+          const int64_t kk = g * kGroup + t;
+          d[g * nr * kGroup + t] = convert(kk < k ? src[kk] : pad);
+        }
+      }
+    }
+  }
+
+  // Row `kk` of the im2col matrix over columns [n0, n0 + cols) into row[0, nr).
+  void conv_row(int64_t kk, int64_t n0, int64_t cols, int8_t* row) const {
+    const int8_t pad = static_cast<int8_t>(x.zx);
+    if (kk >= k) {
+      std::memset(row, static_cast<uint8_t>(pad), static_cast<size_t>(nr));
+      return;
+    }
+    const int64_t kx = kk % x.kw;
+    const int64_t ky = (kk / x.kw) % x.kh;
+    const int64_t ci = kk / (x.kw * x.kh);
+    int64_t j = 0;
+    int64_t n = n0;
+    while (j < cols) {
+      const int64_t oy = n / x.ow;
+      const int64_t ox = n - oy * x.ow;
+      int64_t run = x.ow - ox;
+      if (run > cols - j) run = cols - j;
+      const int64_t iy = oy * x.stride_h - x.pad_h + ky * x.dil_h;
+      if (iy < 0 || iy >= x.ih) {
+        std::memset(row + j, static_cast<uint8_t>(pad), static_cast<size_t>(run));
+      } else {
+        const int8_t* src = x.x + (ci * x.ih + iy) * x.iw;
+        const int64_t ix0 = ox * x.stride_w - x.pad_w + kx * x.dil_w;
+        if (x.stride_w == 1) {
+          // Padding on the left, a contiguous run, padding on the right.
+          int64_t t = 0;
+          for (; t < run && ix0 + t < 0; ++t) row[j + t] = pad;
+          int64_t copy_end = x.iw - ix0;
+          if (copy_end > run) copy_end = run;
+          if (copy_end > t) {
+            std::memcpy(row + j + t, src + ix0 + t, static_cast<size_t>(copy_end - t));
+            t = copy_end;
+          }
+          for (; t < run; ++t) row[j + t] = pad;
+        } else {
+          for (int64_t t = 0; t < run; ++t) {
+            const int64_t ix = ix0 + t * x.stride_w;
+            row[j + t] = (ix >= 0 && ix < x.iw) ? src[ix] : pad;
+          }
+        }
+      }
+      j += run;
+      n += run;
+    }
+    if (cols < nr) std::memset(row + cols, static_cast<uint8_t>(pad), static_cast<size_t>(nr - cols));
+  }
+
+  void pack_conv(int64_t n0, int64_t cols, Elem* dst) const {
+    int8_t rows[kGroup][64];
+    for (int64_t g = 0; g < kg; ++g) {
+      for (int t = 0; t < kGroup; ++t) conv_row(g * kGroup + t, n0, cols, rows[t]);
+      Elem* d = dst + g * nr * kGroup;
+      for (int j = 0; j < nr; ++j) {
+        for (int t = 0; t < kGroup; ++t) d[j * kGroup + t] = convert(rows[t][j]);
+      }
+    }
+  }
+
+  void pack(int64_t n0, int64_t cols, Elem* dst) const {
+    if (x.kind == QActivations::Kind::kRows) {
+      pack_rows(n0, cols, dst);
+    } else {
+      pack_conv(n0, cols, dst);
+    }
+  }
+};
+
+// Requantises (or scales) one tile's sums and stores the valid part.
+void store_tile(const QEpilogue& e, const int32_t* row_sums, int32_t zshift, const int32_t* acc,
+                int nr, int64_t m0, int rows, int64_t n0, int cols) {
+  if (e.float_out) {
+    float* c = static_cast<float*>(e.c);
+    for (int i = 0; i < rows; ++i) {
+      const int64_t m = m0 + i;
+      const int32_t corr = zshift * row_sums[m];
+      const float s = e.scale[m] * e.scale_mul;
+      const float o = e.offset != nullptr ? e.offset[m] : 0.0f;
+      const int32_t* a = acc + i * nr;
+      float* d = c + m * e.c_rs + n0 * e.c_cs;
+      for (int j = 0; j < cols; ++j) d[j * e.c_cs] = static_cast<float>(a[j] + corr) * s + o;
+    }
+    return;
+  }
+  int8_t tile[8 * 32];
+  const float lo = static_cast<float>(e.lo - e.zp);
+  const float hi = static_cast<float>(e.hi - e.zp);
+  for (int i = 0; i < rows; ++i) {
+    const int64_t m = m0 + i;
+    const int32_t corr = zshift * row_sums[m];
+    const float s = e.scale[m] * e.scale_mul;
+    const float o = e.offset != nullptr ? e.offset[m] : 0.0f;
+    const int32_t* a = acc + i * nr;
+    int8_t* t = tile + i * nr;
+    for (int j = 0; j < nr; ++j) {
+      t[j] = requantize(static_cast<float>(a[j] + corr) * s + o, lo, hi, e.zp);
+    }
+  }
+  int8_t* c = static_cast<int8_t*>(e.c);
+  if (e.c_cs == 1) {
+    for (int i = 0; i < rows; ++i) {
+      std::memcpy(c + (m0 + i) * e.c_rs + n0, tile + i * nr, static_cast<size_t>(cols));
+    }
+  } else {
+    for (int j = 0; j < cols; ++j) {
+      int8_t* d = c + m0 * e.c_rs + (n0 + j) * e.c_cs;
+      for (int i = 0; i < rows; ++i) d[i * e.c_rs] = tile[i * nr + j];
+    }
+  }
+}
+
+struct Plan {
+  QGemmLayout layout;
+  int64_t kg;
+  int64_t block_cols;   // Columns per activation block (a multiple of nr).
+  size_t block_bytes;   // Packed bytes of one block.
+};
+
+Plan make_plan(const QPackedWeights& w, int64_t n) {
+  Plan p;
+  p.layout = qgemm_layout(w.kind);
+  p.kg = w.kp / p.layout.group;
+  const int64_t strip_bytes = p.kg * p.layout.nr * p.layout.group * p.layout.elem;
+  int64_t strips = strip_bytes > 0 ? kBlockBytes / strip_bytes : 1;
+  if (strips < 1) strips = 1;
+  const int64_t needed = (n + p.layout.nr - 1) / p.layout.nr;
+  if (strips > needed) strips = needed < 1 ? 1 : needed;
+  p.block_cols = strips * p.layout.nr;
+  p.block_bytes = static_cast<size_t>(strips * strip_bytes);
+  return p;
+}
+
+template <typename AElem, typename BElem, int kGroup, typename Micro>
+void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x,
+              const QEpilogue& e, void* scratch, const Plan& p, Micro micro) {
+  const int mr = p.layout.mr, nr = p.layout.nr;
+  const int64_t blocks = (x.n + p.block_cols - 1) / p.block_cols;
+  const int64_t m_strips = (w.m + mr - 1) / mr;
+  const int64_t threads = static_cast<int64_t>(ctx.threads());
+  // Few activation blocks: each block's weight strips are split too (every
+  // part packs the block itself; packing costs far less than the products).
+  int64_t parts = 1;
+  if (blocks < threads) {
+    parts = threads / blocks;
+    if (parts > m_strips) parts = m_strips;
+    if (parts < 1) parts = 1;
+  }
+  int64_t tasks = blocks * parts;
+  if (tasks > threads) tasks = threads;
+  const int32_t zshift = w.kind == QGemmKind::kAvx512Vnni ? -(128 + x.zx) : 0;
+  const StripPacker<BElem, kGroup> packer{x, w.k, p.kg, nr, w.kind == QGemmKind::kAvx512Vnni};
+  const size_t a_strip = static_cast<size_t>(p.kg) * mr * kGroup;
+  const size_t b_strip = static_cast<size_t>(p.kg) * nr * kGroup;
+  auto task = [&](size_t t) {
+    BElem* bpack = reinterpret_cast<BElem*>(static_cast<uint8_t*>(scratch) + t * p.block_bytes);
+    int64_t block_begin, block_end, strip_begin = 0, strip_end = m_strips;
+    if (parts == 1) {
+      block_begin = blocks * static_cast<int64_t>(t) / tasks;
+      block_end = blocks * (static_cast<int64_t>(t) + 1) / tasks;
+    } else {
+      block_begin = static_cast<int64_t>(t) / parts;
+      block_end = block_begin + 1;
+      const int64_t part = static_cast<int64_t>(t) % parts;
+      strip_begin = m_strips * part / parts;
+      strip_end = m_strips * (part + 1) / parts;
+    }
+    alignas(64) int32_t acc[8 * 32];
+    for (int64_t blk = block_begin; blk < block_end; ++blk) {
+      const int64_t c0 = blk * p.block_cols;
+      int64_t ccount = x.n - c0;
+      if (ccount > p.block_cols) ccount = p.block_cols;
+      const int64_t nstrips = (ccount + nr - 1) / nr;
+      for (int64_t s = 0; s < nstrips; ++s) {
+        const int64_t cols = ccount - s * nr < nr ? ccount - s * nr : nr;
+        packer.pack(c0 + s * nr, cols, bpack + s * b_strip);
+      }
+      for (int64_t ms = strip_begin; ms < strip_end; ++ms) {
+        const AElem* a = static_cast<const AElem*>(w.data) + ms * a_strip;
+        const int64_t m0 = ms * mr;
+        const int rows = static_cast<int>(w.m - m0 < mr ? w.m - m0 : mr);
+        for (int64_t s = 0; s < nstrips; ++s) {
+          const int cols = static_cast<int>(ccount - s * nr < nr ? ccount - s * nr : nr);
+          micro(p.kg, a, bpack + s * b_strip, acc);
+          store_tile(e, w.row_sums, zshift, acc, nr, m0, rows, c0 + s * nr, cols);
+        }
+      }
+    }
+  };
+  if (tasks <= 1) {
+    task(0);
+  } else {
+    ctx.parallel_for(static_cast<size_t>(tasks), task);
+  }
+}
+
+}  // namespace
+
+QGemmKind qgemm_kind() {
+  static const QGemmKind kind = [] {
+    const Isa isa = cpu_isa();
+    if (isa >= Isa::kAvx512 && host_has_avx512_vnni()) return QGemmKind::kAvx512Vnni;
+    if (isa >= Isa::kAvx2) return QGemmKind::kAvx2;
+    return QGemmKind::kBaseline;
+  }();
+  return kind;
+}
+
+const char* qgemm_kind_name(QGemmKind kind) {
+  switch (kind) {
+    case QGemmKind::kBaseline: return "baseline";
+    case QGemmKind::kAvx2: return "avx2";
+    case QGemmKind::kAvx512Vnni: return "avx512vnni";
+  }
+  return "unknown";
+}
+
+QGemmLayout qgemm_layout(QGemmKind kind) {
+  if (kind == QGemmKind::kAvx512Vnni) return {8, 32, 4, 1};
+  return {6, 16, 2, 2};
+}
+
+size_t qgemm_packed_bytes(QGemmKind kind, int64_t m, int64_t k) {
+  const QGemmLayout l = qgemm_layout(kind);
+  return static_cast<size_t>(round_up(m, l.mr) * round_up(k, l.group) * l.elem);
+}
+
+QPackedWeights qgemm_pack_weights(QGemmKind kind, const int8_t* w, int64_t m, int64_t k,
+                                  int64_t row_stride, void* data, int32_t* row_sums) {
+  const QGemmLayout l = qgemm_layout(kind);
+  QPackedWeights p;
+  p.kind = kind;
+  p.m = m;
+  p.k = k;
+  p.kp = round_up(k, l.group);
+  p.data = data;
+  p.row_sums = row_sums;
+  const int64_t kg = p.kp / l.group;
+  for (int64_t r = 0; r < m; ++r) {
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) sum += w[r * row_stride + kk];
+    row_sums[r] = sum;
+  }
+  const int64_t strips = (m + l.mr - 1) / l.mr;
+  for (int64_t s = 0; s < strips; ++s) {
+    for (int64_t g = 0; g < kg; ++g) {
+      for (int i = 0; i < l.mr; ++i) {
+        const int64_t r = s * l.mr + i;
+        for (int t = 0; t < l.group; ++t) {
+          const int64_t kk = g * l.group + t;
+          const int8_t v = (r < m && kk < k) ? w[r * row_stride + kk] : int8_t{0};
+          const int64_t at = ((s * kg + g) * l.mr + i) * l.group + t;
+          if (l.elem == 1) {
+            static_cast<int8_t*>(data)[at] = v;
+          } else {
+            static_cast<int16_t*>(data)[at] = v;
+          }
+        }
+      }
+    }
+  }
+  return p;
+}
+
+size_t qgemm_scratch_bytes(const QPackedWeights& w, int64_t n, size_t threads) {
+  if (n <= 0) return 0;
+  return make_plan(w, n).block_bytes * (threads < 1 ? 1 : threads);
+}
+
+void qgemm_run(KernelContext& ctx, const QPackedWeights& w, const QActivations& x,
+               const QEpilogue& e, void* scratch) {
+  if (x.n <= 0 || w.m <= 0) return;
+  const Plan p = make_plan(w, x.n);
+  switch (w.kind) {
+    case QGemmKind::kAvx512Vnni:
+      run_kind<int8_t, uint8_t, 4>(ctx, w, x, e, scratch, p, qs8_gemm_8x32_avx512vnni);
+      return;
+    case QGemmKind::kAvx2:
+      run_kind<int16_t, int16_t, 2>(ctx, w, x, e, scratch, p, qs8_gemm_6x16_avx2);
+      return;
+    case QGemmKind::kBaseline:
+      run_kind<int16_t, int16_t, 2>(ctx, w, x, e, scratch, p, qs8_gemm_6x16_baseline);
+      return;
+  }
+}
+
+}  // namespace ember::kernels::quantized

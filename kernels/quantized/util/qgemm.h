@@ -1,0 +1,131 @@
+// Integer GEMM for the fused quantized ops (op_quantized_linear.cpp,
+// op_quantized_conv2d.cpp):
+//
+//   acc[m][n] = Σ_k W[m][k] · (X[k][n] − zx)             (exact, int32)
+//   C[m][n]   = requantised or scaled acc (QEpilogue)
+//
+// W is an int8 weight matrix (M output channels × K), packed once at prepare
+// (qgemm_pack_weights); X holds int8 activations with zero point zx, packed
+// per call by a source (linear rows, or convolution windows) into the
+// microkernel's layout. Three microkernels, chosen once per process by
+// qgemm_kind():
+//   - kAvx512Vnni: qs8_gemm_8x32_avx512vnni, VPDPBUSD on groups of 4 k. It
+//     multiplies unsigned by signed bytes, so activations are packed as
+//     x + 128 (uint8) and each row's Σ_k W[m][k] · (128 + zx) is subtracted
+//     in the epilogue (row_sums, computed at pack time);
+//   - kAvx2: qs8_gemm_6x16_avx2, VPMADDWD on pairs of k with both operands
+//     widened to int16 (x − zx fits int16; VPMADDUBSW would saturate);
+//   - kBaseline: the same int16 layout and a plain loop.
+// All three give the same int32 sums (exact arithmetic), so their outputs are
+// bit-identical; tests compare them on every host level (EMBER_ISA caps it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/kernel/kernel_context.h"
+
+namespace ember::kernels::quantized {
+
+enum class QGemmKind : uint8_t { kBaseline = 0, kAvx2 = 1, kAvx512Vnni = 2 };
+
+/// The microkernel family this process runs: AVX-512 VNNI when cpu_isa() is
+/// avx512 and the host has VNNI, AVX2 when cpu_isa() is at least avx2.
+QGemmKind qgemm_kind();
+
+/// "baseline", "avx2" or "avx512vnni".
+const char* qgemm_kind_name(QGemmKind kind);
+
+/// Tile and packing layout of one kind.
+struct QGemmLayout {
+  int mr;       // Rows of W per microkernel tile.
+  int nr;       // Columns of X per tile.
+  int group;    // k values packed together (4 for VNNI, 2 for int16 pairs).
+  int elem;     // Bytes per packed element (1: int8/uint8, 2: int16).
+};
+QGemmLayout qgemm_layout(QGemmKind kind);
+
+/// Weights packed for one kind: ceil(M/mr) strips of mr rows, each
+/// kp/group × mr × group elements (k padded with zeros to kp).
+struct QPackedWeights {
+  QGemmKind kind = QGemmKind::kBaseline;
+  int64_t m = 0;
+  int64_t k = 0;
+  int64_t kp = 0;               // k rounded up to the layout's group.
+  const void* data = nullptr;
+  const int32_t* row_sums = nullptr;  // Σ_k W[m][k], per row.
+};
+
+/// Bytes of packed data for an m×k weight matrix.
+size_t qgemm_packed_bytes(QGemmKind kind, int64_t m, int64_t k);
+
+/// Packs W (row m at w + m·row_stride, k contiguous int8 values) into `data`
+/// (qgemm_packed_bytes bytes) and its row sums into `row_sums` (m values).
+QPackedWeights qgemm_pack_weights(QGemmKind kind, const int8_t* w, int64_t m, int64_t k,
+                                  int64_t row_stride, void* data, int32_t* row_sums);
+
+/// What happens to each tile's sums. Row m's value is
+///   v = float(acc + zshift · row_sums[m]) · (scale[m] · scale_mul) + offset[m]
+/// (offset null: 0). With int8 output: clamp(round_half_even(v), lo − zp, hi − zp) + zp.
+/// With float output: v. C[m][n] lives at c + m·c_rs + n·c_cs (elements).
+struct QEpilogue {
+  const float* scale = nullptr;
+  float scale_mul = 1.0f;
+  const float* offset = nullptr;
+  bool float_out = false;
+  int32_t zp = 0;
+  int32_t lo = -128;
+  int32_t hi = 127;
+  void* c = nullptr;
+  int64_t c_rs = 0;
+  int64_t c_cs = 0;
+};
+
+/// round_half_even(clamp(v, lo − zp, hi − zp)) + zp for an int8 output: adding
+/// and subtracting 1.5·2^23 rounds half to even once |v| < 2^22, which the
+/// clamp guarantees (no libm call on baseline x86-64).
+inline int8_t requantize(float v, float lo_minus_zp, float hi_minus_zp, int32_t zp) {
+  constexpr float kMagic = 12582912.0f;
+  v = v < lo_minus_zp ? lo_minus_zp : (v > hi_minus_zp ? hi_minus_zp : v);
+  v = (v + kMagic) - kMagic;
+  return static_cast<int8_t>(static_cast<int32_t>(v) + zp);
+}
+
+/// Activations for one GEMM: X[k][n] for k < K, n < N, int8 with zero point zx.
+/// `rows`: X[k][n] = x[n·ld + k] (a linear layer's input, tokens × K).
+/// `conv`: X[(ci·kh + ky)·kw + kx][oy·ow + ox] = x[ci][iy][ix] with
+///   iy = oy·stride_h − pad_h + ky·dil_h (likewise ix), zx where outside.
+struct QActivations {
+  enum class Kind : uint8_t { kRows, kConv } kind = Kind::kRows;
+  const int8_t* x = nullptr;
+  int32_t zx = 0;
+  int64_t n = 0;
+  // kRows
+  int64_t ld = 0;
+  // kConv (one image and one group: x points at its first input channel)
+  int64_t channels = 0, ih = 0, iw = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
+};
+
+/// Scratch bytes qgemm_run needs with `threads` threads.
+size_t qgemm_scratch_bytes(const QPackedWeights& w, int64_t n, size_t threads);
+
+/// C = epilogue(W · (X − zx)). `scratch` holds qgemm_scratch_bytes(w, x.n,
+/// ctx.threads()) bytes. Splits the work over ctx's thread pool.
+void qgemm_run(KernelContext& ctx, const QPackedWeights& w, const QActivations& x,
+               const QEpilogue& e, void* scratch);
+
+namespace qgemm_detail {
+
+/// Microkernels: acc (mr × nr int32, row-major) = Σ over kg groups of the
+/// packed A strip times the packed B strip.
+void qs8_gemm_6x16_baseline(int64_t kg, const int16_t* a, const int16_t* b, int32_t* acc);
+void qs8_gemm_6x16_avx2(int64_t kg, const int16_t* a, const int16_t* b, int32_t* acc);
+void qs8_gemm_8x32_avx512vnni(int64_t kg, const int8_t* a, const uint8_t* b, int32_t* acc);
+
+/// True when the host can run qs8_gemm_8x32_avx512vnni.
+bool host_has_avx512_vnni();
+
+}  // namespace qgemm_detail
+
+}  // namespace ember::kernels::quantized
