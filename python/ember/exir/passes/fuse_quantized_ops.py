@@ -107,7 +107,7 @@ class FuseQuantizedOpsPass:
     def _weight(inputs: LiftedConstants, node: Any, dims: int) -> _Weight | None:
         """The int8 weight and per-channel scales behind ``dequantize(w)``."""
         if calls_op(node, _DQ_CHANNEL):
-            w, scales, zps, axis, qmin, qmax, dtype = node.args[:7]
+            w, scales, zps, axis, _qmin, _qmax, dtype = node.args[:7]
             if axis != 0 or dtype != torch.int8 or not isinstance(w, torch.fx.Node):
                 return None
             wv = inputs.value(w)
