@@ -1,0 +1,293 @@
+"""The fused quantized ops (``ember_quantized::``) and the pass that makes them.
+
+Kernels are compared with their eager reference (``torch.ops.ember_quantized``,
+which computes what pt2e's dequantize → op → quantize chain computes) through
+``_C.call_kernel``; whole programs with pt2e's converted models. The int8
+kernels sum exactly in int32 while eager sums dequantized floats, so an output
+may land one quantization step away where eager's float sum sits next to a
+rounding tie: the tests allow one step and require almost every value to be
+identical. The float output of ``linear_dynamic`` is compared relative to its
+magnitude. ``make test`` runs this file again under EMBER_ISA=baseline (and
+avx2 on AVX-512 hosts), so every microkernel the host has is checked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from ember import _C, exir
+from ember.exir import ExecutorchBackendConfig
+from ember.exir.operator import ember_quantized  # noqa: F401  (defines the reference ops)
+from ember.quantization import (
+    XNNPACKQuantizer,
+    convert_pt2e,
+    get_symmetric_quantization_config,
+    prepare_pt2e,
+)
+from ember.runtime import Runtime
+
+eq = torch.ops.ember_quantized
+RNG = np.random.default_rng(7)
+
+
+def int8(shape) -> np.ndarray:
+    return RNG.integers(-128, 128, size=shape, dtype=np.int8)
+
+
+def weights(shape) -> tuple[np.ndarray, np.ndarray]:
+    w = RNG.integers(-127, 128, size=shape, dtype=np.int8)
+    scales = RNG.uniform(0.002, 0.02, size=(shape[0],)).astype(np.float32)
+    return w, scales
+
+
+def assert_steps(got: np.ndarray, want: np.ndarray, min_exact: float = 0.99) -> None:
+    steps = np.abs(got.astype(np.int32) - want.astype(np.int32))
+    assert steps.max(initial=0) <= 1, f"{int(steps.max())} steps away"
+    if steps.size:
+        exact = float((steps == 0).mean())
+        assert exact >= min_exact, f"only {exact:.4f} of the values are identical"
+
+
+# --- kernels against their eager reference ----------------------------------------------------
+
+CONV_CASES = [
+    # n, c, h, w, oc, kh, kw, stride, padding, dilation, groups
+    (1, 3, 17, 19, 16, 3, 3, [1, 1], [1, 1], [1, 1], 1),
+    (2, 8, 9, 9, 40, 1, 1, [1, 1], [0, 0], [1, 1], 1),      # pointwise, m not a tile multiple
+    (1, 16, 12, 10, 24, 3, 3, [2, 2], [1, 1], [1, 1], 1),   # stride 2
+    (1, 6, 11, 13, 9, 3, 2, [1, 2], [2, 0], [2, 1], 1),     # dilation, asymmetric everything
+    (1, 12, 8, 8, 18, 3, 3, [2, 2], [1, 0], [1, 2], 3),     # grouped
+    (2, 32, 10, 10, 32, 3, 3, [1, 1], [1, 1], [1, 1], 32),  # depthwise
+    (1, 24, 9, 9, 24, 3, 3, [2, 2], [1, 1], [1, 1], 24),    # depthwise, stride 2
+    (1, 8, 7, 7, 16, 5, 5, [1, 1], [2, 2], [1, 1], 8),      # depthwise with a multiplier: GEMM
+    (1, 130, 6, 6, 70, 3, 3, [1, 1], [1, 1], [1, 1], 1),    # k = 1170, n = 36
+    (1, 4, 1, 1, 8, 1, 1, [1, 1], [0, 0], [1, 1], 1),       # one pixel
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parametrize("with_bias", [True, False])
+@pytest.mark.parametrize("out_range", [(-128, 127), (-5, 127), (-20, 40)])
+def test_conv2d_kernel_matches_reference(case, with_bias, out_range):
+    n, c, h, w_, oc, kh, kw, stride, padding, dilation, groups = case
+    x = int8((n, c, h, w_))
+    w, scales = weights((oc, c // groups, kh, kw))
+    bias = RNG.uniform(-2, 2, size=(oc,)).astype(np.float32) if with_bias else None
+    s_x, z_x, s_y, z_y = 0.05, 3, 0.08, -5
+    args = [s_x, z_x]
+    want = eq.conv2d(torch.from_numpy(x), s_x, z_x, torch.from_numpy(w), torch.from_numpy(scales),
+                     None if bias is None else torch.from_numpy(bias), stride, padding, dilation,
+                     groups, s_y, z_y, *out_range).numpy()
+    out = np.zeros(want.shape, np.int8)
+    _C.call_kernel("ember_quantized::conv2d.out",
+                   [x, *args, w, scales, bias, stride, padding, dilation, groups, s_y, z_y,
+                    *out_range, out], constants=[3, 4] + ([5] if with_bias else []), runs=2)
+    assert_steps(out, want)
+    assert out.min() >= out_range[0] and out.max() <= out_range[1]
+    # A collapsed output would compare equal to anything: the values must spread.
+    assert len(np.unique(want)) > min(8, want.size // 2)
+
+
+LINEAR_CASES = [(1, 16, 8), (4, 37, 45), (3, 7, 64, 96), (2, 5, 256, 100), (128, 768, 64), (0, 8, 4)]
+
+
+@pytest.mark.parametrize("shape", LINEAR_CASES)
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear_kernel_matches_reference(shape, with_bias):
+    *lead, k, n_out = shape
+    x = int8((*lead, k))
+    w, scales = weights((n_out, k))
+    bias = RNG.uniform(-2, 2, size=(n_out,)).astype(np.float32) if with_bias else None
+    s_x, z_x, s_y, z_y = 0.03, -7, 0.1, 2
+    want = eq.linear(torch.from_numpy(x), s_x, z_x, torch.from_numpy(w), torch.from_numpy(scales),
+                     None if bias is None else torch.from_numpy(bias), s_y, z_y, -128, 127).numpy()
+    out = np.zeros(want.shape, np.int8)
+    _C.call_kernel("ember_quantized::linear.out",
+                   [x, s_x, z_x, w, scales, bias, s_y, z_y, -128, 127, out],
+                   constants=[3, 4] + ([5] if with_bias else []), runs=2)
+    assert_steps(out, want)
+
+
+@pytest.mark.parametrize("shape", [(1, 16, 8), (4, 37, 45), (2, 9, 64, 96), (128, 768, 64)])
+def test_linear_dynamic_kernel_matches_reference(shape):
+    *lead, k, n_out = shape
+    x = RNG.standard_normal((*lead, k)).astype(np.float32) * 3
+    w, scales = weights((n_out, k))
+    bias = RNG.uniform(-2, 2, size=(n_out,)).astype(np.float32)
+    eps = float(torch.finfo(torch.float32).eps)
+    want = eq.linear_dynamic(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(scales),
+                             torch.from_numpy(bias), -128, 127, eps).numpy()
+    out = np.zeros(want.shape, np.float32)
+    _C.call_kernel("ember_quantized::linear_dynamic.out",
+                   [x, w, scales, bias, -128, 127, eps, out], constants=[1, 2, 3], runs=2)
+    scale = np.abs(want).max()
+    assert scale > 0.1
+    assert np.abs(out - want).max() <= 1e-5 * scale
+
+
+@pytest.mark.parametrize("shape", [(1, 64, 56, 56), (3, 5), (0, 4), (1000003,)])
+@pytest.mark.parametrize("out_range", [(-128, 127), (-9, 127)])
+def test_add_kernel_is_bit_identical_to_reference(shape, out_range):
+    a, b = int8(shape), int8(shape)
+    args = (0.04, -3, 0.07, 12, 0.09, -9, *out_range)
+    want = eq.add(torch.from_numpy(a), *args[:2], torch.from_numpy(b), *args[2:]).numpy()
+    out = np.zeros(shape, np.int8)
+    _C.call_kernel("ember_quantized::add.out", [a, *args[:2], b, *args[2:], out])
+    np.testing.assert_array_equal(out, want)
+
+
+def test_add_refuses_broadcasting():
+    with pytest.raises(Exception, match="same shape"):
+        _C.call_kernel("ember_quantized::add.out",
+                       [int8((2, 3)), 0.1, 0, int8((1, 3)), 0.1, 0, 0.1, 0, -128, 127,
+                        np.zeros((2, 3), np.int8)])
+
+
+def test_conv2d_refuses_a_weight_that_is_not_a_constant():
+    w, scales = weights((4, 3, 3, 3))
+    with pytest.raises(Exception, match="weight must be a contiguous constant"):
+        _C.call_kernel("ember_quantized::conv2d.out",
+                       [int8((1, 3, 5, 5)), 0.1, 0, w, scales, None, [1, 1], [1, 1], [1, 1], 1,
+                        0.1, 0, -128, 127, np.zeros((1, 4, 5, 5), np.int8)], constants=[4])
+
+
+def test_prepare_refuses_bad_quantization_parameters():
+    w, scales = weights((4, 8))
+    bad_scales = scales.copy()
+    bad_scales[2] = -1.0
+    with pytest.raises(Exception, match=r"weight_scales\[2\] = -1 must be finite and > 0"):
+        _C.call_kernel("ember_quantized::linear.out",
+                       [int8((2, 8)), 0.1, 0, w, bad_scales, None, 0.1, 0, -128, 127,
+                        np.zeros((2, 4), np.int8)], constants=[3, 4])
+    with pytest.raises(Exception, match="zero points 200 and 0 must lie in int8's range"):
+        _C.call_kernel("ember_quantized::linear.out",
+                       [int8((2, 8)), 0.1, 200, w, scales, None, 0.1, 0, -128, 127,
+                        np.zeros((2, 4), np.int8)], constants=[3, 4])
+    with pytest.raises(Exception, match=r"\[output_min, output_max\] = \[10, 5\]"):
+        _C.call_kernel("ember_quantized::linear.out",
+                       [int8((2, 8)), 0.1, 0, w, scales, None, 0.1, 0, 10, 5,
+                        np.zeros((2, 4), np.int8)], constants=[3, 4])
+
+
+def test_linear_refuses_an_input_of_the_wrong_width():
+    w, scales = weights((4, 8))
+    with pytest.raises(Exception, match="last dimension must be the weight's 8 input features"):
+        _C.call_kernel("ember_quantized::linear.out",
+                       [int8((2, 7)), 0.1, 0, w, scales, None, 0.1, 0, -128, 127,
+                        np.zeros((2, 4), np.int8)], constants=[3, 4])
+
+
+# --- whole programs from pt2e ---------------------------------------------------------------------
+
+
+class ConvNet(torch.nn.Module):
+    """conv+relu, depthwise+relu6, pointwise, a residual add+relu, pooling, linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 24, 3, stride=2, padding=1)
+        self.dw = torch.nn.Conv2d(24, 24, 3, padding=1, groups=24)
+        self.pw = torch.nn.Conv2d(24, 24, 1)
+        self.c2 = torch.nn.Conv2d(24, 32, 3, padding=1)
+        self.fc = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.c1(x))
+        z = torch.nn.functional.relu6(self.dw(y))
+        y = torch.relu(self.pw(z) + y)
+        y = torch.nn.functional.max_pool2d(torch.relu(self.c2(y)), 2)
+        return self.fc(y.mean((2, 3)))
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(48, 96)
+        self.b = torch.nn.Linear(96, 48, bias=False)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+
+
+def quantize(model, example, dynamic=False, per_channel=True, batches=8):
+    graph = torch.export.export(model, example).module()
+    config = get_symmetric_quantization_config(is_per_channel=per_channel, is_dynamic=dynamic)
+    prepared = prepare_pt2e(graph, XNNPACKQuantizer().set_global(config))
+    gen = torch.Generator().manual_seed(3)
+    for _ in range(batches):
+        prepared(*[torch.randn(x.shape, generator=gen) for x in example])
+    return convert_pt2e(prepared)
+
+
+def lower(converted, example, fuse=True):
+    edge = exir.to_edge(torch.export.export(converted, example))
+    return edge.to_executorch(ExecutorchBackendConfig(fuse_quantized_ops=fuse))
+
+
+def ops_of(program) -> list[str]:
+    gm = program.exported_program().graph_module
+    return [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+
+
+def run(program, inputs):
+    method = Runtime.get().load_program(bytes(program.buffer)).load_method("forward")
+    return method.execute(list(inputs))[0]
+
+
+def output_step(converted) -> float:
+    last = [n for n in converted.graph.nodes if "dequantize_per_tensor" in str(n.target)][-1]
+    return float(last.args[1])
+
+
+@pytest.mark.parametrize("per_channel", [True, False])
+def test_conv_net_runs_fused_and_matches_eager_converted(per_channel):
+    torch.manual_seed(0)
+    model = ConvNet().eval()
+    example = (torch.randn(2, 3, 32, 30),)
+    converted = quantize(model, example, per_channel=per_channel)
+    program = lower(converted, example)
+    ops = ops_of(program)
+    assert sum("ember_quantized.conv2d" in o for o in ops) == 4
+    assert any("ember_quantized.add" in o for o in ops)
+    assert any("ember_quantized.linear" in o for o in ops)
+    assert not any("dequantize_per_channel" in o for o in ops), "weights stay int8, unfused"
+    step = output_step(converted)
+    x = torch.randn(8, 3, 32, 30, generator=torch.Generator().manual_seed(11))
+    got = torch.cat([run(program, (xi,)) for xi in x.split(2)])
+    want = torch.cat([converted(xi) for xi in x.split(2)])  # exported for batch 2
+    steps = ((got - want).abs() / step).round()
+    assert steps.max().item() <= 1
+    assert (steps == 0).float().mean().item() >= 0.99
+    # Agreement with the float model it came from.
+    with torch.no_grad():
+        fp32 = model(x)
+    assert (got.argmax(1) == fp32.argmax(1)).float().mean().item() >= 0.75
+    assert (got - fp32).abs().max().item() < 0.3 * fp32.abs().max().item()
+
+
+def test_fusion_can_be_turned_off():
+    example = (torch.randn(1, 3, 16, 16),)
+    converted = quantize(ConvNet().eval(), example)
+    ops = ops_of(lower(converted, example, fuse=False))
+    assert not any("ember_quantized" in o for o in ops)
+    assert any("dequantize_per_channel" in o for o in ops)
+
+
+@pytest.mark.parametrize("lead", [(5,), (2, 7)])
+def test_mlp_static_and_dynamic(lead):
+    torch.manual_seed(1)
+    model = Mlp().eval()
+    example = (torch.randn(*lead, 48),)
+    static = quantize(model, example)
+    program = lower(static, example)
+    assert sum("ember_quantized.linear.out" in o for o in ops_of(program)) == 2
+    x = torch.randn(*lead, 48)
+    steps = ((run(program, (x,)) - static(x)).abs() / output_step(static)).round()
+    assert steps.max().item() <= 1
+
+    dynamic = quantize(model, example, dynamic=True)
+    program = lower(dynamic, example)
+    assert sum("ember_quantized.linear_dynamic" in o for o in ops_of(program)) == 2
+    got, want = run(program, (x,)), dynamic(x)
+    assert (got - want).abs().max().item() <= 1e-4 * want.abs().max().item()
