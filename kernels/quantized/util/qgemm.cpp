@@ -1,8 +1,13 @@
 #include "kernels/quantized/util/qgemm.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/portable/util/cpu_isa.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace ember::kernels::quantized {
 
@@ -45,6 +50,33 @@ constexpr int64_t kBlockBytes = 192 * 1024;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+// Interleaves 4 rows of 32 int8 values into 32 groups of 4 (column j's
+// group is r0[j] r1[j] r2[j] r3[j]) as uint8 (x + 128): the VNNI layout of
+// one k group of a 32-column strip. SSE2 is part of x86-64, so the baseline
+// build has it.
+inline void interleave4_x32_u8(const int8_t* const r[4], uint8_t* d) {
+#if defined(__SSE2__)
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+  for (int h = 0; h < 2; ++h) {
+    const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[0] + 16 * h));
+    const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[1] + 16 * h));
+    const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[2] + 16 * h));
+    const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[3] + 16 * h));
+    const __m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpackhi_epi8(r0, r1);
+    const __m128i c = _mm_unpacklo_epi8(r2, r3), e = _mm_unpackhi_epi8(r2, r3);
+    __m128i* out = reinterpret_cast<__m128i*>(d + 64 * h);
+    _mm_storeu_si128(out + 0, _mm_xor_si128(_mm_unpacklo_epi16(a, c), flip));
+    _mm_storeu_si128(out + 1, _mm_xor_si128(_mm_unpackhi_epi16(a, c), flip));
+    _mm_storeu_si128(out + 2, _mm_xor_si128(_mm_unpacklo_epi16(b, e), flip));
+    _mm_storeu_si128(out + 3, _mm_xor_si128(_mm_unpackhi_epi16(b, e), flip));
+  }
+#else
+  for (int j = 0; j < 32; ++j) {
+    for (int t = 0; t < 4; ++t) d[j * 4 + t] = static_cast<uint8_t>(static_cast<uint8_t>(r[t][j]) ^ 0x80u);
+  }
+#endif
+}
+
 // Packs one strip (nr columns starting at column n0, valid `cols`) of
 // activations into dst: kg groups of nr × group elements.
 template <typename Elem, int kGroup>
@@ -76,8 +108,18 @@ struct StripPacker {
       }
       const int8_t* src = x.x + (n0 + j) * x.ld;
       const int64_t full = k / kGroup;
-      for (int64_t g = 0; g < full; ++g) {
-        for (int t = 0; t < kGroup; ++t) d[g * nr * kGroup + t] = convert(src[g * kGroup + t]);
+      if constexpr (sizeof(Elem) == 1 && kGroup == 4) {
+        // One 32-bit move per group: 4 consecutive k of one token.
+        for (int64_t g = 0; g < full; ++g) {
+          uint32_t v;
+          std::memcpy(&v, src + g * 4, 4);
+          v ^= 0x80808080u;
+          std::memcpy(d + g * nr * 4, &v, 4);
+        }
+      } else {
+        for (int64_t g = 0; g < full; ++g) {
+          for (int t = 0; t < kGroup; ++t) d[g * nr * kGroup + t] = convert(src[g * kGroup + t]);
+        }
       }
       for (int64_t g = full; g < kg; ++g) {
         for (int t = 0; t < kGroup; ++t) {
@@ -136,7 +178,29 @@ struct StripPacker {
   }
 
   void pack_conv(int64_t n0, int64_t cols, Elem* dst) const {
-    int8_t rows[kGroup][64];
+    alignas(16) int8_t rows[kGroup][64];
+    if constexpr (sizeof(Elem) == 1 && kGroup == 4) {
+      if (nr == 32) {
+        // A 1×1 stride-1 unpadded convolution reads its rows in place.
+        const bool direct = x.kh == 1 && x.kw == 1 && x.stride_h == 1 && x.stride_w == 1 &&
+                            x.pad_h == 0 && x.pad_w == 0 && cols == nr;
+        const int64_t plane = x.ih * x.iw;
+        for (int64_t g = 0; g < kg; ++g) {
+          const int8_t* r[4];
+          for (int t = 0; t < 4; ++t) {
+            const int64_t kk = g * 4 + t;
+            if (direct && kk < k) {
+              r[t] = x.x + kk * plane + n0;
+            } else {
+              conv_row(kk, n0, cols, rows[t]);
+              r[t] = rows[t];
+            }
+          }
+          interleave4_x32_u8(r, reinterpret_cast<uint8_t*>(dst) + g * 128);
+        }
+        return;
+      }
+    }
     for (int64_t g = 0; g < kg; ++g) {
       for (int t = 0; t < kGroup; ++t) conv_row(g * kGroup + t, n0, cols, rows[t]);
       Elem* d = dst + g * nr * kGroup;
@@ -240,6 +304,9 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x
   const StripPacker<BElem, kGroup> packer{x, w.k, p.kg, nr, w.kind == QGemmKind::kAvx512Vnni};
   const size_t a_strip = static_cast<size_t>(p.kg) * mr * kGroup;
   const size_t b_strip = static_cast<size_t>(p.kg) * nr * kGroup;
+  // The VNNI microkernel stores int8 rows itself (the common convolution case).
+  const bool fused_store = w.kind == QGemmKind::kAvx512Vnni && !e.float_out && e.c_cs == 1;
+  const auto lo_zp = static_cast<float>(e.lo - e.zp), hi_zp = static_cast<float>(e.hi - e.zp);
   auto task = [&](size_t t) {
     BElem* bpack = reinterpret_cast<BElem*>(static_cast<uint8_t*>(scratch) + t * p.block_bytes);
     int64_t block_begin, block_end, strip_begin = 0, strip_end = m_strips;
@@ -269,6 +336,15 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x
         const int rows = static_cast<int>(w.m - m0 < mr ? w.m - m0 : mr);
         for (int64_t s = 0; s < nstrips; ++s) {
           const int cols = static_cast<int>(ccount - s * nr < nr ? ccount - s * nr : nr);
+          if constexpr (std::is_same_v<BElem, uint8_t>) {
+            if (fused_store) {
+              QTileStore ts{e.scale + m0, e.scale_mul, e.offset ? e.offset + m0 : nullptr,
+                            w.row_sums + m0, zshift, lo_zp, hi_zp, e.zp,
+                            static_cast<int8_t*>(e.c) + m0 * e.c_rs + c0 + s * nr, e.c_rs};
+              qs8_gemm_8x32_avx512vnni_requant(p.kg, a, bpack + s * b_strip, ts, rows, cols);
+              continue;
+            }
+          }
           micro(p.kg, a, bpack + s * b_strip, acc);
           store_tile(e, w.row_sums, zshift, acc, nr, m0, rows, c0 + s * nr, cols);
         }

@@ -123,6 +123,25 @@ void qs8_gemm_6x16_baseline(int64_t kg, const int16_t* a, const int16_t* b, int3
 void qs8_gemm_6x16_avx2(int64_t kg, const int16_t* a, const int16_t* b, int32_t* acc);
 void qs8_gemm_8x32_avx512vnni(int64_t kg, const int8_t* a, const uint8_t* b, int32_t* acc);
 
+/// One tile's int8 epilogue (QEpilogue with rows along m, columns contiguous):
+/// pointers already at the tile's first row and column.
+struct QTileStore {
+  const float* scale;
+  float scale_mul;
+  const float* offset;  // May be null.
+  const int32_t* row_sums;
+  int32_t zshift;
+  float lo, hi;  // lo − zp, hi − zp
+  int32_t zp;
+  int8_t* c;
+  int64_t c_rs;
+};
+
+/// qs8_gemm_8x32_avx512vnni with the int8 epilogue applied in registers and
+/// `rows` × `cols` of the tile stored (bit-identical to store_tile's).
+void qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
+                                      const QTileStore& t, int rows, int cols);
+
 /// True when the host can run qs8_gemm_8x32_avx512vnni.
 bool host_has_avx512_vnni();
 

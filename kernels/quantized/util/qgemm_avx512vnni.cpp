@@ -10,6 +10,9 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define EMBER_QGEMM_VNNI 1
+// GCC 12's AVX-512 conversion, min and max intrinsics start from
+// _mm512_undefined_ps(), which -Wmaybe-uninitialized reports as a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #else
 #define EMBER_QGEMM_VNNI 0
 #endif
@@ -44,9 +47,54 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void qs8_gemm_8x32_avx512
   }
 }
 
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
+qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
+                                 const QTileStore& t, int rows, int cols) {
+  __m512i c[8][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) c[i][0] = c[i][1] = _mm512_setzero_si512();
+  for (int64_t g = 0; g < kg; ++g) {
+    const __m512i b0 = _mm512_loadu_si512(b);
+    const __m512i b1 = _mm512_loadu_si512(b + 64);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      int32_t quad;
+      __builtin_memcpy(&quad, a + i * 4, sizeof(quad));
+      const __m512i ai = _mm512_set1_epi32(quad);
+      c[i][0] = _mm512_dpbusd_epi32(c[i][0], b0, ai);
+      c[i][1] = _mm512_dpbusd_epi32(c[i][1], b1, ai);
+    }
+    a += 32;
+    b += 128;
+  }
+  // The epilogue of store_tile, in the same float operations (a product and
+  // a sum, no fused multiply-add); CVTPS2DQ rounds half to even like the
+  // magic-number rounding there, once the value is clamped.
+  const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
+  const __m512i zp = _mm512_set1_epi32(t.zp);
+  const __mmask16 m0 = cols >= 16 ? __mmask16(0xffff) : __mmask16((1u << cols) - 1u);
+  const __mmask16 m1 = cols >= 32 ? __mmask16(0xffff)
+                       : cols > 16 ? __mmask16((1u << (cols - 16)) - 1u) : __mmask16(0);
+  for (int i = 0; i < rows; ++i) {
+    const __m512i corr = _mm512_set1_epi32(t.zshift * t.row_sums[i]);
+    const __m512 s = _mm512_set1_ps(t.scale[i] * t.scale_mul);
+    const __m512 o = _mm512_set1_ps(t.offset != nullptr ? t.offset[i] : 0.0f);
+    int8_t* dst = t.c + i * t.c_rs;
+    for (int h = 0; h < 2; ++h) {
+      __m512 v = _mm512_cvtepi32_ps(_mm512_add_epi32(c[i][h], corr));
+      v = _mm512_add_ps(_mm512_mul_ps(v, s), o);
+      v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+      const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), zp);
+      _mm_mask_storeu_epi8(dst + 16 * h, h == 0 ? m0 : m1, _mm512_cvtepi32_epi8(q));
+    }
+  }
+}
+
 #else
 
 void qs8_gemm_8x32_avx512vnni(int64_t, const int8_t*, const uint8_t*, int32_t*) {}
+void qs8_gemm_8x32_avx512vnni_requant(int64_t, const int8_t*, const uint8_t*, const QTileStore&,
+                                      int, int) {}
 
 #endif
 
