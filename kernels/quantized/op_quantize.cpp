@@ -40,6 +40,14 @@ bool check_common(KernelContext& ctx, const Tensor& input, const QParams& q, Ten
   return resize_out(ctx, out, input.shape());
 }
 
+bool same_dim_order(const Tensor& a, const Tensor& b) {
+  if (a.dim != b.dim) return false;
+  for (int i = 0; i < a.dim; ++i) {
+    if (a.dim_order[i] != b.dim_order[i]) return false;
+  }
+  return true;
+}
+
 void quantize_per_tensor(KernelContext& ctx, const Tensor& input, double scale, int64_t zp,
                          const QParams& q, Tensor& out) {
   // PyTorch multiplies a float32 tensor by the Python float 1/scale in float32.
@@ -47,6 +55,12 @@ void quantize_per_tensor(KernelContext& ctx, const Tensor& input, double scale, 
   const auto z = static_cast<float>(zp);
   const auto qmin = static_cast<float>(q.quant_min);
   const auto qmax = static_cast<float>(q.quant_max);
+  if (input.dtype == ScalarType::Float && out.dtype == ScalarType::Char &&
+      same_dim_order(input, out)) {
+    quantize_f32_s8(input.data_ptr<const float>(), out.data_ptr<int8_t>(), input.numel, inv,
+                    qmin - z, qmax - z, static_cast<int32_t>(zp));
+    return;
+  }
   const bool ok = dispatch_quantize_input(input.dtype, [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;
     (void)dispatch_quant_dtype(out.dtype, [&](auto out_tag) {

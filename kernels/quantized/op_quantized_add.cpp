@@ -11,6 +11,8 @@
 // tensors and writes one instead of going through three float32 ones.
 #include "kernels/generated/functions/quantized/op_quantized_add.h"
 #include "kernels/portable/util/args.h"
+#include "kernels/portable/util/cpu_isa.h"
+#include "kernels/portable/util/isa_target.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/quantized/util/qgemm.h"
 #include "kernels/quantized/util/qlinear_params.h"
@@ -25,13 +27,42 @@ constexpr const char* kOp = "ember_quantized::add.out";
 
 // Values, not references, and restrict pointers: an int8 store may alias
 // anything, and the loop would reload every parameter instead of vectorising.
-void add_span(const int8_t* __restrict pa, const int8_t* __restrict pb, int8_t* __restrict po,
-              int64_t n, float sa, float za, float sb, float zb, float inv, float lo, float hi,
-              int32_t zy) {
+// Inlined into a baseline and an AVX2 build; neither has FMA, so both round
+// every product and sum as eager's separate kernels do.
+inline __attribute__((always_inline)) void add_loop(const int8_t* __restrict pa,
+                                                    const int8_t* __restrict pb,
+                                                    int8_t* __restrict po, int64_t n, float sa,
+                                                    float za, float sb, float zb, float inv,
+                                                    float lo, float hi, int32_t zy) {
   for (int64_t i = 0; i < n; ++i) {
     const float y = (static_cast<float>(pa[i]) - za) * sa + (static_cast<float>(pb[i]) - zb) * sb;
     po[i] = requantize(y * inv, lo, hi, zy);
   }
+}
+
+void add_span_baseline(const int8_t* pa, const int8_t* pb, int8_t* po, int64_t n, float sa,
+                       float za, float sb, float zb, float inv, float lo, float hi, int32_t zy) {
+  add_loop(pa, pb, po, n, sa, za, sb, zb, inv, lo, hi, zy);
+}
+
+#if EMBER_ISA_X86
+__attribute__((target("avx2"))) void add_span_avx2(const int8_t* pa, const int8_t* pb,
+                                                   int8_t* po, int64_t n, float sa, float za,
+                                                   float sb, float zb, float inv, float lo,
+                                                   float hi, int32_t zy) {
+  add_loop(pa, pb, po, n, sa, za, sb, zb, inv, lo, hi, zy);
+}
+#endif
+
+void add_span(const int8_t* pa, const int8_t* pb, int8_t* po, int64_t n, float sa, float za,
+              float sb, float zb, float inv, float lo, float hi, int32_t zy) {
+#if EMBER_ISA_X86
+  if (portable::cpu_isa() >= portable::Isa::kAvx2) {
+    add_span_avx2(pa, pb, po, n, sa, za, sb, zb, inv, lo, hi, zy);
+    return;
+  }
+#endif
+  add_span_baseline(pa, pb, po, n, sa, za, sb, zb, inv, lo, hi, zy);
 }
 
 }  // namespace

@@ -180,7 +180,6 @@ void linear_dynamic_out(KernelContext& ctx, const Tensor& input, const Tensor&, 
   if (!linear_shapes(ctx, kOp, input, *s, out, &tokens)) return;
   if (tokens == 0 || s->w.m == 0) return;
   if (s->w.k == 0) {
-    std::memset(out.data, 0, static_cast<size_t>(out.numel) * sizeof(float));
     float* o = out.data_ptr<float>();
     for (int64_t t = 0; t < tokens; ++t) {
       for (int64_t c = 0; c < s->w.m; ++c) o[t * s->w.m + c] = s->f.offset ? s->f.offset[c] : 0.0f;
@@ -200,9 +199,7 @@ void linear_dynamic_out(KernelContext& ctx, const Tensor& input, const Tensor&, 
   const auto inv = static_cast<float>(1.0 / static_cast<double>(scale));
   const auto zf = static_cast<float>(zp);
   auto* xq = reinterpret_cast<int8_t*>(scratch);
-  for (int64_t i = 0; i < input.numel; ++i) {
-    xq[i] = static_cast<int8_t>(quantize_value<float>(xf[i], inv, zf, -128.0f, 127.0f));
-  }
+  quantize_f32_s8(xf, xq, input.numel, inv, -128.0f - zf, 127.0f - zf, static_cast<int32_t>(zp));
   QActivations x;
   x.kind = QActivations::Kind::kRows;
   x.x = xq;

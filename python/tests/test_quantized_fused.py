@@ -252,6 +252,9 @@ def test_conv_net_runs_fused_and_matches_eager_converted(per_channel):
     assert any("ember_quantized.add" in o for o in ops)
     assert any("ember_quantized.linear" in o for o in ops)
     assert not any("dequantize_per_channel" in o for o in ops), "weights stay int8, unfused"
+    # relu6 after the depthwise convolution (its own dequantize → hardtanh → quantize
+    # with the same parameters) became that convolution's output range.
+    assert not any("hardtanh" in o for o in ops)
     step = output_step(converted)
     x = torch.randn(8, 3, 32, 30, generator=torch.Generator().manual_seed(11))
     got = torch.cat([run(program, (xi,)) for xi in x.split(2)])

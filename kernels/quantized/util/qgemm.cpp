@@ -224,14 +224,25 @@ void store_tile(const QEpilogue& e, const int32_t* row_sums, int32_t zshift, con
                 int nr, int64_t m0, int rows, int64_t n0, int cols) {
   if (e.float_out) {
     float* c = static_cast<float*>(e.c);
+    float tile[8 * 32];
     for (int i = 0; i < rows; ++i) {
       const int64_t m = m0 + i;
       const int32_t corr = zshift * row_sums[m];
       const float s = e.scale[m] * e.scale_mul;
       const float o = e.offset != nullptr ? e.offset[m] : 0.0f;
       const int32_t* a = acc + i * nr;
-      float* d = c + m * e.c_rs + n0 * e.c_cs;
-      for (int j = 0; j < cols; ++j) d[j * e.c_cs] = static_cast<float>(a[j] + corr) * s + o;
+      float* t = tile + i * nr;
+      for (int j = 0; j < nr; ++j) t[j] = static_cast<float>(a[j] + corr) * s + o;
+    }
+    if (e.c_cs == 1) {
+      for (int i = 0; i < rows; ++i) {
+        std::memcpy(c + (m0 + i) * e.c_rs + n0, tile + i * nr, static_cast<size_t>(cols) * 4);
+      }
+    } else {
+      for (int j = 0; j < cols; ++j) {
+        float* d = c + m0 * e.c_rs + (n0 + j) * e.c_cs;
+        for (int i = 0; i < rows; ++i) d[i * e.c_rs] = tile[i * nr + j];
+      }
     }
     return;
   }

@@ -201,6 +201,9 @@ class FuseQuantizedOpsPass:
         x_float, scale_y, zp_y, qmin, qmax, dtype = quant.args[:6]
         if dtype != torch.int8 or not isinstance(x_float, torch.fx.Node):
             return None
+        folded = self._fold_activation(quant)
+        if folded is not None:
+            return folded
         chain = [x_float]
         act = None
         if calls_op(x_float, aten.relu.default) or calls_op(x_float, aten.hardtanh.default):
@@ -232,8 +235,13 @@ class FuseQuantizedOpsPass:
             if src is None or weight is None or not ok:
                 return None
             xq, s_x, zp_x = src
+            padding = list(padding)
+            unpadded = self._unpadded(xq)
+            if unpadded is not None:
+                xq, extra = unpadded
+                padding = [p + e for p, e in zip(padding, extra, strict=True)]
             args = (xq, s_x, zp_x) + self._constants(inputs, weight, bias, "qconv") + (
-                list(stride), list(padding), list(dilation), int(groups),
+                list(stride), padding, list(dilation), int(groups),
                 float(scale_y), int(zp_y), rng[0], rng[1])
             self._replace(graph, quant, ember_quantized.ops.conv2d.default, args)
             return "conv2d"
@@ -256,6 +264,69 @@ class FuseQuantizedOpsPass:
             float(scale_y), int(zp_y), rng[0], rng[1])
         self._replace(graph, quant, ember_quantized.ops.linear.default, args)
         return "linear"
+
+    @staticmethod
+    def _unpadded(xq: torch.fx.Node) -> tuple[torch.fx.Node, list[int]] | None:
+        """``(t, [pad_h, pad_w])`` when ``xq`` is ``quantize(constant_pad_nd(
+        dequantize(t), [w, w, h, h], 0))`` with ``t``'s parameters: the padding
+        quantizes to the zero point, which is what a convolution's own padding
+        reads, so the convolution can pad ``t`` itself (TF-style models pad
+        before every convolution)."""
+        if not calls_op(xq, _Q):
+            return None
+        pad = xq.args[0]
+        if not calls_op(pad, aten.constant_pad_nd.default):
+            return None
+        pads = list(pad.args[1])
+        value = pad.args[2] if len(pad.args) > 2 else pad.kwargs.get("value", 0)
+        if (value != 0 or len(pads) != 4 or pads[0] != pads[1] or pads[2] != pads[3]
+                or min(pads) < 0):
+            return None
+        dq = pad.args[0]
+        if not calls_op(dq, _DQ) or tuple(dq.args[1:6]) != tuple(xq.args[1:6]):
+            return None
+        t = dq.args[0]
+        val = getattr(t, "meta", {}).get("val")
+        if val is None or val.dtype != torch.int8:
+            return None
+        return t, [int(pads[2]), int(pads[0])]
+
+    _FUSED_OUTPUTS = ("conv2d", "linear", "add")
+
+    def _fold_activation(self, quant: torch.fx.Node) -> str | None:
+        """``quantize(relu|hardtanh(dequantize(t)))`` with the dequantize's
+        parameters, where ``t`` comes from a fused op read by nothing else:
+        the activation only narrows that op's output range (pt2e quantizes a
+        relu6 after a convolution this way)."""
+        x_float, scale_y, zp_y, qmin, qmax, _dtype = quant.args[:6]
+        act = x_float
+        if not (calls_op(act, aten.relu.default) or calls_op(act, aten.hardtanh.default)):
+            return None
+        dq = act.args[0]
+        if not calls_op(dq, _DQ) or len(act.users) != 1 or len(dq.users) != 1:
+            return None
+        t, s_t, zp_t, t_min, t_max, t_dtype = dq.args[:6]
+        if (s_t, zp_t, t_min, t_max, t_dtype) != (scale_y, zp_y, qmin, qmax, torch.int8):
+            return None
+        producer = getattr(getattr(t, "target", None), "op", None)
+        if (not isinstance(t, torch.fx.Node) or len(t.users) != 1 or producer is None
+                or producer.namespace != "ember_quantized"
+                or producer._schema.name.split("::")[1] not in self._FUSED_OUTPUTS):
+            return None
+        rng = self._clamp_range(act, float(scale_y), int(zp_y), int(qmin), int(qmax))
+        if rng is None:
+            return None
+        args = list(t.args)
+        lo, hi = max(args[-2], rng[0]), min(args[-1], rng[1])
+        if lo > hi:
+            return None
+        args[-2], args[-1] = lo, hi
+        t.args = tuple(args)
+        quant.replace_all_uses_with(t)
+        graph = quant.graph
+        for node in (quant, act, dq):
+            graph.erase_node(node)
+        return "activation"
 
     def _fuse_add(self, graph: torch.fx.Graph, quant: torch.fx.Node, add: torch.fx.Node,
                   rng: tuple[int, int]) -> str | None:
