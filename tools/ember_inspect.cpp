@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "extension/bundled_program/bundled_program.h"
 #include "extension/data_loader/file_data_loader.h"
 #include "extension/module/module.h"
 #include "program/memory_planner.h"
@@ -254,7 +255,7 @@ void inspect_prepared(extension::Module* module, const ember_fb::ExecutionPlan* 
 }  // namespace
 
 const char kHelp[] =
-    "usage: ember-inspect model.pte [--data FILE.ptd]\n"
+    "usage: ember-inspect model.pte|model.bpte [--data FILE.ptd]\n"
     "Prints what a program holds: per method its inputs and outputs, instructions,\n"
     "operators, delegates, mutable buffers, planned buffers and how close the plan is\n"
     "to its lower bound, constant methods' values, and what the kernels' prepare\n"
@@ -284,12 +285,43 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ember-inspect: no program given\n%s", kHelp);
     return 2;
   }
-  Result<extension::FileDataLoader> loader = extension::FileDataLoader::from(path.c_str());
-  if (!loader.ok()) {
+  Result<extension::FileDataLoader> file = extension::FileDataLoader::from(path.c_str());
+  if (!file.ok()) {
     std::fprintf(stderr, "ember-inspect: %s\n", last_error_message());
     return 1;
   }
-  Result<Program> program = Program::load(&loader.get());
+  // A bundled program (.bpte): its test suites, then the program inside.
+  std::string bundled_desc;
+  {
+    const size_t size = file->size().get();
+    Result<FreeableBuffer> head = file->load(0, size < 8 ? size : 8);
+    if (head.ok() && extension::is_bundled_program(head->data(), head->size())) {
+      Result<FreeableBuffer> whole = file->load(0, size);
+      Result<extension::BundledProgram> bundled =
+          whole.ok() ? extension::BundledProgram::load(whole->data(), whole->size())
+                     : Result<extension::BundledProgram>(whole.error());
+      if (!bundled.ok()) {
+        std::fprintf(stderr, "ember-inspect: %s: %s (%s)\n", path.c_str(), last_error_message(),
+                     error_name(bundled.error()));
+        return 1;
+      }
+      bundled_desc = "bundled program: " + std::to_string(bundled->program().size()) +
+                     "-byte program at offset " + std::to_string(bundled->program_offset()) +
+                     "; test cases:";
+      for (size_t s = 0; s < bundled->num_suites(); ++s) {
+        bundled_desc += std::string(s ? "," : "") + " '" + bundled->suite_method(s) + "' " +
+                        std::to_string(bundled->num_test_cases(s));
+      }
+      if (bundled->num_suites() == 0) bundled_desc += " none";
+    }
+  }
+  Result<std::unique_ptr<DataLoader>> loader = extension::program_data_loader(
+      std::make_unique<extension::FileDataLoader>(std::move(file.get())));
+  if (!loader.ok()) {
+    std::fprintf(stderr, "ember-inspect: %s: %s\n", path.c_str(), last_error_message());
+    return 1;
+  }
+  Result<Program> program = Program::load(loader.get().get());
   if (!program.ok()) {
     std::fprintf(stderr, "ember-inspect: %s: %s (%s)\n", path.c_str(), last_error_message(),
                  error_name(program.error()));
@@ -300,6 +332,7 @@ int main(int argc, char** argv) {
               tools::human_bytes(double(program->file_size())).c_str(), fb->version(),
               fb->execution_plan()->size(), fb->segments() ? fb->segments()->size() : 0,
               tools::human_bytes(double(program->constant_segment_size())).c_str());
+  if (!bundled_desc.empty()) std::printf("%s\n", bundled_desc.c_str());
   // A second, module-owned copy of the program, for loading methods.
   Result<std::unique_ptr<extension::Module>> module = extension::Module::load(
       path.c_str(), extension::Module::LoadMode::Mmap, Program::Verification::Full, data_path);

@@ -4,8 +4,10 @@
 //   ember-run model.pte [--method NAME] [--input FILE.npy ...] [--iters N]
 //                       [--warmup N] [--save-outputs DIR] [--seed N] [--data FILE.ptd]
 //                       [--profile [FILE.json]]   (ember-run --help explains each)
+//   ember-run model.bpte --verify [--rtol R] [--atol A]   (its bundled test cases)
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +18,8 @@
 #include <vector>
 
 #include "runtime/kernel/thread_pool.h"
+#include "extension/bundled_program/bundled_program.h"
+#include "extension/data_loader/file_data_loader.h"
 #include "extension/module/module.h"
 #include "extension/tensor/owned_tensor.h"
 #include "tools/npy.h"
@@ -41,10 +45,15 @@ struct Options {
   bool profile = false;
   std::string trace_path;  // --profile FILE.json: a Chrome trace (Perfetto opens it)
   Program::Verification verification = Program::Verification::Full;
+  bool method_given = false;
+  bool verify = false;  // --verify: run a .bpte's test cases instead of timing
+  double rtol = 1e-5;
+  double atol = 1e-8;
 };
 
 const char kHelp[] =
-    "usage: ember-run model.pte [options]\n"
+    "usage: ember-run model.pte|model.bpte [options]\n"
+    "       ember-run model.bpte --verify [--rtol R] [--atol A] [--method NAME]\n"
     "Loads a program, sets each input (from .npy files, or random values of the\n"
     "input's dtype and shape), runs the method and prints its outputs, the\n"
     "latency and memory.\n"
@@ -64,6 +73,12 @@ const char kHelp[] =
     "  --profile [FILE.json]  time every instruction over the timed runs: a table per\n"
     "                       operator (time, share, calls, output shapes); with a file,\n"
     "                       also a Chrome trace (open it in Perfetto or chrome://tracing)\n"
+    "  --verify             run the test cases bundled in a .bpte (every method's, or\n"
+    "                       --method's) and compare the outputs with the expected ones:\n"
+    "                       a table per case (pass/fail, max abs/rel error, worst\n"
+    "                       element); exit 1 when any case fails\n"
+    "  --rtol R, --atol A   --verify's tolerances: |actual - expected| <= A + R * |expected|\n"
+    "                       (default 1e-05 and 1e-08)\n"
     "  -h, --help           this text\n";
 
 int usage_error(const std::string& message) {
@@ -78,6 +93,15 @@ std::optional<int> parse_count(const char* text, int minimum) {
   const long v = std::strtol(text, &end, 10);
   if (*end != '\0' || v < minimum || v > 1000000000L) return std::nullopt;
   return static_cast<int>(v);
+}
+
+// A finite number >= 0, or nothing.
+std::optional<double> parse_tolerance(const char* text) {
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (*end != '\0' || !(v >= 0.0) || v == HUGE_VAL) return std::nullopt;
+  return v;
 }
 
 // This process's peak resident set (VmHWM, reset at exec), or -1 off Linux.
@@ -114,6 +138,68 @@ void fill_random(std::vector<uint8_t>& bytes, ScalarType dtype, std::mt19937& rn
   }
 }
 
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g", v);
+  return buf;
+}
+
+// --verify: every bundled test case (of --method's suite, when given) run
+// and compared; a table per case, exit 1 when any fails.
+int verify(const Options& opt) {
+  Result<extension::MmapDataLoader> file = extension::MmapDataLoader::from(opt.path.c_str());
+  if (!file.ok()) return fail(("opening " + opt.path).c_str(), file.error());
+  const size_t size = file->size().get();
+  Result<FreeableBuffer> bytes = file->load(0, size);
+  if (!bytes.ok()) return fail(("reading " + opt.path).c_str(), bytes.error());
+  if (!extension::is_bundled_program(bytes->data(), bytes->size())) {
+    std::fprintf(stderr, "ember-run: --verify needs a bundled program (.bpte); %s is a plain program\n",
+                 opt.path.c_str());
+    return 1;
+  }
+  Result<extension::BundledProgram> bundled =
+      extension::BundledProgram::load(bytes->data(), bytes->size());
+  if (!bundled.ok()) return fail(("loading " + opt.path).c_str(), bundled.error());
+  Result<std::unique_ptr<Module>> module =
+      Module::load(opt.path, Module::LoadMode::Mmap, opt.verification, opt.data_path);
+  if (!module.ok()) return fail(("loading " + opt.path).c_str(), module.error());
+  Result<std::vector<extension::CaseReport>> reports = extension::run_bundled_tests(
+      bundled.get(), [&](const std::string& name) { return module.get()->method(name); },
+      opt.method_given ? opt.method : std::string(), opt.rtol, opt.atol);
+  if (!reports.ok()) return fail("verifying", reports.error());
+  std::printf("Bundled test cases of %s (rtol %s, atol %s)\n", opt.path.c_str(),
+              number(opt.rtol).c_str(), number(opt.atol).c_str());
+  std::printf("| method | case | result | max abs error | max rel error | worst element (output: index, actual vs expected) |\n"
+              "|---|---:|---|---:|---:|---|\n");
+  size_t failed = 0;
+  for (const extension::CaseReport& r : reports.get()) {
+    double max_abs = 0.0, max_rel = 0.0;
+    std::string worst;
+    for (const extension::OutputCheck& o : r.outputs) {
+      max_abs = std::max(max_abs, o.max_abs_error);
+      max_rel = std::max(max_rel, o.max_rel_error);
+      if (!o.passed && worst.empty()) {
+        worst = std::to_string(o.index) + ": " + std::to_string(o.worst_element) + ", " +
+                number(o.actual) + " vs " + number(o.expected);
+      }
+    }
+    failed += r.passed ? 0 : 1;
+    std::printf("| %s | %zu | %s | %s | %s | %s |\n", r.method.c_str(), r.test_case,
+                !r.compared ? "ran (nothing to compare)" : r.passed ? "pass" : "FAIL",
+                r.compared ? number(max_abs).c_str() : "", r.compared ? number(max_rel).c_str() : "",
+                worst.c_str());
+  }
+  std::printf("%zu cases: %zu passed, %zu failed\n", reports->size(), reports->size() - failed,
+              failed);
+  for (const extension::CaseReport& r : reports.get()) {
+    if (!r.passed) {
+      std::fprintf(stderr, "ember-run: %s\n",
+                   extension::describe_failure(r, opt.rtol, opt.atol).c_str());
+    }
+  }
+  return failed == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,6 +224,15 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--method" && (v = next())) {
       opt.method = v;
+      opt.method_given = true;
+    } else if (a == "--verify") {
+      opt.verify = true;
+    } else if (a == "--rtol" || a == "--atol") {
+      const std::optional<double> t = parse_tolerance(next());
+      if (!t) {
+        return usage_error(a + " takes a number >= 0, got '" + (i < argc ? argv[i] : "") + "'");
+      }
+      (a == "--rtol" ? opt.rtol : opt.atol) = *t;
     } else if (a == "--data" && (v = next())) {
       opt.data_path = v;
     } else if (a == "--input" && (v = next())) {
@@ -184,6 +279,7 @@ int main(int argc, char** argv) {
   if (opt.threads >= 0) {
     (void)ember::set_thread_count(static_cast<size_t>(opt.threads));
   }
+  if (opt.verify) return verify(opt);
 
   // Load (mmap + Program::load + load_method), --load-iters times; the last
   // module is the one that runs. The median load time is reported.

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "extension/bundled_program/bundled_program.h"
 #include "extension/data_loader/file_data_loader.h"
 #include "extension/flat_tensor/flat_tensor_data_map.h"
 
@@ -83,7 +84,7 @@ Result<std::unique_ptr<Module>> Module::load(const std::string& path, LoadMode m
   }
   Result<std::unique_ptr<DataLoader>> loader = open_file(path, mode);
   if (!loader.ok()) return loader.error();
-  module->loader_ = std::move(loader.get());
+  EMBER_TRY_ASSIGN(module->loader_, program_data_loader(std::move(loader.get())));
   return finish_load(std::move(module), verification);
 }
 
@@ -94,6 +95,7 @@ Result<std::unique_ptr<Module>> Module::from_bytes(const void* data, size_t size
   size_t pad = 0;
   module->bytes_ = aligned_copy(data, size, &pad);
   module->loader_ = std::make_unique<BufferDataLoader>(module->bytes_.data() + pad, size);
+  EMBER_TRY_ASSIGN(module->loader_, program_data_loader(std::move(module->loader_)));
   if (ptd != nullptr) {
     module->ptd_bytes_ = aligned_copy(ptd, ptd_size, &pad);
     EMBER_TRY(module->load_named_data(

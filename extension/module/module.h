@@ -22,7 +22,8 @@ class Module {
  public:
   enum class LoadMode { File, Mmap };
 
-  /// Loads and verifies the program at `path`; `data_path` names the `.ptd`
+  /// Loads and verifies the program at `path` (a `.pte`, or the program
+  /// inside a bundled `.bpte`); `data_path` names the `.ptd`
   /// file holding the tensors the program stores outside itself (mapped
   /// like the program; empty: none).
   static Result<std::unique_ptr<Module>> load(

@@ -7,6 +7,7 @@ void bind_runtime(nb::module_& m);
 void bind_program(nb::module_& m);
 void bind_kernels(nb::module_& m);
 void bind_xnnpack(nb::module_& m);
+void bind_devtools(nb::module_& m);  // #19
 
 NB_MODULE(_C, m) {
   m.doc() = "Ember's C++ runtime, program writer and memory planner.";
@@ -22,4 +23,5 @@ NB_MODULE(_C, m) {
   bind_program(m);
   bind_kernels(m);
   bind_xnnpack(m);
+  bind_devtools(m);
 }

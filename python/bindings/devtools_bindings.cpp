@@ -1,0 +1,183 @@
+// Bindings of the devtools (#19): bundled programs written and verified, and
+// the data behind the pictures (memory plan, graph) read from a .pte.
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "extension/bundled_program/bundled_program.h"
+#include "extension/module/module.h"
+#include "program/bundled_program_writer.h"
+#include "python/bindings/tensor_convert.h"
+
+namespace nb = nanobind;
+using namespace ember;
+using ember::python::raise_error;
+
+namespace {
+
+// ("tensor", scalar type code, sizes, dim order, bytes) | ("int", v) |
+// ("bool", v) | ("double", v)
+program::BundledValue bundled_value(nb::handle item) {
+  nb::tuple t = nb::cast<nb::tuple>(item);
+  if (t.size() == 0) throw nb::value_error("a bundled value is an empty tuple");
+  const std::string kind = nb::cast<std::string>(t[0]);
+  if (t.size() != (kind == "tensor" ? 5u : 2u)) {
+    throw nb::value_error(("a bundled '" + kind + "' value has " + std::to_string(t.size()) +
+                           " fields").c_str());
+  }
+  program::BundledValue v;
+  if (kind == "tensor") {
+    v.kind = program::BundledValue::Kind::Tensor;
+    v.scalar_type = static_cast<ember_fb::ScalarType>(nb::cast<int>(t[1]));
+    v.sizes = nb::cast<std::vector<int32_t>>(t[2]);
+    v.dim_order = nb::cast<std::vector<uint8_t>>(t[3]);
+    nb::bytes data = nb::cast<nb::bytes>(t[4]);
+    const auto* p = static_cast<const uint8_t*>(data.data());
+    v.data.assign(p, p + data.size());
+  } else if (kind == "int") {
+    v.kind = program::BundledValue::Kind::Int;
+    v.int_val = nb::cast<int64_t>(t[1]);
+  } else if (kind == "bool") {
+    v.kind = program::BundledValue::Kind::Bool;
+    v.bool_val = nb::cast<bool>(t[1]);
+  } else if (kind == "double") {
+    v.kind = program::BundledValue::Kind::Double;
+    v.double_val = nb::cast<double>(t[1]);
+  } else {
+    throw nb::value_error(("unknown bundled value kind '" + kind + "'").c_str());
+  }
+  return v;
+}
+
+// Bytes of a path or a bytes object, 64-byte aligned.
+struct AlignedInput {
+  std::vector<uint8_t> storage;
+  size_t pad = 0, size = 0;
+  const uint8_t* data() const { return storage.data() + pad; }
+};
+
+AlignedInput read_source(nb::object source) {
+  AlignedInput in;
+  auto fill = [&](const uint8_t* p, size_t n) {
+    in.storage.resize(n + 64);
+    in.pad = (64 - reinterpret_cast<uintptr_t>(in.storage.data()) % 64) % 64;
+    if (n > 0) std::memcpy(in.storage.data() + in.pad, p, n);
+    in.size = n;
+  };
+  if (nb::isinstance<nb::bytes>(source)) {
+    nb::bytes b = nb::cast<nb::bytes>(source);
+    fill(static_cast<const uint8_t*>(b.data()), b.size());
+  } else {
+    const std::string path = nb::cast<std::string>(nb::str(source));
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw nb::value_error(("cannot open '" + path + "'").c_str());
+    std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+    fill(bytes.data(), bytes.size());
+  }
+  return in;
+}
+
+nb::dict case_dict(const extension::CaseReport& r, double rtol, double atol) {
+  nb::dict d;
+  d["method"] = r.method;
+  d["test_case"] = r.test_case;
+  d["compared"] = r.compared;
+  d["passed"] = r.passed;
+  d["message"] = r.passed ? std::string() : extension::describe_failure(r, rtol, atol);
+  nb::list outputs;
+  for (const extension::OutputCheck& o : r.outputs) {
+    nb::dict od;
+    od["index"] = o.index;
+    od["passed"] = o.passed;
+    od["numel"] = o.numel;
+    od["max_abs_error"] = o.max_abs_error;
+    od["max_rel_error"] = o.max_rel_error;
+    od["worst_element"] = o.worst_element;
+    od["actual"] = o.actual;
+    od["expected"] = o.expected;
+    od["shape"] = o.shape;
+    outputs.append(od);
+  }
+  d["outputs"] = outputs;
+  return d;
+}
+
+}  // namespace
+
+void bind_devtools(nb::module_& m) {
+  m.def(
+      "write_bundled_program",
+      [](nb::bytes program, nb::list suites) {
+        std::vector<program::BundledTestSuite> out;
+        for (nb::handle s : suites) {
+          nb::tuple st = nb::cast<nb::tuple>(s);
+          if (st.size() != 2) throw nb::value_error("a suite is (method name, test cases)");
+          program::BundledTestSuite suite;
+          suite.method_name = nb::cast<std::string>(st[0]);
+          for (nb::handle c : nb::cast<nb::list>(st[1])) {
+            nb::tuple ct = nb::cast<nb::tuple>(c);
+            if (ct.size() != 2) throw nb::value_error("a test case is (inputs, expected outputs)");
+            program::BundledTestCase tc;
+            for (nb::handle v : nb::cast<nb::list>(ct[0])) tc.inputs.push_back(bundled_value(v));
+            tc.has_expected_outputs = !ct[1].is_none();
+            if (tc.has_expected_outputs) {
+              for (nb::handle v : nb::cast<nb::list>(ct[1])) {
+                tc.expected_outputs.push_back(bundled_value(v));
+              }
+            }
+            suite.test_cases.push_back(std::move(tc));
+          }
+          out.push_back(std::move(suite));
+        }
+        program::WriteResult result = program::write_bundled_program(
+            {static_cast<const uint8_t*>(program.data()), program.size()}, out);
+        if (!result.ok()) throw nb::value_error(result.error.c_str());
+        return nb::bytes(reinterpret_cast<const char*>(result.bytes.data()), result.bytes.size());
+      },
+      nb::arg("program"), nb::arg("suites"),
+      "Writes a .bpte: the program's bytes and [(method, [(inputs, expected outputs or None)])] "
+      "with values ('tensor', scalar type code, sizes, dim order, bytes), ('int', v), "
+      "('bool', v) or ('double', v). Writes what it is given (ember.devtools checks first).");
+
+  m.def(
+      "run_bundled_program",
+      [](nb::object source, double rtol, double atol, const std::string& method) {
+        AlignedInput in = read_source(source);
+        Result<extension::BundledProgram> bundled =
+            extension::BundledProgram::load(in.data(), in.size);
+        if (!bundled.ok()) raise_error(bundled.error(), "bundled program");
+        Result<std::unique_ptr<extension::Module>> module =
+            extension::Module::from_bytes(in.data(), in.size);
+        if (!module.ok()) raise_error(module.error(), "load_program");
+        Result<std::vector<extension::CaseReport>> reports = [&] {
+          nb::gil_scoped_release release;
+          return extension::run_bundled_tests(
+              bundled.get(),
+              [&](const std::string& name) { return module.get()->new_method_instance(name); },
+              method, rtol, atol);
+        }();
+        if (!reports.ok()) raise_error(reports.error(), "verify");
+        nb::list out;
+        for (const extension::CaseReport& r : reports.get()) out.append(case_dict(r, rtol, atol));
+        return out;
+      },
+      nb::arg("source"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::arg("method") = "",
+      "Runs every test case of a .bpte (path or bytes; of `method` only when given) on the "
+      "C++ runtime and compares its outputs: a dict per case.");
+
+  m.def(
+      "bundled_program_data",
+      [](nb::bytes data) {
+        const void* program = nullptr;
+        size_t size = 0;
+        AlignedInput in = read_source(data);
+        const Error err = extension::get_program_data(in.data(), in.size, &program, &size);
+        if (err != Error::Ok) raise_error(err, "bundled program");
+        return nb::bytes(static_cast<const char*>(program), size);
+      },
+      nb::arg("data"), "The program inside a .bpte (verified), or a .pte's bytes as they are.");
+}

@@ -1,0 +1,1 @@
+"""Bundled programs (``.bpte``): a program with test inputs and expected outputs."""
