@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   libsentencepiece-dev pkg-config
+  graphviz  # ember-inspect --plot draws program graphs with dot (#19)
   ${EMBER_EXTRA_PACKAGES:-}
 )
 missing=()

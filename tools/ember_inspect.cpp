@@ -2,17 +2,25 @@
 // operators, delegates, planned buffers and how close the plan is to the
 // lower bound (most bytes live at any one instruction), and what loading
 // each method prepares (packed weights and kernel state, per instruction).
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
-#include <tuple>
 #include <string>
 #include <vector>
 
 #include "extension/bundled_program/bundled_program.h"
 #include "extension/data_loader/file_data_loader.h"
+#include "extension/devtools/memory_plan_view.h"
+#include "extension/devtools/program_graph.h"
 #include "extension/module/module.h"
-#include "program/memory_planner.h"
 #include "runtime/executor/program.h"
 #include "schema/program_generated.h"
 #include "tools/tensor_print.h"
@@ -107,14 +115,6 @@ std::string value_desc(const ember_fb::ExecutionPlan* plan, int32_t idx) {
          (value.empty() ? "" : " " + value);
 }
 
-uint64_t tensor_bytes(const ember_fb::Tensor* t) {
-  uint64_t n = element_size(static_cast<ScalarType>(t->scalar_type()));
-  if (t->sizes() != nullptr) {
-    for (int32_t s : *t->sizes()) n *= static_cast<uint64_t>(s);
-  }
-  return n;
-}
-
 void inspect_plan(const ember_fb::ExecutionPlan* plan) {
   std::printf("\nmethod '%s'\n", plan->name()->c_str());
   std::printf("  inputs:\n");
@@ -130,29 +130,6 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
   const auto* chain = plan->chains()->Get(0);
   const uint32_t n_instr = chain->instructions() ? chain->instructions()->size() : 0;
   std::map<std::string, int> op_counts;
-  // Lifetimes of planned tensors from the instruction order.
-  // Keyed by placement, so values that alias one planned region count once.
-  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, program::TensorLifetime> lifetimes;
-  auto touch = [&](int32_t idx, int64_t when) {
-    const auto* v = plan->values()->Get(static_cast<uint32_t>(idx));
-    if (v->val_type() != ember_fb::KernelTypes::Tensor) return;
-    const auto* t = v->val_as_Tensor();
-    const auto* a = t->allocation_info();
-    if (a == nullptr) return;
-    const uint64_t offset = uint64_t{a->memory_offset_low()} | (uint64_t{a->memory_offset_high()} << 32);
-    const auto key = std::make_tuple(a->memory_id(), offset, tensor_bytes(t));
-    auto [it, inserted] = lifetimes.try_emplace(key, program::TensorLifetime{tensor_bytes(t), when, when});
-    if (!inserted) {
-      it->second.first = std::min(it->second.first, when);
-      it->second.last = std::max(it->second.last, when);
-    }
-  };
-  // Inputs live for the whole method (re-running without set_input stays
-  // correct) and outputs until its end, as Ember's planner assumes.
-  for (uint32_t i = 0; plan->inputs() && i < plan->inputs()->size(); ++i) {
-    touch(plan->inputs()->Get(i), -1);
-    touch(plan->inputs()->Get(i), n_instr);
-  }
   std::printf("  instructions (%u):\n", n_instr);
   for (uint32_t k = 0; k < n_instr; ++k) {
     const auto* ins = chain->instructions()->Get(k);
@@ -166,19 +143,14 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
       for (uint32_t a = 0; call->args() && a < call->args()->size(); ++a) {
         if (a > 0) args += ", ";
         args += std::to_string(call->args()->Get(a));
-        touch(call->args()->Get(a), k);
       }
       std::printf("    %3u  %-36s (%s)\n", k, name.c_str(), args.c_str());
     } else if (ins->instr_args_type() == ember_fb::InstructionArguments::DelegateCall) {
       const auto* call = ins->instr_args_as_DelegateCall();
       std::printf("    %3u  delegate #%d\n", k, call->delegate_index());
-      for (uint32_t a = 0; call->args() && a < call->args()->size(); ++a) touch(call->args()->Get(a), k);
     } else {
       std::printf("    %3u  %s\n", k, ember_fb::EnumNameInstructionArguments(ins->instr_args_type()));
     }
-  }
-  for (uint32_t i = 0; plan->outputs() && i < plan->outputs()->size(); ++i) {
-    touch(plan->outputs()->Get(i), n_instr);  // Outputs live until the method ends.
   }
   std::printf("  operators:\n");
   for (const auto& [name, count] : op_counts) std::printf("    %-40s x%d\n", name.c_str(), count);
@@ -208,9 +180,9 @@ void inspect_plan(const ember_fb::ExecutionPlan* plan) {
     mutable_header = true;
     std::printf("    value %u: %s\n", i, tensor_desc(t).c_str());
   }
-  std::vector<program::TensorLifetime> all;
-  for (const auto& [where, lt] : lifetimes) all.push_back(lt);
-  const uint64_t bound = program::max_live_bytes(all, 16);  // The planner's alignment.
+  // Lifetimes from the instruction order; values sharing a region count once.
+  const uint64_t bound =
+      extension::memory_plan_lower_bound(extension::memory_plan_view(plan), 16);  // The planner's alignment.
   std::printf("  plan efficiency: %llu planned bytes, lower bound %llu (max live), %s\n",
               static_cast<unsigned long long>(planned), static_cast<unsigned long long>(bound),
               planned == 0 ? "n/a"
@@ -252,10 +224,85 @@ void inspect_prepared(extension::Module* module, const ember_fb::ExecutionPlan* 
   if (shown < steps.size()) std::printf("    (%zu more)\n", steps.size() - shown);
 }
 
+// Runs `argv` (searched on PATH); its exit status, or 127 when it cannot start.
+int run(const std::vector<std::string>& argv) {
+  std::fflush(stdout);  // Ours before the child's.
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return 127;
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+// The Python that draws with matplotlib: $EMBER_PYTHON, else the one beside
+// this tool (a venv's bin/), else python3 on PATH.
+std::string python_for_plots() {
+  if (const char* env = std::getenv("EMBER_PYTHON"); env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto beside = self.parent_path() / "python3";
+    if (access(beside.c_str(), X_OK) == 0) return beside.string();
+  }
+  return "python3";
+}
+
+std::string file_stem(const std::string& method) {
+  std::string s;
+  for (char c : method) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
+  return s;
+}
+
+// --plot DIR: per method the memory plan (JSON, drawn by ember.devtools.plot_cli
+// with matplotlib into a PNG) and the graph (DOT, drawn by Graphviz's dot
+// into an SVG); with --profile, the profile as a chart.
+int plot(const ember_fb::Program* fb, const std::string& dir, const std::string& profile) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "ember-inspect: cannot create %s: %s\n", dir.c_str(), ec.message().c_str());
+    return 1;
+  }
+  int status = 0;
+  for (uint32_t i = 0; i < fb->execution_plan()->size(); ++i) {
+    const auto* plan = fb->execution_plan()->Get(i);
+    const std::string stem = dir + "/" + file_stem(plan->name()->str());
+    std::ofstream(stem + ".memory_plan.json") << extension::memory_plan_json(plan);
+    std::ofstream(stem + ".graph.dot") << extension::program_graph_dot(plan);
+    const int rc = run({"dot", "-Tsvg", "-o", stem + ".graph.svg", stem + ".graph.dot"});
+    if (rc == 127) {
+      std::fprintf(stderr, "ember-inspect: Graphviz's dot was not found (Debian: apt-get install "
+                   "graphviz); the graph is in %s.graph.dot\n", stem.c_str());
+      status = 1;
+    } else if (rc != 0) {
+      std::fprintf(stderr, "ember-inspect: dot failed (exit %d) on %s.graph.dot\n", rc, stem.c_str());
+      status = 1;
+    } else {
+      std::printf("wrote %s.graph.svg\n", stem.c_str());
+    }
+  }
+  std::vector<std::string> draw = {python_for_plots(), "-m", "ember.devtools.plot_cli", dir};
+  if (!profile.empty()) {
+    draw.push_back("--profile");
+    draw.push_back(profile);
+  }
+  const int rc = run(draw);
+  if (rc != 0) {
+    std::fprintf(stderr, "ember-inspect: drawing with %s failed (exit %d): the pictures need Python "
+                 "with ember and matplotlib (set EMBER_PYTHON); the data is in %s/*.json\n",
+                 draw[0].c_str(), rc, dir.c_str());
+    status = 1;
+  }
+  return status;
+}
+
 }  // namespace
 
 const char kHelp[] =
-    "usage: ember-inspect model.pte|model.bpte [--data FILE.ptd]\n"
+    "usage: ember-inspect model.pte|model.bpte [--data FILE.ptd] [--plot DIR [--profile T.json]]\n"
     "Prints what a program holds: per method its inputs and outputs, instructions,\n"
     "operators, delegates, mutable buffers, planned buffers and how close the plan is\n"
     "to its lower bound, constant methods' values, and what the kernels' prepare\n"
@@ -263,10 +310,17 @@ const char kHelp[] =
     "\n"
     "  --data FILE.ptd   the weights the program keeps outside itself (needed to load\n"
     "                    its methods and report what prepare takes)\n"
+    "  --plot DIR        also draw pictures into DIR, per method: the memory plan\n"
+    "                    (<method>.memory_plan.png: tensors as rectangles over\n"
+    "                    instruction x offset; matplotlib) and the graph\n"
+    "                    (<method>.graph.svg; Graphviz's dot), with their data\n"
+    "                    (.memory_plan.json, .graph.dot)\n"
+    "  --profile T.json  with --plot: the profile ember-run --profile T.json wrote, as\n"
+    "                    a chart (profile.png: time per operator, one run's timeline)\n"
     "  -h, --help        this text\n";
 
 int main(int argc, char** argv) {
-  std::string path, data_path;
+  std::string path, data_path, plot_dir, profile_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -274,6 +328,10 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--data" && i + 1 < argc) {
       data_path = argv[++i];
+    } else if (a == "--plot" && i + 1 < argc) {
+      plot_dir = argv[++i];
+    } else if (a == "--profile" && i + 1 < argc) {
+      profile_path = argv[++i];
     } else if (!a.empty() && a[0] != '-' && path.empty()) {
       path = a;
     } else {
@@ -283,6 +341,10 @@ int main(int argc, char** argv) {
   }
   if (path.empty()) {
     std::fprintf(stderr, "ember-inspect: no program given\n%s", kHelp);
+    return 2;
+  }
+  if (!profile_path.empty() && plot_dir.empty()) {
+    std::fprintf(stderr, "ember-inspect: --profile goes with --plot DIR\n%s", kHelp);
     return 2;
   }
   Result<extension::FileDataLoader> file = extension::FileDataLoader::from(path.c_str());
@@ -339,6 +401,11 @@ int main(int argc, char** argv) {
   for (uint32_t i = 0; i < fb->execution_plan()->size(); ++i) {
     inspect_plan(fb->execution_plan()->Get(i));
     inspect_prepared(module.ok() ? module.get().get() : nullptr, fb->execution_plan()->Get(i));
+  }
+  if (!plot_dir.empty()) {
+    std::printf("\n");
+    std::fflush(stdout);
+    return plot(fb, plot_dir, profile_path);
   }
   return 0;
 }

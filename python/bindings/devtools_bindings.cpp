@@ -9,6 +9,8 @@
 #include <nanobind/stl/vector.h>
 
 #include "extension/bundled_program/bundled_program.h"
+#include "extension/devtools/memory_plan_view.h"
+#include "extension/devtools/program_graph.h"
 #include "extension/module/module.h"
 #include "program/bundled_program_writer.h"
 #include "python/bindings/tensor_convert.h"
@@ -106,6 +108,23 @@ nb::dict case_dict(const extension::CaseReport& r, double rtol, double atol) {
   return d;
 }
 
+// The verified program's plan of `method` (a .pte or .bpte, path or bytes),
+// handed to `view`.
+template <typename View>
+std::string plan_view(nb::object source, const std::string& method, View&& view) {
+  AlignedInput in = read_source(source);
+  Result<std::unique_ptr<extension::Module>> module =
+      extension::Module::from_bytes(in.data(), in.size);
+  if (!module.ok()) raise_error(module.error(), "load_program");
+  const auto* plans = module.get()->program().flatbuffer()->execution_plan();
+  std::string names;
+  for (uint32_t i = 0; i < plans->size(); ++i) {
+    if (method == plans->Get(i)->name()->c_str()) return view(plans->Get(i));
+    names += (names.empty() ? "" : ", ") + plans->Get(i)->name()->str();
+  }
+  throw nb::key_error(("no method '" + method + "'; the program's methods: " + names).c_str());
+}
+
 }  // namespace
 
 void bind_devtools(nb::module_& m) {
@@ -180,4 +199,21 @@ void bind_devtools(nb::module_& m) {
         return nb::bytes(static_cast<const char*>(program), size);
       },
       nb::arg("data"), "The program inside a .bpte (verified), or a .pte's bytes as they are.");
+
+  m.def(
+      "memory_plan_json",
+      [](nb::object source, const std::string& method) {
+        return plan_view(source, method, extension::memory_plan_json);
+      },
+      nb::arg("source"), nb::arg("method") = "forward",
+      "The method's memory plan as the file holds it, as JSON: planned regions with their "
+      "buffer, offset, bytes, live instruction range, kind and writing node.");
+  m.def(
+      "program_graph_dot",
+      [](nb::object source, const std::string& method) {
+        return plan_view(source, method, extension::program_graph_dot);
+      },
+      nb::arg("source"), nb::arg("method") = "forward",
+      "The method's graph (inputs, instructions, outputs and the values between them) as "
+      "Graphviz DOT.");
 }

@@ -1,23 +1,42 @@
 """Tools to see inside programs (#19): bundled test cases (``.bpte``) and
-their verification on the C++ runtime. ``docs/devtools.md``."""
+their verification on the C++ runtime; pictures of the memory plan, the
+profile and the graph. ``docs/devtools.md``.
 
-from ember.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
-from ember.devtools.bundled_program.core import BundledProgram
-from ember.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
-from ember.devtools.bundled_program.verify import (
-    CaseResult,
-    OutputResult,
-    VerificationReport,
-    verify,
-)
+Names load on first use, so drawing (``python -m ember.devtools.plot_cli``,
+which ``ember-inspect --plot`` runs) does not import torch."""
 
-__all__ = [
-    "BundledProgram",
-    "CaseResult",
-    "MethodTestCase",
-    "MethodTestSuite",
-    "OutputResult",
-    "VerificationReport",
-    "serialize_from_bundled_program_to_flatbuffer",
-    "verify",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "MethodTestCase": "ember.devtools.bundled_program.config",
+    "MethodTestSuite": "ember.devtools.bundled_program.config",
+    "BundledProgram": "ember.devtools.bundled_program.core",
+    "serialize_from_bundled_program_to_flatbuffer": "ember.devtools.bundled_program.serialize",
+    "CaseResult": "ember.devtools.bundled_program.verify",
+    "OutputResult": "ember.devtools.bundled_program.verify",
+    "VerificationReport": "ember.devtools.bundled_program.verify",
+    "verify": "ember.devtools.bundled_program.verify",
+    "graph_dot": "ember.devtools.plots",
+    "memory_plan_data": "ember.devtools.plots",
+    "plot_graph": "ember.devtools.plots",
+    "plot_memory_plan": "ember.devtools.plots",
+    "plot_profile": "ember.devtools.plots",
+    "profile_summary": "ember.devtools.plots",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'ember.devtools' has no attribute '{name}'")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
