@@ -308,6 +308,40 @@ TEST_F(BundledProgramTest, MismatchedTestCasesAreRefusedByName) {
   }
 }
 
+// Random byte flips anywhere in a .bpte: each file is refused with an error
+// or runs to a report; nothing reads outside the file (the sanitizer build
+// runs this too).
+TEST_F(BundledProgramTest, CorruptedBytesAreRefusedOrRunSafely) {
+  const std::vector<uint8_t> bpte = write(cases);
+  uint32_t state = 12345;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  int refused = 0, ran = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<uint8_t> bad = bpte;
+    for (int flips = 1 + static_cast<int>(next() % 4); flips > 0; --flips) {
+      bad[next() % bad.size()] ^= static_cast<uint8_t>(1u << (next() % 8));
+    }
+    Aligned bytes(bad);
+    Result<BundledProgram> b = BundledProgram::load(bytes.data(), bytes.size);
+    if (!b.ok()) {
+      ++refused;
+      continue;
+    }
+    auto module = Module::from_bytes(bytes.data(), bytes.size);
+    if (!module.ok()) {
+      ++refused;
+      continue;
+    }
+    auto reports = run_bundled_tests(
+        b.get(), [&](const std::string& name) { return module.get()->method(name); }, "", 1e-5,
+        1e-8);
+    reports.ok() ? ++ran : ++refused;
+  }
+  EXPECT_EQ(refused + ran, 300);
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(ran, 0);  // flips inside tensor data still give a well-formed file
+}
+
 TEST_F(BundledProgramTest, CasesWithoutExpectedOutputsOnlyRun) {
   auto cs = cases;
   cs[0].has_expected_outputs = false;
