@@ -42,6 +42,13 @@ class Scale(torch.nn.Module):
         return x * 3.0 - 1.0
 
 
+class Stats(torch.nn.Module):
+    """A 0-dim output, a channels-last input and a bool output."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return (x * x).sum(), x > 0
+
+
 torch.manual_seed(0)
 MODEL = TwoOutputs().eval()
 INPUTS = [torch.randn(2, 4) for _ in range(3)]
@@ -164,6 +171,19 @@ def test_several_methods_and_cases_without_expected_outputs(two_methods) -> None
     assert [c.method for c in verify(data, method="scale").cases] == ["scale"] * 3
     with pytest.raises(EmberError, match="no test suite for method 'nope'"):
         verify(data, method="nope")
+
+
+def test_scalar_bool_and_channels_last_values() -> None:
+    x = torch.randn(1, 3, 4, 5).to(memory_format=torch.channels_last)
+    prog = to_edge(export(Stats(), (x,))).to_executorch()
+    xs = [torch.randn(1, 3, 4, 5).to(memory_format=torch.channels_last) for _ in range(2)]
+    report = verify(_bpte(prog, [MethodTestCase([v], Stats()(v)) for v in xs]))
+    assert report.passed, str(report)
+    assert [o.shape for o in report.cases[0].outputs] == [[], [1, 3, 4, 5]]
+    flipped = [MethodTestCase([xs[0]], (Stats()(xs[0])[0], ~Stats()(xs[0])[1]))]
+    report = verify(_bpte(prog, flipped))
+    assert not report.passed and report.cases[0].outputs[0].passed
+    assert not report.cases[0].outputs[1].passed
 
 
 def test_dynamic_inputs_up_to_their_bound() -> None:

@@ -67,7 +67,8 @@ def _serialize_value(value: Any, dim_order: Sequence[int] | None, where: str) ->
             range(t.dim())
         )
         laid_out = t.permute(order).contiguous()
-        data = laid_out.view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        # Flattened first: a 0-dim tensor cannot be viewed as bytes.
+        data = laid_out.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
         return ("tensor", SCALAR_TYPES[t.dtype][1], list(t.shape), order, data)
     if isinstance(value, bool):
         return ("bool", value)
