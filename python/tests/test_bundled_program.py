@@ -69,7 +69,7 @@ def two_methods():
     ).to_executorch()
 
 
-def _cases(expected=lambda x: MODEL(x)) -> list[MethodTestCase]:
+def _cases(expected=MODEL) -> list[MethodTestCase]:
     return [MethodTestCase(inputs=[x], expected_outputs=expected(x)) for x in INPUTS]
 
 

@@ -159,7 +159,7 @@ def test_profile_chart_from_ember_run_trace(program, tmp_path: Path) -> None:
     rows = profile_summary(trace)
     names = {r[0] for r in rows}
     assert {"aten::convolution.out", "aten::relu.out", "aten::add.out"} <= names
-    assert dict((r[0], r[2]) for r in rows)["aten::convolution.out"] == 2  # calls per run
+    assert {r[0]: r[2] for r in rows}["aten::convolution.out"] == 2  # calls per run
     assert all(r[1] > 0 for r in rows)
     assert plot_profile(trace, tmp_path / "p.png").read_bytes()[:8] == PNG
     assert plot_profile(json.loads(trace.read_text()), tmp_path / "p.svg").stat().st_size > 1000

@@ -27,7 +27,22 @@ _WHERE = {
     "profile_summary": "ember.devtools.plots",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "BundledProgram",
+    "CaseResult",
+    "MethodTestCase",
+    "MethodTestSuite",
+    "OutputResult",
+    "VerificationReport",
+    "graph_dot",
+    "memory_plan_data",
+    "plot_graph",
+    "plot_memory_plan",
+    "plot_profile",
+    "profile_summary",
+    "serialize_from_bundled_program_to_flatbuffer",
+    "verify",
+]
 
 
 def __getattr__(name: str) -> Any:
