@@ -13,19 +13,19 @@
 // Each group is a GEMM of its packed weights (C_out/groups × C_in/groups·kh·kw)
 // with the input's windows, packed per call straight from NCHW (qgemm.h).
 // Depthwise convolutions (one input channel per group) run a direct loop per
-// channel instead: a GEMM with one row per group would waste the tile.
+// channel plane instead (qdepthwise.h): a GEMM with one row per group would
+// waste the tile.
 #include <cstring>
 
 #include "kernels/generated/functions/quantized/op_quantized_conv2d.h"
 #include "kernels/portable/util/args.h"
-#include "kernels/portable/util/parallel.h"
+#include "kernels/quantized/util/qdepthwise.h"
 #include "kernels/quantized/util/qgemm.h"
 #include "kernels/quantized/util/qlinear_params.h"
 
 namespace ember::kernels::quantized {
 namespace {
 
-using portable::parallel_range;
 using portable::resize_out;
 
 constexpr const char* kOp = "ember_quantized::conv2d.out";
@@ -52,44 +52,12 @@ int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
   return (in + 2 * p - d * (k - 1) - 1) / s + 1;
 }
 
-// One output channel plane of a depthwise convolution, requantised.
-void depthwise_plane(const Conv2dState& st, const int8_t* x, int64_t ih, int64_t iw,
-                     const int8_t* w, int64_t kh, int64_t kw, int32_t zx, int64_t oh, int64_t ow,
-                     float scale, float offset, float lo, float hi, int32_t zy, int8_t* out) {
-  constexpr int64_t kChunk = 256;
-  int32_t acc[kChunk];
-  for (int64_t oy = 0; oy < oh; ++oy) {
-    for (int64_t ox0 = 0; ox0 < ow; ox0 += kChunk) {
-      const int64_t n = ow - ox0 < kChunk ? ow - ox0 : kChunk;
-      std::memset(acc, 0, static_cast<size_t>(n) * sizeof(int32_t));
-      for (int64_t ky = 0; ky < kh; ++ky) {
-        const int64_t iy = oy * st.sh - st.ph + ky * st.dh;
-        if (iy < 0 || iy >= ih) continue;  // Padding: x − zx = 0.
-        const int8_t* row = x + iy * iw;
-        for (int64_t kx = 0; kx < kw; ++kx) {
-          const int32_t wv = w[ky * kw + kx];
-          // Outputs whose input column lies inside the row: ix = ox·s − p + kx·d.
-          const int64_t base = -st.pw + kx * st.dw;
-          int64_t first = 0, last = n;  // Relative to ox0.
-          while (first < n && (ox0 + first) * st.sw + base < 0) ++first;
-          while (last > first && (ox0 + last - 1) * st.sw + base >= iw) --last;
-          if (st.sw == 1) {
-            const int8_t* src = row + ox0 + base;
-            for (int64_t j = first; j < last; ++j) acc[j] += wv * (static_cast<int32_t>(src[j]) - zx);
-          } else {
-            for (int64_t j = first; j < last; ++j) {
-              acc[j] += wv * (static_cast<int32_t>(row[(ox0 + j) * st.sw + base]) - zx);
-            }
-          }
-        }
-      }
-      int8_t* o = out + oy * ow + ox0;
-      for (int64_t j = 0; j < n; ++j) {
-        o[j] = requantize(static_cast<float>(acc[j]) * scale + offset, lo, hi, zy);
-      }
-    }
-  }
+QDepthwiseGeometry depthwise_geometry(const Conv2dState& st, int64_t ih, int64_t iw, int64_t kh,
+                                      int64_t kw, int64_t oh, int64_t ow) {
+  return {ih, iw, kh, kw, oh, ow, st.sh, st.sw, st.ph, st.pw, st.dh, st.dw};
 }
+
+size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
 }  // namespace
 
@@ -146,6 +114,9 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
   }
   if (cpg == 1 && c_out == groups) {
     st->depthwise = weight.data_ptr<const int8_t>();
+    const QDepthwiseGeometry g =
+        depthwise_geometry(*st, input.sizes[2], input.sizes[3], kh, kw, oh, ow);
+    ctx.reserve_scratch(round64(qdepthwise_scratch_bytes(g)) * ctx.threads());
     ctx.set_state(st);
     return Error::Ok;
   }
@@ -199,15 +170,29 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
   const auto zy = static_cast<int32_t>(output_zero_point);
   if (st->depthwise != nullptr) {
     const float lo = static_cast<float>(output_min - zy), hi = static_cast<float>(output_max - zy);
+    const QDepthwiseGeometry g = depthwise_geometry(*st, ih, iw, kh, kw, oh, ow);
     const int64_t planes = batch * c_out;
-    parallel_range(ctx, planes, 1, 1, [&](int64_t begin, int64_t end) {
+    int64_t tasks = static_cast<int64_t>(ctx.threads());
+    if (tasks > planes) tasks = planes;
+    const size_t per_task = round64(qdepthwise_scratch_bytes(g));
+    auto* scratch = static_cast<uint8_t*>(ctx.scratch(per_task * static_cast<size_t>(tasks)));
+    EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%s: %zu bytes of scratch memory needed, %zu "
+                       "reserved", kOp, per_task * static_cast<size_t>(tasks), ctx.scratch_size());
+    auto task = [&](size_t t) {
+      const int64_t begin = planes * static_cast<int64_t>(t) / tasks;
+      const int64_t end = planes * (static_cast<int64_t>(t) + 1) / tasks;
       for (int64_t p = begin; p < end; ++p) {
         const int64_t c = p % c_out;
-        depthwise_plane(*st, x + p * ih * iw, ih, iw, st->depthwise + c * kh * kw, kh, kw, zx,
-                        oh, ow, st->f.scale[c], st->f.offset ? st->f.offset[c] : 0.0f, lo, hi,
-                        zy, y + p * oh * ow);
+        qdepthwise_plane(g, x + p * ih * iw, zx, st->depthwise + c * kh * kw, st->f.scale[c],
+                         st->f.offset ? st->f.offset[c] : 0.0f, lo, hi, zy, y + p * oh * ow,
+                         scratch + t * per_task);
       }
-    });
+    };
+    if (tasks <= 1) {
+      task(0);
+    } else {
+      ctx.parallel_for(static_cast<size_t>(tasks), task);
+    }
     return;
   }
   const int64_t ocg = c_out / groups;

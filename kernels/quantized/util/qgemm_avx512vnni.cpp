@@ -70,6 +70,7 @@ qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
   // The epilogue of store_tile, in the same float operations (a product and
   // a sum, no fused multiply-add); CVTPS2DQ rounds half to even like the
   // magic-number rounding there, once the value is clamped.
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
   const __m512i zp = _mm512_set1_epi32(t.zp);
   const __mmask16 m0 = cols >= 16 ? __mmask16(0xffff) : __mmask16((1u << cols) - 1u);
@@ -82,7 +83,9 @@ qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
     int8_t* dst = t.c + i * t.c_rs;
     for (int h = 0; h < 2; ++h) {
       __m512 v = _mm512_cvtepi32_ps(_mm512_add_epi32(c[i][h], corr));
-      v = _mm512_add_ps(_mm512_mul_ps(v, s), o);
+      // Explicit rounding forms: GCC contracts a plain mul and add into an
+      // FMA here (AVX-512F implies FMA), which would round differently.
+      v = _mm512_add_round_ps(_mm512_mul_round_ps(v, s, kRound), o, kRound);
       v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
       const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), zp);
       _mm_mask_storeu_epi8(dst + 16 * h, h == 0 ? m0 : m1, _mm512_cvtepi32_epi8(q));
