@@ -35,7 +35,27 @@ struct Conv2dState {
   QPackedWeights* groups = nullptr;  // Null for depthwise.
   const int8_t* depthwise = nullptr;  // The weight, read directly by the depthwise loop.
   int64_t sh, sw, ph, pw, dh, dw;
+  int64_t pb, pr;  // Bottom and right padding (padding with 4 values; else ph, pw).
 };
+
+// padding: [p], [top/bottom, left/right] or [top, left, bottom, right].
+bool padding4(IntSpan v, int64_t* t, int64_t* l, int64_t* b, int64_t* r) {
+  if (v.size() == 4) {
+    *t = v[0];
+    *l = v[1];
+    *b = v[2];
+    *r = v[3];
+    return true;
+  }
+  if (v.size() == 1) {
+    *t = *l = *b = *r = v[0];
+    return true;
+  }
+  if (v.size() != 2) return false;
+  *t = *b = v[0];
+  *l = *r = v[1];
+  return true;
+}
 
 bool pair(IntSpan v, int64_t* a, int64_t* b) {
   if (v.size() == 1) {
@@ -48,13 +68,13 @@ bool pair(IntSpan v, int64_t* a, int64_t* b) {
   return true;
 }
 
-int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1, int64_t d) {
+  return (in + p0 + p1 - d * (k - 1) - 1) / s + 1;
 }
 
 QDepthwiseGeometry depthwise_geometry(const Conv2dState& st, int64_t ih, int64_t iw, int64_t kh,
                                       int64_t kw, int64_t oh, int64_t ow) {
-  return {ih, iw, kh, kw, oh, ow, st.sh, st.sw, st.ph, st.pw, st.dh, st.dw};
+  return {ih, iw, kh, kw, oh, ow, st.sh, st.sw, st.ph, st.pw, st.dh, st.dw, st.pb, st.pr};
 }
 
 size_t round64(size_t n) { return (n + 63) / 64 * 64; }
@@ -85,11 +105,11 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
   }
   auto* st = ctx.allocate_state<Conv2dState>();
   if (st == nullptr) return ctx.failure();
-  if (!pair(stride, &st->sh, &st->sw) || !pair(padding, &st->ph, &st->pw) ||
+  if (!pair(stride, &st->sh, &st->sw) || !padding4(padding, &st->ph, &st->pw, &st->pb, &st->pr) ||
       !pair(dilation, &st->dh, &st->dw) || st->sh < 1 || st->sw < 1 || st->ph < 0 ||
-      st->pw < 0 || st->dh < 1 || st->dw < 1) {
-    return ctx.fail(Error::InvalidProgram, "%s: stride, padding and dilation must have 1 or 2 "
-                    "values (stride, dilation >= 1; padding >= 0)", kOp);
+      st->pw < 0 || st->pb < 0 || st->pr < 0 || st->dh < 1 || st->dw < 1) {
+    return ctx.fail(Error::InvalidProgram, "%s: stride and dilation must have 1 or 2 values "
+                    "(>= 1), padding 1, 2 or 4 ([top, left, bottom, right]; >= 0)", kOp);
   }
   if (Error e = prepare_channel_factors(ctx, kOp, weight, 4, weight_scales, bias, input_scale,
                                         output_scale, &st->f);
@@ -104,8 +124,8 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
                     static_cast<long long>(groups), static_cast<long long>(c_out),
                     static_cast<int>(input.sizes[1]), static_cast<long long>(cpg));
   }
-  const int64_t oh = out_extent(input.sizes[2], kh, st->sh, st->ph, st->dh);
-  const int64_t ow = out_extent(input.sizes[3], kw, st->sw, st->pw, st->dw);
+  const int64_t oh = out_extent(input.sizes[2], kh, st->sh, st->ph, st->pb, st->dh);
+  const int64_t ow = out_extent(input.sizes[3], kw, st->sw, st->pw, st->pr, st->dw);
   if (oh < 1 || ow < 1) {
     return ctx.fail(Error::InvalidProgram, "%s: the kernel %lldx%lld (dilated) does not fit the "
                     "padded input %dx%d", kOp, static_cast<long long>(kh),
@@ -156,8 +176,8 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
   EMBER_KERNEL_CHECK(ctx, input.sizes[1] == cpg * groups,
                      "%s: input has %d channels, the weight takes %lld", kOp,
                      static_cast<int>(input.sizes[1]), static_cast<long long>(cpg * groups));
-  const int64_t oh = out_extent(ih, kh, st->sh, st->ph, st->dh);
-  const int64_t ow = out_extent(iw, kw, st->sw, st->pw, st->dw);
+  const int64_t oh = out_extent(ih, kh, st->sh, st->ph, st->pb, st->dh);
+  const int64_t ow = out_extent(iw, kw, st->sw, st->pw, st->pr, st->dw);
   EMBER_KERNEL_CHECK(ctx, oh >= 1 && ow >= 1, "%s: the kernel does not fit the input %lldx%lld",
                      kOp, static_cast<long long>(ih), static_cast<long long>(iw));
   const int32_t shape[4] = {static_cast<int32_t>(batch), static_cast<int32_t>(c_out),

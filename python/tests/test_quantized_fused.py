@@ -210,6 +210,22 @@ class Mlp(torch.nn.Module):
         return self.b(torch.relu(self.a(x)))
 
 
+class TfPadNet(torch.nn.Module):
+    """TF-style explicit padding: asymmetric before a stride-2 convolution,
+    symmetric before a depthwise one, then max pooling."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 16, 3, stride=2)
+        self.dw = torch.nn.Conv2d(16, 16, 3, groups=16)
+        self.pw = torch.nn.Conv2d(16, 8, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.c1(torch.nn.functional.pad(x, (0, 1, 0, 1))))
+        y = torch.nn.functional.relu6(self.dw(torch.nn.functional.pad(y, (1, 1, 1, 1))))
+        return torch.nn.functional.max_pool2d(self.pw(y), 2)
+
+
 def quantize(model, example, dynamic=False, per_channel=True, batches=8):
     graph = torch.export.export(model, example).module()
     config = get_symmetric_quantization_config(is_per_channel=per_channel, is_dynamic=dynamic)
@@ -267,6 +283,22 @@ def test_conv_net_runs_fused_and_matches_eager_converted(per_channel):
         fp32 = model(x)
     assert (got.argmax(1) == fp32.argmax(1)).float().mean().item() >= 0.75
     assert (got - fp32).abs().max().item() < 0.3 * fp32.abs().max().item()
+
+
+def test_explicit_padding_and_max_pool_run_in_int8():
+    torch.manual_seed(2)
+    model = TfPadNet().eval()
+    example = (torch.randn(1, 3, 33, 31),)
+    converted = quantize(model, example)
+    program = lower(converted, example)
+    ops = ops_of(program)
+    assert not any("constant_pad_nd" in o for o in ops), "padding folded into the convolutions"
+    assert sum(o.startswith("quantized_decomposed.quantize_per_tensor") for o in ops) == 1  # input
+    assert any("max_pool2d" in o for o in ops)
+    x = torch.randn(1, 3, 33, 31)
+    steps = ((run(program, (x,)) - converted(x)).abs() / output_step(converted)).round()
+    assert steps.max().item() <= 1
+    assert (steps == 0).float().mean().item() >= 0.99
 
 
 def test_fusion_can_be_turned_off():

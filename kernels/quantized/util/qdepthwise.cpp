@@ -18,7 +18,7 @@ struct Layout {
 
 Layout layout_of(const QDepthwiseGeometry& g) {
   Layout l;
-  const int64_t hpad = g.ih + 2 * g.ph, wpad = g.iw + 2 * g.pw;
+  const int64_t hpad = g.ih + g.ph + g.pb, wpad = g.iw + g.pw + g.pr;
   l.hp = (hpad + g.sh - 1) / g.sh;
   l.wp = (wpad + g.sw - 1) / g.sw;
   // A tap reads up to (kw − 1)·dw / sw columns past a row's start, so the

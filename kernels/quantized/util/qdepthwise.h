@@ -17,7 +17,8 @@ namespace ember::kernels::quantized {
 
 struct QDepthwiseGeometry {
   int64_t ih, iw, kh, kw, oh, ow;
-  int64_t sh, sw, ph, pw, dh, dw;
+  int64_t sh, sw, ph, pw, dh, dw;  // ph, pw: top and left padding
+  int64_t pb, pr;                  // bottom and right padding
 };
 
 /// Scratch bytes one qdepthwise_plane call needs.

@@ -47,6 +47,11 @@ _SHARING = {
     aten.hardtanh.default,
     aten.hardtanh_.default,
     aten.relu6.default,
+    # Zero padding (TF-style models pad before convolutions): the zero point
+    # stands for 0 exactly, so the padded tensor keeps its input's parameters
+    # and the int8 program pads in int8 (or the convolution pads itself).
+    aten.pad.default,
+    aten.constant_pad_nd.default,
     *_RELU,
 }
 _CAT = {aten.cat.default, aten.concat.default}

@@ -11,7 +11,9 @@ with fused ops means exactly what the one without meant.
   [N, K], weight_scales float32 [N], bias float32 [N]?, output_scale,
   output_zero_point, output_min, output_max) -> int8 [..., N]``
 - ``conv2d(input int8 NCHW, ..., weight int8 [C_out, C_in/groups, kh, kw],
-  ..., stride, padding, dilation, groups, ...) -> int8 NCHW``
+  ..., stride, padding, dilation, groups, ...) -> int8 NCHW``; ``padding`` has
+  1, 2 or 4 values (``[top, left, bottom, right]``: TF-style asymmetric padding
+  folded in); padding reads the input's zero point (dequantized: 0)
 - ``add(a int8, a_scale, a_zero_point, b int8 (a's shape), b_scale,
   b_zero_point, output_scale, output_zero_point, output_min, output_max) -> int8``
 - ``linear_dynamic(input float32 [..., K], weight, weight_scales, bias?,
@@ -79,6 +81,10 @@ def linear(input, input_scale, input_zero_point, weight, weight_scales, bias, ou
 def conv2d(input, input_scale, input_zero_point, weight, weight_scales, bias, stride, padding,
            dilation, groups, output_scale, output_zero_point, output_min, output_max):
     x = _qd.dequantize_per_tensor(input, input_scale, input_zero_point, -128, 127, torch.int8)
+    if len(padding) == 4:  # [top, left, bottom, right]
+        top, left, bottom, right = padding
+        x = torch.nn.functional.pad(x, (left, right, top, bottom))
+        padding = [0, 0]
     y = torch.nn.functional.conv2d(x, _dequantized_weight(weight, weight_scales), bias, stride,
                                    padding, dilation, groups)
     return _requantize(y, output_scale, output_zero_point, output_min, output_max)

@@ -201,7 +201,7 @@ class FuseQuantizedOpsPass:
         x_float, scale_y, zp_y, qmin, qmax, dtype = quant.args[:6]
         if dtype != torch.int8 or not isinstance(x_float, torch.fx.Node):
             return None
-        folded = self._fold_activation(quant)
+        folded = self._fold_activation(quant) or self._on_int8(quant)
         if folded is not None:
             return folded
         chain = [x_float]
@@ -236,10 +236,13 @@ class FuseQuantizedOpsPass:
                 return None
             xq, s_x, zp_x = src
             padding = list(padding)
-            unpadded = self._unpadded(xq)
+            unpadded = self._unpadded(xq, zp_x)
             if unpadded is not None:
-                xq, extra = unpadded
-                padding = [p + e for p, e in zip(padding, extra, strict=True)]
+                xq, (top, left, bottom, right) = unpadded
+                ph, pw = padding
+                padding = [ph + top, pw + left, ph + bottom, pw + right]
+                if padding[:2] == padding[2:]:
+                    padding = padding[:2]
             args = (xq, s_x, zp_x) + self._constants(inputs, weight, bias, "qconv") + (
                 list(stride), padding, list(dilation), int(groups),
                 float(scale_y), int(zp_y), rng[0], rng[1])
@@ -266,30 +269,85 @@ class FuseQuantizedOpsPass:
         return "linear"
 
     @staticmethod
-    def _unpadded(xq: torch.fx.Node) -> tuple[torch.fx.Node, list[int]] | None:
-        """``(t, [pad_h, pad_w])`` when ``xq`` is ``quantize(constant_pad_nd(
-        dequantize(t), [w, w, h, h], 0))`` with ``t``'s parameters: the padding
-        quantizes to the zero point, which is what a convolution's own padding
-        reads, so the convolution can pad ``t`` itself (TF-style models pad
-        before every convolution)."""
-        if not calls_op(xq, _Q):
-            return None
-        pad = xq.args[0]
-        if not calls_op(pad, aten.constant_pad_nd.default):
+    def _unpadded(xq: torch.fx.Node, zp_x: int) -> tuple[torch.fx.Node, list[int]] | None:
+        """``(t, [top, left, bottom, right])`` when ``xq`` is ``t`` zero-padded
+        in its last two dimensions: ``quantize(constant_pad_nd(dequantize(t),
+        pads, 0))`` with ``t``'s parameters, or an int8 ``constant_pad_nd(t,
+        pads, zero point)``. The padding is the zero point, which is what a
+        convolution's own padding reads, so the convolution pads ``t`` itself
+        (TF-style models pad before every convolution)."""
+        if calls_op(xq, _Q):
+            pad = xq.args[0]
+            if not calls_op(pad, aten.constant_pad_nd.default):
+                return None
+            value = pad.args[2] if len(pad.args) > 2 else pad.kwargs.get("value", 0)
+            dq = pad.args[0]
+            if value != 0 or not calls_op(dq, _DQ) or tuple(dq.args[1:6]) != tuple(xq.args[1:6]):
+                return None
+            t = dq.args[0]
+        elif calls_op(xq, aten.constant_pad_nd.default):
+            pad = xq
+            value = pad.args[2] if len(pad.args) > 2 else pad.kwargs.get("value", 0)
+            if value != zp_x:
+                return None
+            t = pad.args[0]
+        else:
             return None
         pads = list(pad.args[1])
-        value = pad.args[2] if len(pad.args) > 2 else pad.kwargs.get("value", 0)
-        if (value != 0 or len(pads) != 4 or pads[0] != pads[1] or pads[2] != pads[3]
-                or min(pads) < 0):
+        if len(pads) != 4 or min(pads) < 0:
             return None
-        dq = pad.args[0]
-        if not calls_op(dq, _DQ) or tuple(dq.args[1:6]) != tuple(xq.args[1:6]):
-            return None
-        t = dq.args[0]
         val = getattr(t, "meta", {}).get("val")
         if val is None or val.dtype != torch.int8:
             return None
-        return t, [int(pads[2]), int(pads[0])]
+        left, right, top, bottom = (int(p) for p in pads)
+        return t, [top, left, bottom, right]
+
+    @staticmethod
+    def _on_int8(quant: torch.fx.Node) -> str | None:
+        """``quantize(op(dequantize(t)))`` with ``t``'s parameters, for ops that
+        commute with the affine map: zero padding (pads with the zero point)
+        and max pooling run on ``t`` itself, as int8."""
+        x_float = quant.args[0]
+        pool = None
+        if calls_op(x_float, operator.getitem) or getattr(x_float, "target", None) is operator.getitem:
+            pool = x_float.args[0]
+            if x_float.args[1] != 0 or not calls_op(pool, aten.max_pool2d_with_indices.default):
+                return None
+            if any(u.args[1] != 0 for u in pool.users):
+                return None  # the indices are read
+            op = pool
+        elif calls_op(x_float, aten.constant_pad_nd.default):
+            op = x_float
+            value = op.args[2] if len(op.args) > 2 else op.kwargs.get("value", 0)
+            if value != 0:
+                return None
+        else:
+            return None
+        dq = op.args[0]
+        if not calls_op(dq, _DQ) or tuple(dq.args[1:6]) != tuple(quant.args[1:6]):
+            return None
+        t = dq.args[0]
+        if getattr(t, "meta", {}).get("val") is None or t.meta["val"].dtype != torch.int8:
+            return None
+        graph = quant.graph
+        args = list(op.args)
+        args[0] = t
+        if pool is None:
+            args[2:] = [int(dq.args[2])]  # pad with the zero point
+        with graph.inserting_before(quant):
+            new = graph.call_function(op.target, tuple(args), dict(op.kwargs))
+            new.meta = dict(op.meta)
+            if pool is not None:
+                vals = op.meta["val"]
+                new.meta["val"] = (vals[0].to(torch.int8), vals[1])
+                out = graph.call_function(operator.getitem, (new, 0))
+                out.meta = dict(quant.meta)
+            else:
+                new.meta["val"] = quant.meta["val"]
+                out = new
+        quant.replace_all_uses_with(out)
+        graph.erase_node(quant)
+        return "int8 max pool" if pool is not None else "int8 pad"
 
     _FUSED_OUTPUTS = ("conv2d", "linear", "add")
 
