@@ -32,10 +32,12 @@ Layout layout_of(const QDepthwiseGeometry& g) {
 // The loops the compiler vectorises; restrict pointers because an int8
 // store may alias anything. Inlined into a baseline and an AVX2 build, neither
 // with FMA, so the requantisation rounds alike (the sums are exact).
+// |x − zx| ≤ 255 and |w| ≤ 128, so each product fits int16 (one 16-bit
+// multiply per lane); the sum over taps does not, so it widens to int32.
 inline __attribute__((always_inline)) void tap(int32_t* __restrict acc,
                                                const int16_t* __restrict src, int64_t n,
-                                               int32_t w) {
-  for (int64_t i = 0; i < n; ++i) acc[i] += w * static_cast<int32_t>(src[i]);
+                                               int16_t w) {
+  for (int64_t i = 0; i < n; ++i) acc[i] += static_cast<int16_t>(w * src[i]);
 }
 
 inline __attribute__((always_inline)) void store_row(const int32_t* __restrict acc,
@@ -44,6 +46,12 @@ inline __attribute__((always_inline)) void store_row(const int32_t* __restrict a
   for (int64_t j = 0; j < n; ++j) {
     o[j] = requantize(static_cast<float>(acc[j]) * scale + offset, lo, hi, zy);
   }
+}
+
+inline __attribute__((always_inline)) void deinterleave2(int16_t* __restrict d,
+                                                         const int8_t* __restrict src,
+                                                         int64_t n, int32_t zx) {
+  for (int64_t c = 0; c < n; ++c) d[c] = static_cast<int16_t>(src[2 * c] - zx);
 }
 
 inline __attribute__((always_inline)) void plane_body(const QDepthwiseGeometry& g,
@@ -70,7 +78,11 @@ inline __attribute__((always_inline)) void plane_body(const QDepthwiseGeometry& 
         int16_t* d = base + px0 * l.plane + (first + g.pw) / g.sw;
         const int64_t count = first < g.iw ? (g.iw - first + g.sw - 1) / g.sw : 0;
         const int8_t* src = row + first;
-        for (int64_t c = 0; c < count; ++c) d[c] = static_cast<int16_t>(src[c * g.sw] - zx);
+        if (g.sw == 2) {
+          deinterleave2(d, src, count, zx);  // a constant stride vectorises
+        } else {
+          for (int64_t c = 0; c < count; ++c) d[c] = static_cast<int16_t>(src[c * g.sw] - zx);
+        }
       }
     }
   }
@@ -82,7 +94,7 @@ inline __attribute__((always_inline)) void plane_body(const QDepthwiseGeometry& 
       const int64_t rx = kx * g.dw;
       const int16_t* src = phase + ((ry % g.sh) * g.sw + rx % g.sw) * l.plane +
                            (ry / g.sh) * l.wp + rx / g.sw;
-      tap(acc, src, n, w[ky * g.kw + kx]);
+      tap(acc, src, n, static_cast<int16_t>(w[ky * g.kw + kx]));
     }
   }
   // Requantised in one pass over all rows (short rows would leave the vector
