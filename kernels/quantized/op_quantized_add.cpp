@@ -23,8 +23,6 @@ namespace {
 using portable::parallel_range;
 using portable::resize_out;
 
-constexpr const char* kOp = "ember_quantized::add.out";
-
 // Values, not references, and restrict pointers: an int8 store may alias
 // anything, and the loop would reload every parameter instead of vectorising.
 // Inlined into a baseline and an AVX2 build; neither has FMA, so both round
@@ -71,18 +69,22 @@ Error add_out_prepare(KernelPrepareContext& ctx, const Tensor& a, double a_scale
                       int64_t a_zero_point, const Tensor& b, double b_scale, int64_t b_zero_point,
                       double output_scale, int64_t output_zero_point, int64_t output_min,
                       int64_t output_max, Tensor& out) {
-  if (Error e = check_static_qargs(ctx, kOp, a_scale, a_zero_point, output_scale,
+  if (Error e = check_static_qargs(ctx, a_scale, a_zero_point, output_scale,
                                    output_zero_point, output_min, output_max);
       e != Error::Ok) {
     return e;
   }
-  if (Error e = check_static_qargs(ctx, kOp, b_scale, b_zero_point, output_scale,
+  if (Error e = check_static_qargs(ctx, b_scale, b_zero_point, output_scale,
                                    output_zero_point, output_min, output_max);
       e != Error::Ok) {
     return e;
+  }
+  if (a.dtype != ScalarType::Char) {
+    return ctx.fail(Error::InvalidProgram, "a: dtype %s is not supported (int8 only)",
+                    scalar_type_name(a.dtype));
   }
   if (a.dtype != ScalarType::Char || b.dtype != ScalarType::Char || out.dtype != ScalarType::Char) {
-    return ctx.fail(Error::InvalidProgram, "%s: a, b and out must be int8, got %s, %s and %s", kOp,
+    return ctx.fail(Error::InvalidProgram, "a, b and out must be int8, got %s, %s and %s",
                     scalar_type_name(a.dtype), scalar_type_name(b.dtype),
                     scalar_type_name(out.dtype));
   }
@@ -93,18 +95,18 @@ void add_out(KernelContext& ctx, const Tensor& a, double a_scale, int64_t a_zero
              const Tensor& b, double b_scale, int64_t b_zero_point, double output_scale,
              int64_t output_zero_point, int64_t output_min, int64_t output_max, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, a.dtype == ScalarType::Char && b.dtype == ScalarType::Char,
-                     "%s: a and b must be int8, got %s and %s", kOp, scalar_type_name(a.dtype),
+                     "a and b must be int8, got %s and %s", scalar_type_name(a.dtype),
                      scalar_type_name(b.dtype));
   bool same = a.dim == b.dim;
   for (int i = 0; same && i < a.dim; ++i) same = a.sizes[i] == b.sizes[i];
-  EMBER_KERNEL_CHECK(ctx, same, "%s: a and b must have the same shape (no broadcasting)", kOp);
+  EMBER_KERNEL_CHECK(ctx, same, "a and b must have the same shape (no broadcasting)");
   bool same_order = true;
   for (int i = 0; same_order && i < a.dim; ++i) same_order = a.dim_order[i] == b.dim_order[i];
-  EMBER_KERNEL_CHECK(ctx, same_order, "%s: a and b must have the same dim order", kOp);
+  EMBER_KERNEL_CHECK(ctx, same_order, "a and b must have the same dim order");
   if (!resize_out(ctx, out, a.shape())) return;
   bool out_order = true;
   for (int i = 0; out_order && i < a.dim; ++i) out_order = a.dim_order[i] == out.dim_order[i];
-  EMBER_KERNEL_CHECK(ctx, out_order, "%s: out must have the inputs' dim order", kOp);
+  EMBER_KERNEL_CHECK(ctx, out_order, "out must have the inputs' dim order");
   const auto* pa = a.data_ptr<const int8_t>();
   const auto* pb = b.data_ptr<const int8_t>();
   auto* po = out.data_ptr<int8_t>();

@@ -28,8 +28,6 @@ namespace {
 
 using portable::resize_out;
 
-constexpr const char* kOp = "ember_quantized::conv2d.out";
-
 struct Conv2dState {
   QChannelFactors f;
   QPackedWeights* groups = nullptr;  // Null for depthwise.
@@ -87,31 +85,35 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
                          IntSpan padding, IntSpan dilation, int64_t groups, double output_scale,
                          int64_t output_zero_point, int64_t output_min, int64_t output_max,
                          Tensor& out) {
-  if (Error e = check_static_qargs(ctx, kOp, input_scale, input_zero_point, output_scale,
+  if (Error e = check_static_qargs(ctx, input_scale, input_zero_point, output_scale,
                                    output_zero_point, output_min, output_max);
       e != Error::Ok) {
     return e;
   }
+  if (input.dtype != ScalarType::Char) {
+    return ctx.fail(Error::InvalidProgram, "input: dtype %s is not supported (int8 only)",
+                    scalar_type_name(input.dtype));
+  }
   if (input.dtype != ScalarType::Char || out.dtype != ScalarType::Char || input.dim != 4 ||
       out.dim != 4) {
-    return ctx.fail(Error::InvalidProgram, "%s: input and out must be 4-d int8 (NCHW), got %d-d "
-                    "%s and %d-d %s", kOp, static_cast<int>(input.dim),
+    return ctx.fail(Error::InvalidProgram, "input and out must be 4-d int8 (NCHW), got %d-d "
+                    "%s and %d-d %s", static_cast<int>(input.dim),
                     scalar_type_name(input.dtype), static_cast<int>(out.dim),
                     scalar_type_name(out.dtype));
   }
   if (!input.is_contiguous_dim_order() || !out.is_contiguous_dim_order()) {
-    return ctx.fail(Error::InvalidProgram, "%s: input and out must have contiguous (NCHW) dim "
-                    "order", kOp);
+    return ctx.fail(Error::InvalidProgram, "input and out must have contiguous (NCHW) dim "
+                    "order");
   }
   auto* st = ctx.allocate_state<Conv2dState>();
   if (st == nullptr) return ctx.failure();
   if (!pair(stride, &st->sh, &st->sw) || !padding4(padding, &st->ph, &st->pw, &st->pb, &st->pr) ||
       !pair(dilation, &st->dh, &st->dw) || st->sh < 1 || st->sw < 1 || st->ph < 0 ||
       st->pw < 0 || st->pb < 0 || st->pr < 0 || st->dh < 1 || st->dw < 1) {
-    return ctx.fail(Error::InvalidProgram, "%s: stride and dilation must have 1 or 2 values "
-                    "(>= 1), padding 1, 2 or 4 ([top, left, bottom, right]; >= 0)", kOp);
+    return ctx.fail(Error::InvalidProgram, "stride and dilation must have 1 or 2 values "
+                    "(>= 1), padding 1, 2 or 4 ([top, left, bottom, right]; >= 0)");
   }
-  if (Error e = prepare_channel_factors(ctx, kOp, weight, 4, weight_scales, bias, input_scale,
+  if (Error e = prepare_channel_factors(ctx, weight, 4, weight_scales, bias, input_scale,
                                         output_scale, &st->f);
       e != Error::Ok) {
     return e;
@@ -119,16 +121,16 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
   const int64_t c_out = weight.sizes[0], cpg = weight.sizes[1];
   const int64_t kh = weight.sizes[2], kw = weight.sizes[3];
   if (groups < 1 || c_out % groups != 0 || input.sizes[1] != cpg * groups) {
-    return ctx.fail(Error::InvalidProgram, "%s: groups %lld must divide the %lld output "
-                    "channels, and the input's %d channels must be %lld per group", kOp,
+    return ctx.fail(Error::InvalidProgram, "groups %lld must divide the %lld output "
+                    "channels, and the input's %d channels must be %lld per group",
                     static_cast<long long>(groups), static_cast<long long>(c_out),
                     static_cast<int>(input.sizes[1]), static_cast<long long>(cpg));
   }
   const int64_t oh = out_extent(input.sizes[2], kh, st->sh, st->ph, st->pb, st->dh);
   const int64_t ow = out_extent(input.sizes[3], kw, st->sw, st->pw, st->pr, st->dw);
   if (oh < 1 || ow < 1) {
-    return ctx.fail(Error::InvalidProgram, "%s: the kernel %lldx%lld (dilated) does not fit the "
-                    "padded input %dx%d", kOp, static_cast<long long>(kh),
+    return ctx.fail(Error::InvalidProgram, "the kernel %lldx%lld (dilated) does not fit the "
+                    "padded input %dx%d", static_cast<long long>(kh),
                     static_cast<long long>(kw), static_cast<int>(input.sizes[2]),
                     static_cast<int>(input.sizes[3]));
   }
@@ -164,22 +166,22 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
                 int64_t groups, double, int64_t output_zero_point, int64_t output_min,
                 int64_t output_max, Tensor& out) {
   const auto* st = static_cast<const Conv2dState*>(ctx.state());
-  EMBER_KERNEL_CHECK(ctx, st != nullptr, "%s: not prepared", kOp);
+  EMBER_KERNEL_CHECK(ctx, st != nullptr, "not prepared");
   EMBER_KERNEL_CHECK(ctx, input.dtype == ScalarType::Char && input.dim == 4,
-                     "%s: input must be 4-d int8, got %d-d %s", kOp, static_cast<int>(input.dim),
+                     "input must be 4-d int8, got %d-d %s", static_cast<int>(input.dim),
                      scalar_type_name(input.dtype));
   EMBER_KERNEL_CHECK(ctx, input.is_contiguous_dim_order(),
-                     "%s: input must have contiguous (NCHW) dim order", kOp);
+                     "input must have contiguous (NCHW) dim order");
   const int64_t c_out = weight.sizes[0], cpg = weight.sizes[1];
   const int64_t kh = weight.sizes[2], kw = weight.sizes[3];
   const int64_t batch = input.sizes[0], ih = input.sizes[2], iw = input.sizes[3];
   EMBER_KERNEL_CHECK(ctx, input.sizes[1] == cpg * groups,
-                     "%s: input has %d channels, the weight takes %lld", kOp,
+                     "input has %d channels, the weight takes %lld",
                      static_cast<int>(input.sizes[1]), static_cast<long long>(cpg * groups));
   const int64_t oh = out_extent(ih, kh, st->sh, st->ph, st->pb, st->dh);
   const int64_t ow = out_extent(iw, kw, st->sw, st->pw, st->pr, st->dw);
-  EMBER_KERNEL_CHECK(ctx, oh >= 1 && ow >= 1, "%s: the kernel does not fit the input %lldx%lld",
-                     kOp, static_cast<long long>(ih), static_cast<long long>(iw));
+  EMBER_KERNEL_CHECK(ctx, oh >= 1 && ow >= 1, "the kernel does not fit the input %lldx%lld",
+                     static_cast<long long>(ih), static_cast<long long>(iw));
   const int32_t shape[4] = {static_cast<int32_t>(batch), static_cast<int32_t>(c_out),
                             static_cast<int32_t>(oh), static_cast<int32_t>(ow)};
   if (!resize_out(ctx, out, shape)) return;
@@ -196,8 +198,8 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
     if (tasks > planes) tasks = planes;
     const size_t per_task = round64(qdepthwise_scratch_bytes(g));
     auto* scratch = static_cast<uint8_t*>(ctx.scratch(per_task * static_cast<size_t>(tasks)));
-    EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%s: %zu bytes of scratch memory needed, %zu "
-                       "reserved", kOp, per_task * static_cast<size_t>(tasks), ctx.scratch_size());
+    EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%zu bytes of scratch memory needed, %zu "
+                       "reserved", per_task * static_cast<size_t>(tasks), ctx.scratch_size());
     auto task = [&](size_t t) {
       const int64_t begin = planes * static_cast<int64_t>(t) / tasks;
       const int64_t end = planes * (static_cast<int64_t>(t) + 1) / tasks;
@@ -218,8 +220,8 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
   const int64_t ocg = c_out / groups;
   const size_t need = qgemm_scratch_bytes(st->groups[0], oh * ow, ctx.threads());
   void* scratch = ctx.scratch(need);
-  EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%s: %zu bytes of scratch memory needed, %zu "
-                     "reserved", kOp, need, ctx.scratch_size());
+  EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%zu bytes of scratch memory needed, %zu "
+                     "reserved", need, ctx.scratch_size());
   QActivations a;
   a.kind = QActivations::Kind::kConv;
   a.zx = zx;

@@ -42,17 +42,17 @@ struct LinearState {
 };
 
 // Tokens of `input` ([..., K]) and out's shape ([..., N]); false after failing.
-bool linear_shapes(KernelContext& ctx, const char* op, const Tensor& input, const LinearState& s,
+bool linear_shapes(KernelContext& ctx, const Tensor& input, const LinearState& s,
                    Tensor& out, int64_t* tokens) {
   if (input.dim < 1 || input.sizes[input.dim - 1] != s.w.k) {
-    ctx.fail(Error::InvalidArgument, "%s: input's last dimension must be the weight's %lld "
-             "input features (input has %d dimensions, last %d)", op,
+    ctx.fail(Error::InvalidArgument, "input's last dimension must be the weight's %lld "
+             "input features (input has %d dimensions, last %d)",
              static_cast<long long>(s.w.k), static_cast<int>(input.dim),
              input.dim > 0 ? static_cast<int>(input.sizes[input.dim - 1]) : 0);
     return false;
   }
   if (!input.is_contiguous_dim_order()) {
-    ctx.fail(Error::InvalidArgument, "%s: input must have contiguous dim order", op);
+    ctx.fail(Error::InvalidArgument, "input must have contiguous dim order");
     return false;
   }
   int32_t shape[kTensorMaxDim];
@@ -65,13 +65,13 @@ bool linear_shapes(KernelContext& ctx, const char* op, const Tensor& input, cons
   return true;
 }
 
-Error prepare_linear(KernelPrepareContext& ctx, const char* op, const Tensor& input,
+Error prepare_linear(KernelPrepareContext& ctx, const Tensor& input,
                      const Tensor& weight, const Tensor& weight_scales, const Tensor* bias,
                      double input_scale, double output_scale, size_t extra_scratch,
                      size_t scratch_per_token) {
   LinearState* s = ctx.allocate_state<LinearState>();
   if (s == nullptr) return ctx.failure();
-  if (Error e = prepare_channel_factors(ctx, op, weight, 2, weight_scales, bias, input_scale,
+  if (Error e = prepare_channel_factors(ctx, weight, 2, weight_scales, bias, input_scale,
                                         output_scale, &s->f);
       e != Error::Ok) {
     return e;
@@ -97,30 +97,32 @@ Error linear_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
                          const Tensor& weight_scales, const Tensor* bias, double output_scale,
                          int64_t output_zero_point, int64_t output_min, int64_t output_max,
                          Tensor& out) {
-  constexpr const char* kOp = "ember_quantized::linear.out";
-  if (Error e = check_static_qargs(ctx, kOp, input_scale, input_zero_point, output_scale,
+  if (Error e = check_static_qargs(ctx, input_scale, input_zero_point, output_scale,
                                    output_zero_point, output_min, output_max);
       e != Error::Ok) {
     return e;
   }
+  if (input.dtype != ScalarType::Char) {
+    return ctx.fail(Error::InvalidProgram, "input: dtype %s is not supported (int8 only)",
+                    scalar_type_name(input.dtype));
+  }
   if (out.dtype != ScalarType::Char) {
-    return ctx.fail(Error::InvalidProgram, "%s: out must be int8, got %s", kOp,
+    return ctx.fail(Error::InvalidProgram, "out must be int8, got %s",
                     scalar_type_name(out.dtype));
   }
-  return prepare_linear(ctx, kOp, input, weight, weight_scales, bias, input_scale, output_scale,
+  return prepare_linear(ctx, input, weight, weight_scales, bias, input_scale, output_scale,
                         0, 0);
 }
 
 void linear_out(KernelContext& ctx, const Tensor& input, double, int64_t input_zero_point,
                 const Tensor&, const Tensor&, const Tensor*, double, int64_t output_zero_point,
                 int64_t output_min, int64_t output_max, Tensor& out) {
-  constexpr const char* kOp = "ember_quantized::linear.out";
   const auto* s = static_cast<const LinearState*>(ctx.state());
-  EMBER_KERNEL_CHECK(ctx, s != nullptr, "%s: not prepared", kOp);
-  EMBER_KERNEL_CHECK(ctx, input.dtype == ScalarType::Char, "%s: input must be int8, got %s", kOp,
+  EMBER_KERNEL_CHECK(ctx, s != nullptr, "not prepared");
+  EMBER_KERNEL_CHECK(ctx, input.dtype == ScalarType::Char, "input must be int8, got %s",
                      scalar_type_name(input.dtype));
   int64_t tokens = 0;
-  if (!linear_shapes(ctx, kOp, input, *s, out, &tokens)) return;
+  if (!linear_shapes(ctx, input, *s, out, &tokens)) return;
   if (tokens == 0 || s->w.m == 0) return;
   QActivations x;
   x.kind = QActivations::Kind::kRows;
@@ -140,7 +142,7 @@ void linear_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
   const size_t need = qgemm_scratch_bytes(s->w, tokens, ctx.threads());
   void* scratch = ctx.scratch(need);
   EMBER_KERNEL_CHECK(ctx, need == 0 || scratch != nullptr,
-                     "%s: %zu bytes of scratch memory needed, %zu reserved", kOp, need,
+                     "%zu bytes of scratch memory needed, %zu reserved", need,
                      ctx.scratch_size());
   qgemm_run(ctx, s->w, x, e, scratch);
 }
@@ -149,35 +151,37 @@ Error linear_dynamic_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
                                  const Tensor& weight, const Tensor& weight_scales,
                                  const Tensor* bias, int64_t quant_min, int64_t quant_max,
                                  double eps, Tensor& out) {
-  constexpr const char* kOp = "ember_quantized::linear_dynamic.out";
+  if (input.dtype != ScalarType::Float) {
+    return ctx.fail(Error::InvalidProgram, "input: dtype %s is not supported (float32 only)",
+                    scalar_type_name(input.dtype));
+  }
   if (!(quant_min == -128 && quant_max == 127)) {
-    return ctx.fail(Error::InvalidProgram, "%s: [quant_min, quant_max] = [%lld, %lld]; the "
-                    "kernel quantizes activations to int8's full range [-128, 127]", kOp,
+    return ctx.fail(Error::InvalidProgram, "[quant_min, quant_max] = [%lld, %lld]; the "
+                    "kernel quantizes activations to int8's full range [-128, 127]",
                     static_cast<long long>(quant_min), static_cast<long long>(quant_max));
   }
   if (!(eps > 0.0 && eps < 1.0)) {
-    return ctx.fail(Error::InvalidProgram, "%s: eps %g must lie in (0, 1)", kOp, eps);
+    return ctx.fail(Error::InvalidProgram, "eps %g must lie in (0, 1)", eps);
   }
   if (input.dtype != ScalarType::Float || out.dtype != ScalarType::Float) {
-    return ctx.fail(Error::InvalidProgram, "%s: input and out must be float32, got %s and %s",
-                    kOp, scalar_type_name(input.dtype), scalar_type_name(out.dtype));
+    return ctx.fail(Error::InvalidProgram, "input and out must be float32, got %s and %s",
+                    scalar_type_name(input.dtype), scalar_type_name(out.dtype));
   }
   const int64_t k = weight.dim == 2 ? weight.sizes[1] : 0;
   // The quantized input (one byte per element) goes before the GEMM's scratch.
-  return prepare_linear(ctx, kOp, input, weight, weight_scales, bias, 1.0, 1.0, 64,
+  return prepare_linear(ctx, input, weight, weight_scales, bias, 1.0, 1.0, 64,
                         static_cast<size_t>(k));
 }
 
 void linear_dynamic_out(KernelContext& ctx, const Tensor& input, const Tensor&, const Tensor&,
                         const Tensor*, int64_t quant_min, int64_t quant_max, double eps,
                         Tensor& out) {
-  constexpr const char* kOp = "ember_quantized::linear_dynamic.out";
   const auto* s = static_cast<const LinearState*>(ctx.state());
-  EMBER_KERNEL_CHECK(ctx, s != nullptr, "%s: not prepared", kOp);
-  EMBER_KERNEL_CHECK(ctx, input.dtype == ScalarType::Float, "%s: input must be float32, got %s",
-                     kOp, scalar_type_name(input.dtype));
+  EMBER_KERNEL_CHECK(ctx, s != nullptr, "not prepared");
+  EMBER_KERNEL_CHECK(ctx, input.dtype == ScalarType::Float, "input must be float32, got %s",
+                     scalar_type_name(input.dtype));
   int64_t tokens = 0;
-  if (!linear_shapes(ctx, kOp, input, *s, out, &tokens)) return;
+  if (!linear_shapes(ctx, input, *s, out, &tokens)) return;
   if (tokens == 0 || s->w.m == 0) return;
   if (s->w.k == 0) {
     float* o = out.data_ptr<float>();
@@ -189,8 +193,8 @@ void linear_dynamic_out(KernelContext& ctx, const Tensor& input, const Tensor&, 
   const size_t q_bytes = (static_cast<size_t>(input.numel) + 63) / 64 * 64;
   const size_t gemm_bytes = qgemm_scratch_bytes(s->w, tokens, ctx.threads());
   auto* scratch = static_cast<uint8_t*>(ctx.scratch(q_bytes + gemm_bytes));
-  EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%s: %zu bytes of scratch memory needed, %zu "
-                     "reserved", kOp, q_bytes + gemm_bytes, ctx.scratch_size());
+  EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%zu bytes of scratch memory needed, %zu "
+                     "reserved", q_bytes + gemm_bytes, ctx.scratch_size());
   const float* xf = input.data_ptr<const float>();
   float scale = 0.0f;
   int64_t zp = 0;

@@ -72,7 +72,9 @@ inline void interleave4_x32_u8(const int8_t* const r[4], uint8_t* d) {
   }
 #else
   for (int j = 0; j < 32; ++j) {
-    for (int t = 0; t < 4; ++t) d[j * 4 + t] = static_cast<uint8_t>(static_cast<uint8_t>(r[t][j]) ^ 0x80u);
+    for (int t = 0; t < 4; ++t) {
+      d[j * 4 + t] = static_cast<uint8_t>(static_cast<uint8_t>(r[t][j]) ^ 0x80u);
+    }
   }
 #endif
 }
@@ -174,7 +176,9 @@ struct StripPacker {
       j += run;
       n += run;
     }
-    if (cols < nr) std::memset(row + cols, static_cast<uint8_t>(pad), static_cast<size_t>(nr - cols));
+    if (cols < nr) {
+      std::memset(row + cols, static_cast<uint8_t>(pad), static_cast<size_t>(nr - cols));
+    }
   }
 
   void pack_conv(int64_t n0, int64_t cols, Elem* dst) const {

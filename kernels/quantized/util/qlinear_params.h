@@ -24,14 +24,14 @@ struct QChannelFactors {
 /// `weight_scales` (float32 constant with weight.sizes[0] finite values > 0)
 /// and `bias` (null or a float32 constant with weight.sizes[0] values), then
 /// allocates and fills the factors. `input_scale` / `output_scale` are 1 for
-/// a float output. Fails with InvalidProgram naming the op and argument.
-Error prepare_channel_factors(KernelPrepareContext& ctx, const char* op, const Tensor& weight,
+/// a float output. Fails with InvalidProgram naming the argument.
+Error prepare_channel_factors(KernelPrepareContext& ctx, const Tensor& weight,
                               int dims, const Tensor& weight_scales, const Tensor* bias,
                               double input_scale, double output_scale, QChannelFactors* out);
 
 /// Checks a static op's scalar quantization arguments: scales finite and > 0,
 /// zero points and [output_min, output_max] within int8's range.
-Error check_static_qargs(KernelPrepareContext& ctx, const char* op, double input_scale,
+Error check_static_qargs(KernelPrepareContext& ctx, double input_scale,
                          int64_t input_zero_point, double output_scale, int64_t output_zero_point,
                          int64_t output_min, int64_t output_max);
 

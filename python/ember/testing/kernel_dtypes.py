@@ -117,6 +117,12 @@ _SPD = [[4, 1, 0], [1, 3, 1], [0, 1, 2]]
 
 # Samples for kernels whose twin neither OpInfo nor op_samples covers: twin
 # name -> dtype -> [(args, kwargs)]; a sample eager refuses is dropped.
+# Weights of the fused quantized ops' samples (int8 whatever the probed dtype).
+_W_CONV = torch.arange(54, dtype=torch.int8).reshape(3, 2, 3, 3) - 27
+_W_LINEAR = torch.arange(12, dtype=torch.int8).reshape(3, 4) - 6
+_W_SCALES = torch.tensor([0.01, 0.02, 0.03])
+_W_BIAS = torch.tensor([0.5, -0.25, 1.0])
+
 _EXTRA: dict[str, Any] = {
     "aten.embedding.default": lambda d: [((_t([[1, 2], [3, 4], [5, 6]], d), torch.tensor([0, 2, 1])), {})],
     "aten.nonzero.default": lambda d: [((_t([[0, 1, 0], [2, 0, 3]], d),), {})],
@@ -151,6 +157,18 @@ _EXTRA: dict[str, Any] = {
           *_quant_range(d), d), {})] if _quant_range(d) else [],
     "quantized_decomposed.choose_qparams.tensor": lambda d: [
         ((_t([0.5, -1.0, 2.0], d), -128, 127, 1e-5, torch.int8), {})],
+    # fused quantized ops, issue #16 (kernels/quantized/op_quantized_*.cpp)
+    "ember_quantized.conv2d.default": lambda d: [
+        ((_t(torch.arange(32.0).reshape(1, 2, 4, 4) - 16, d), 0.1, 0, _W_CONV, _W_SCALES,
+          _W_BIAS, [1, 1], [1, 1], [1, 1], 1, 0.2, 0, -128, 127), {})],
+    "ember_quantized.linear.default": lambda d: [
+        ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), 0.1, 0, _W_LINEAR, _W_SCALES, _W_BIAS,
+          0.2, 0, -128, 127), {})],
+    "ember_quantized.linear_dynamic.default": lambda d: [
+        ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), _W_LINEAR, _W_SCALES, _W_BIAS, -128, 127,
+          1e-5), {})],
+    "ember_quantized.add.default": lambda d: [
+        ((_t([5, -3, 7], d), 0.1, 2, _t([1, 2, -9], d), 0.2, -1, 0.3, 0, -128, 127), {})],
     # Special functions (issue #13): OpInfo's samples are not keyed by these overloads.
     **{f"aten.{name}.default": lambda d: [((_t([0.25, 0.5, 0.75], d),), {})] for name in (
         "special_i0e", "special_i1", "special_i1e", "special_ndtri", "special_erfcx",
@@ -350,7 +368,9 @@ def _run(name: str, schema: torch.FunctionSchema, primary: str, attempt: Attempt
         # A refusal of the primary's dtype names it first ("self: unsupported
         # dtype int16"); one about a promoted dtype, the out's, or a mismatch
         # with another argument does not: other arguments could make it valid.
-        said = message.removeprefix("call_kernel: ").removeprefix(f"{name}: ")
+        # (A kernel that checks dtypes in its prepare step fails there.)
+        said = (message.removeprefix("call_kernel: ").removeprefix("call_kernel (prepare): ")
+                .removeprefix(f"{name}: "))
         refused = (said.startswith(f"{primary}: ") and _DTYPE_REFUSED.search(said) is not None
                    and "differs from" not in said)  # a mismatch with another argument
         kind = "refused" if refused else "error"
@@ -403,6 +423,7 @@ def _register_ops() -> None:
     """Ember's out overloads of the quantized_decomposed and dim_order ops; and
     OpInfo's sample generators without their stack walk."""
     import ember.exir  # noqa: F401
+    import ember.exir.operator.ember_quantized  # noqa: F401
     import torch.ao.quantization.fx._decomposed  # noqa: F401
     from torch.testing._internal import common_utils
     from torch.testing._internal.opinfo import core
