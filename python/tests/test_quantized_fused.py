@@ -326,3 +326,65 @@ def test_mlp_static_and_dynamic(lead):
     assert sum("ember_quantized.linear_dynamic" in o for o in ops_of(program)) == 2
     got, want = run(program, (x,)), dynamic(x)
     assert (got - want).abs().max().item() <= 1e-4 * want.abs().max().item()
+
+
+# --- weight-only linear (torchao flows) --------------------------------------------------------
+
+
+@pytest.mark.parametrize("rows", [1, 3, 9, 64])
+@pytest.mark.parametrize(("k", "group"), [(64, 64), (96, 32), (40, 8)])
+@pytest.mark.parametrize("with_zeros", [True, False])
+def test_linear_weight_only_kernel_matches_reference(rows, k, group, with_zeros):
+    n = 37
+    x = RNG.standard_normal((rows, k)).astype(np.float32)
+    w = RNG.integers(-8, 8, size=(n, k), dtype=np.int8)
+    scales = RNG.uniform(0.01, 0.1, size=(n, k // group)).astype(np.float32)
+    zeros = RNG.integers(-2, 3, size=(n, k // group)).astype(np.float32) if with_zeros else None
+    bias = RNG.standard_normal(n).astype(np.float32)
+    want = eq.linear_weight_only(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(scales),
+                                 None if zeros is None else torch.from_numpy(zeros), group,
+                                 torch.from_numpy(bias)).numpy()
+    out = np.zeros((rows, n), np.float32)
+    _C.call_kernel("ember_quantized::linear_weight_only.out",
+                   [x, w, scales, zeros, group, bias, out],
+                   constants=[1, 2, 5] + ([3] if with_zeros else []), runs=2)
+    scale = np.abs(want).max()
+    assert scale > 0.1
+    assert np.abs(out - want).max() <= 2e-6 * scale * np.sqrt(k)
+
+
+def test_linear_weight_only_refuses_a_group_that_does_not_divide():
+    with pytest.raises(Exception, match="group_size 5 must be >= 1 and divide the 64"):
+        _C.call_kernel("ember_quantized::linear_weight_only.out",
+                       [RNG.standard_normal((1, 64)).astype(np.float32), int8((4, 64)),
+                        np.ones((4, 12), np.float32), None, 5, None, np.zeros((1, 4), np.float32)],
+                       constants=[1, 2])
+
+
+def _torchao_configs():
+    from torchao.quantization import Int8WeightOnlyConfig, IntxWeightOnlyConfig
+    from torchao.quantization.granularity import PerGroup
+
+    return {"int8 per channel": Int8WeightOnlyConfig(),
+            "int4 groups of 32": IntxWeightOnlyConfig(weight_dtype=torch.int4,
+                                                      granularity=PerGroup(32))}
+
+
+@pytest.mark.parametrize("flow", ["int8 per channel", "int4 groups of 32"])
+def test_torchao_weight_only_flows_run_fused(flow):
+    from torchao.quantization import quantize_
+
+    torch.manual_seed(4)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.SiLU(),
+                                torch.nn.Linear(128, 64)).eval()
+    fp32_size = len(exir.to_edge(torch.export.export(model, (torch.randn(1, 64),)))
+                    .to_executorch().buffer)
+    quantize_(model, _torchao_configs()[flow])
+    for shape in [(1, 64), (2, 5, 64)]:  # decoding one token; a prompt of five
+        x = torch.randn(*shape)
+        program = exir.to_edge(torch.export.export(model, (x,))).to_executorch()
+        assert sum("linear_weight_only" in o for o in ops_of(program)) == 2
+        got, want = run(program, (x,)), model(x)
+        assert (got - want).abs().max().item() <= 1e-5 * want.abs().max().item()
+    # int8 weights: a quarter of the float32 bytes (int4 values take a byte each, as in torchao).
+    assert len(program.buffer) < 0.4 * fp32_size

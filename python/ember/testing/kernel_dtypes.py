@@ -167,6 +167,9 @@ _EXTRA: dict[str, Any] = {
     "ember_quantized.linear_dynamic.default": lambda d: [
         ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), _W_LINEAR, _W_SCALES, _W_BIAS, -128, 127,
           1e-5), {})],
+    "ember_quantized.linear_weight_only.default": lambda d: [
+        ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), _W_LINEAR, _W_SCALES.reshape(3, 1), None, 4,
+          _W_BIAS), {})],
     "ember_quantized.add.default": lambda d: [
         ((_t([5, -3, 7], d), 0.1, 2, _t([1, 2, -9], d), 0.2, -1, 0.3, 0, -128, 127), {})],
     # Special functions (issue #13): OpInfo's samples are not keyed by these overloads.

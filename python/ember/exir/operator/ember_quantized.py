@@ -20,7 +20,13 @@ with fused ops means exactly what the one without meant.
   quant_min, quant_max, eps) -> float32 [..., N]``: the input quantized per
   tensor with parameters chosen at run time (``choose_qparams.tensor``).
 
-Weights are symmetric (zero point 0), one scale per output channel; a fused
+- ``linear_weight_only(input float32 [..., K], weight int8 [N, K], scales
+  float32 [N, K / group_size], zero_points float32 [N, K / group_size]?,
+  group_size, bias?) -> float32 [..., N]``: torchao's weight-only flows
+  (int8 per channel, int4/int8 per group); the weight is
+  ``(weight - zero_points) * scales`` per group.
+
+Weights of the others are symmetric (zero point 0), one scale per output channel; a fused
 relu or hardtanh is the output's clamp range [output_min, output_max].
 """
 
@@ -48,6 +54,9 @@ _ADD = (
     "Tensor a, float a_scale, int a_zero_point, Tensor b, float b_scale, int b_zero_point, "
     "float output_scale, int output_zero_point, int output_min, int output_max"
 )
+_WEIGHT_ONLY = (
+    "Tensor input, Tensor weight, Tensor scales, Tensor? zero_points, int group_size, Tensor? bias"
+)
 _OUT = "*, Tensor(a!) out) -> Tensor(a!)"
 
 SCHEMAS = {
@@ -58,6 +67,8 @@ SCHEMAS = {
     "linear_dynamic": f"({_DYNAMIC}) -> Tensor",
     "linear_dynamic.out": f"({_DYNAMIC}, {_OUT}",
     "add": f"({_ADD}) -> Tensor",
+    "linear_weight_only": f"({_WEIGHT_ONLY}) -> Tensor",
+    "linear_weight_only.out": f"({_WEIGHT_ONLY}, {_OUT}",
     "add.out": f"({_ADD}, {_OUT}",
 }
 
@@ -105,7 +116,17 @@ def add(a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output
     return _requantize(fa + fb, output_scale, output_zero_point, output_min, output_max)
 
 
-_FUNCTIONS = {"linear": linear, "conv2d": conv2d, "linear_dynamic": linear_dynamic, "add": add}
+def linear_weight_only(input, weight, scales, zero_points, group_size, bias):
+    n, k = weight.shape
+    w = weight.to(torch.float32).reshape(n, k // group_size, group_size)
+    if zero_points is not None:
+        w = w - zero_points.reshape(n, -1, 1)
+    w = (w * scales.reshape(n, -1, 1)).reshape(n, k)
+    return torch.nn.functional.linear(input, w, bias)
+
+
+_FUNCTIONS = {"linear": linear, "conv2d": conv2d, "linear_dynamic": linear_dynamic, "add": add,
+              "linear_weight_only": linear_weight_only}
 
 
 def _out_variant(fn):

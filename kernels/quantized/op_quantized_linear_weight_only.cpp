@@ -1,0 +1,161 @@
+// ember_quantized::linear_weight_only.out(Tensor input, Tensor weight, Tensor scales,
+//     Tensor? zero_points, int group_size, Tensor? bias, *, Tensor(a!) out) -> Tensor(a!)
+//
+// A linear layer whose weight is stored as integers (torchao's weight-only
+// flows: Int8WeightOnlyConfig, IntxWeightOnlyConfig with int4/int8 per group
+// or per channel; ember.exir.passes.fuse_quantized_ops finds them):
+//   out[..., n] = Σ_k input[..., k] · W[n][k] + bias[n],
+//   W[n][k] = (float(weight[n][k]) − zero_points[n][g]) · scales[n][g], g = k / group_size.
+// input float32 [..., K]; weight int8 [N, K] (int4 values are stored one per
+// byte, as torchao's qdata holds them); scales float32 [N, K / group_size];
+// zero_points float32 of the scales' shape or None (0); bias float32 [N].
+//
+// W is the float weight eager dequantizes, element for element. Decoding
+// (a few rows) reads the int8 weight directly, 4× fewer bytes than float32: a
+// matrix-vector product is bound by memory bandwidth. More rows (a prompt)
+// run the float GEMM with W dequantized while its panels are packed, so the
+// weight is never stored as float.
+#include <cstring>
+
+#include "kernels/generated/functions/quantized/op_quantized_linear_weight_only.h"
+#include "kernels/portable/util/args.h"
+#include "kernels/portable/util/gemm.h"
+#include "kernels/portable/util/parallel.h"
+#include "kernels/quantized/util/qweight_gemv.h"
+
+namespace ember::kernels::quantized {
+namespace {
+
+using portable::parallel_range;
+using portable::resize_out;
+
+// Rows up to this run the matrix-vector loop, which reads each weight once
+// per row; above it the GEMM, which reads each once per call.
+constexpr int64_t kGemvMaxRows = 4;
+
+struct WeightOnly {
+  const int8_t* w;
+  const float* scales;
+  const float* zeros;  // May be null.
+  int64_t n, k, group, groups;
+};
+
+// B = Wᵀ (k × n) for the float GEMM, dequantized as it is packed.
+struct DequantizedWeightT {
+  const WeightOnly* q;
+
+  float at(int64_t kk, int64_t nn) const {
+    const int64_t g = nn * q->groups + kk / q->group;
+    const float z = q->zeros != nullptr ? q->zeros[g] : 0.0f;
+    return (static_cast<float>(q->w[nn * q->k + kk]) - z) * q->scales[g];
+  }
+
+  template <int kNR, typename T>
+  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
+    for (int64_t s = 0; s < nc; s += kNR) {
+      const int64_t cols = nc - s < kNR ? nc - s : kNR;
+      for (int64_t jj = 0; jj < kNR; ++jj) {
+        if (jj >= cols) {
+          for (int64_t p = 0; p < kc; ++p) dst[p * kNR + jj] = T(0);
+          continue;
+        }
+        // One weight row (output column) at a time: contiguous int8 reads.
+        const int64_t nn = j0 + s + jj;
+        for (int64_t p = 0; p < kc; ++p) dst[p * kNR + jj] = at(p0 + p, nn);
+      }
+      dst += kc * kNR;
+    }
+  }
+};
+
+}  // namespace
+
+Error linear_weight_only_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
+                                     const Tensor& weight, const Tensor& scales,
+                                     const Tensor* zero_points, int64_t group_size,
+                                     const Tensor* bias, Tensor& out) {
+  if (input.dtype != ScalarType::Float) {
+    return ctx.fail(Error::InvalidProgram, "input: dtype %s is not supported (float32 only)",
+                    scalar_type_name(input.dtype));
+  }
+  if (out.dtype != ScalarType::Float) {
+    return ctx.fail(Error::InvalidProgram, "out must be float32, got %s",
+                    scalar_type_name(out.dtype));
+  }
+  if (weight.dtype != ScalarType::Char || weight.dim != 2 || !ctx.is_constant(weight) ||
+      weight.data == nullptr || !weight.is_contiguous_dim_order()) {
+    return ctx.fail(Error::InvalidProgram,
+                    "weight must be a contiguous 2-d int8 constant of the program");
+  }
+  const int64_t n = weight.sizes[0], k = weight.sizes[1];
+  if (group_size < 1 || k % group_size != 0) {
+    return ctx.fail(Error::InvalidProgram, "group_size %lld must be >= 1 and divide the %lld "
+                    "input features", static_cast<long long>(group_size),
+                    static_cast<long long>(k));
+  }
+  const int64_t groups = k / group_size;
+  auto check_groups = [&](const Tensor& t) {
+    return t.dtype == ScalarType::Float && t.numel == n * groups && ctx.is_constant(t) &&
+           t.data != nullptr && t.is_contiguous_dim_order();
+  };
+  if (!check_groups(scales) || (zero_points != nullptr && !check_groups(*zero_points))) {
+    return ctx.fail(Error::InvalidProgram, "scales (and zero_points) must be float32 constants "
+                    "with %lld x %lld values", static_cast<long long>(n),
+                    static_cast<long long>(groups));
+  }
+  if (bias != nullptr && (bias->dtype != ScalarType::Float || bias->numel != n ||
+                          !ctx.is_constant(*bias))) {
+    return ctx.fail(Error::InvalidProgram, "bias must be a float32 constant with %lld values",
+                    static_cast<long long>(n));
+  }
+  return Error::Ok;
+}
+
+void linear_weight_only_out(KernelContext& ctx, const Tensor& input, const Tensor& weight,
+                            const Tensor& scales, const Tensor* zero_points, int64_t group_size,
+                            const Tensor* bias, Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, input.dtype == ScalarType::Float,
+                     "input: dtype %s is not supported (float32 only)",
+                     scalar_type_name(input.dtype));
+  const WeightOnly q{weight.data_ptr<const int8_t>(), scales.data_ptr<const float>(),
+                     zero_points != nullptr ? zero_points->data_ptr<const float>() : nullptr,
+                     weight.sizes[0], weight.sizes[1], group_size,
+                     weight.sizes[1] / group_size};
+  EMBER_KERNEL_CHECK(ctx, input.dim >= 1 && input.sizes[input.dim - 1] == q.k,
+                     "input's last dimension must be the weight's %lld input features",
+                     static_cast<long long>(q.k));
+  EMBER_KERNEL_CHECK(ctx, input.is_contiguous_dim_order(),
+                     "input must have contiguous dim order");
+  int32_t shape[kTensorMaxDim];
+  for (int i = 0; i < input.dim; ++i) shape[i] = input.sizes[i];
+  shape[input.dim - 1] = static_cast<int32_t>(q.n);
+  if (!resize_out(ctx, out, std::span<const int32_t>(shape, static_cast<size_t>(input.dim)))) {
+    return;
+  }
+  const int64_t rows = q.k > 0 ? input.numel / q.k : 0;
+  if (rows == 0 || q.n == 0) return;
+  const float* x = input.data_ptr<const float>();
+  float* y = out.data_ptr<float>();
+  const float* b = bias != nullptr ? bias->data_ptr<const float>() : nullptr;
+  if (rows <= kGemvMaxRows) {
+    parallel_range(ctx, q.n, 64, 16, [&](int64_t first, int64_t last) {
+      for (int64_t r = 0; r < rows; ++r) {
+        qweight_gemv(x + r * q.k, q.w, q.scales, q.zeros, q.k, q.group, first, last, b,
+                     y + r * q.n);
+      }
+    });
+    return;
+  }
+  const DequantizedWeightT wt{&q};
+  portable::gemm_parallel<float>(ctx, rows, q.n, q.k,
+                                 portable::StridedMatrix<float>{x, q.k, 1}, wt, 1.0f, 0.0f, y,
+                                 q.n, 1);
+  if (b != nullptr) {
+    for (int64_t r = 0; r < rows; ++r) {
+      float* yr = y + r * q.n;
+      for (int64_t c = 0; c < q.n; ++c) yr[c] += b[c];
+    }
+  }
+}
+
+}  // namespace ember::kernels::quantized
