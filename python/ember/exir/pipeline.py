@@ -47,6 +47,7 @@ from ember.exir.passes.ember_decompositions import EMBER_CIA_DECOMPOSITIONS
 from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
 from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
+from ember.exir.passes.fuse_weight_only_linear import FuseWeightOnlyLinearPass
 from ember.exir.passes.linalg_error_checks import drop_linalg_error_checks
 from ember.exir.passes.memory_planning import MemoryPlan
 from ember.exir.passes.mutable_buffers import write_back_mutated_buffers
@@ -169,6 +170,7 @@ def executorch_passes(
         passes.append(("fold batch norm into convolutions", FoldBatchNormPass()))
     if config.fuse_quantized_ops:
         passes.append(("fuse quantized ops", FuseQuantizedOpsPass()))
+        passes.append(("fuse weight-only quantized linear", FuseWeightOnlyLinearPass()))
     if config.constant_folding:
         passes.append(("fold constants", ConstantFoldPass()))
     passes.append(("out variants", on_every_graph(lambda g: to_out_variants(g, bounds.shape))))
