@@ -9,9 +9,9 @@ namespace ember::kernels::quantized {
 
 /// y[n] = Σ_g s[n][g] · Σ_{k in g} x[k]·(float(w[n][k]) − z[n][g]) + bias[n]
 /// for n in [first, last); w is n × k int8 (row-major), s and z are
-/// n × (k / group) (z null: 0), bias may be null. Sums 16 lanes per group
-/// and adds the lanes pairwise; baseline, AVX2+FMA and AVX-512 builds
-/// (cpu_isa()) differ only in the last bits (the latter two contract into FMAs).
+/// n × (k / group) (z null: 0), bias may be null. Computed as
+/// Σ_g s·(Σ x·w) − Σ_g s·z·(Σ x) in 16 lanes; baseline, AVX2+FMA and AVX-512
+/// builds (cpu_isa()) differ only in the last bits (the latter contract into FMAs).
 void qweight_gemv(const float* x, const int8_t* w, const float* scales, const float* zeros,
                   int64_t k, int64_t group, int64_t first, int64_t last, const float* bias,
                   float* y);
