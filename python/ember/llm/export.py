@@ -91,6 +91,33 @@ def model_metadata(model: torch.nn.Module, max_seq_len: int, max_prefill_len: in
     }
 
 
+# `quantize=` values: torchao weight-only configs for every nn.Linear (the
+# embedding stays float); to_executorch fuses them into
+# ember_quantized::linear_weight_only (passes/fuse_weight_only_linear.py).
+WEIGHT_ONLY_SCHEMES = ("int8", "int4")
+
+
+def _quantize_linears(model: torch.nn.Module, scheme: str | None) -> None:
+    if scheme is None:
+        return
+    if scheme not in WEIGHT_ONLY_SCHEMES:
+        raise ValueError(f"quantize={scheme!r}: supported: {', '.join(WEIGHT_ONLY_SCHEMES)} or None")
+    from torchao.quantization import Int8WeightOnlyConfig, IntxWeightOnlyConfig, quantize_
+    from torchao.quantization.granularity import PerGroup
+
+    if scheme == "int8":
+        config = Int8WeightOnlyConfig()
+    else:
+        config = IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32))
+    # A weight tied to the embedding stays float: the embedding reads it too.
+    tied = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Embedding)}
+
+    def linear_only(module: torch.nn.Module, _fqn: str) -> bool:
+        return isinstance(module, torch.nn.Linear) and id(module.weight) not in tied
+
+    quantize_(model, config, filter_fn=linear_only)
+
+
 def export(
     model: torch.nn.Module,
     max_seq_len: int = 128,
@@ -98,6 +125,7 @@ def export(
     external_weights: bool = False,
     *,
     max_prefill_len: int | None = None,
+    quantize: str | None = None,
     bos_id: int | None = None,
     eos_ids: list[int] | None = None,
     backend_config: ExecutorchBackendConfig | None = None,
@@ -129,6 +157,7 @@ def export(
         raise ValueError(f"max_seq_len={max_seq_len} exceeds the model's {limit} positions")
 
     model = model.to(dtype).eval()
+    _quantize_linears(model, quantize)
     metadata = model_metadata(model, max_seq_len, max_prefill_len, bos_id, eos_ids)
     saved = model.generation_config
     model.generation_config = transformers.GenerationConfig(
