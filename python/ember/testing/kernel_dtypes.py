@@ -231,6 +231,12 @@ _EXTRA: dict[str, Any] = {
     "aten.linalg_ldl_solve.default": lambda d: [
         ((_t(_SPD, d), torch.tensor([1, 2, 3], dtype=torch.int32), _t([[1], [2], [3]], d)), {})],
     "aten.linalg_matrix_exp.default": lambda d: [((_t(_SPD, d),), {})],
+    # fused attention over a KV cache, issue #18 (op_custom_sdpa.cpp): 2 query heads on 1
+    # cache head, 2 new positions after 1 cached
+    "llama.custom_sdpa.default": lambda d: [
+        ((_t(torch.arange(16.0).reshape(1, 2, 2, 4) / 16, d),
+          _t(torch.arange(16.0).reshape(1, 1, 4, 4) / 8, d),
+          _t(torch.arange(16.0).reshape(1, 1, 4, 4) / 4, d), 1, None, 0.0, True, None), {})],
 }
 
 

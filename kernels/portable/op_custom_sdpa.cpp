@@ -1,0 +1,131 @@
+// llama::custom_sdpa.out(Tensor query, Tensor key, Tensor value, SymInt start_pos,
+//     Tensor? attn_mask=None, float drop_p=0.0, bool is_causal=False, float? scale=None,
+//     *, Tensor(a!) out) -> Tensor(a!)
+//
+// Attention of S new query positions over a KV cache, without a score matrix
+// and without repeating the cache for grouped-query attention. Layout (the
+// one of torch's SDPA and transformers' static cache; ExecuTorch's kernel of
+// the same name takes [B, S, H, D]): query and out [B, H, S, D], key and
+// value [B, Hkv, L, D] with H a multiple of Hkv; query head h reads cache
+// head h / (H / Hkv). Query row i is at position start_pos + i and only
+// positions < start_pos + S are read (is_causal: <= start_pos + i). attn_mask
+// (bool: attend where true, or float: added) is [S, M] or [B|1, H|1, S|1, M],
+// M >= start_pos + S; with is_causal both apply. float32, contiguous tensors;
+// drop_p must be 0; scale defaults to 1/sqrt(D). The reference is
+// python/ember/exir/operator/custom_sdpa.py; the tiles are util/sdpa_f32.h.
+#include <cmath>
+
+#include "kernels/portable/util/args.h"
+#include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/sdpa_f32.h"
+#include "kernels/generated/functions/portable/op_custom_sdpa.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+// What the program fixes: dtypes, ranks, dim orders, drop_p.
+Error check_program(KernelPrepareContext& ctx, const Tensor& query, const Tensor& key,
+                    const Tensor& value, const Tensor* attn_mask, double drop_p, Tensor& out) {
+  const Tensor* four[] = {&query, &key, &value, &out};
+  const char* names[] = {"query", "key", "value", "out"};
+  for (int a = 0; a < 4; ++a) {
+    EMBER_PREPARE_CHECK(ctx, four[a]->dtype == ScalarType::Float,
+                        "%s: dtype %s, only float32 is supported", names[a],
+                        scalar_type_name(four[a]->dtype));
+    EMBER_PREPARE_CHECK(ctx, four[a]->dim == 4, "%s: must be 4-D, got %d dims", names[a],
+                        four[a]->dim);
+    EMBER_PREPARE_CHECK(ctx, four[a]->is_contiguous_dim_order(),
+                        "%s: must be contiguous (dim order 0, 1, 2, 3)", names[a]);
+  }
+  if (attn_mask != nullptr) {
+    EMBER_PREPARE_CHECK(
+        ctx, attn_mask->dtype == ScalarType::Float || attn_mask->dtype == ScalarType::Bool,
+        "attn_mask: dtype %s, must be float32 or bool", scalar_type_name(attn_mask->dtype));
+    EMBER_PREPARE_CHECK(ctx, attn_mask->dim == 2 || attn_mask->dim == 4,
+                        "attn_mask: must be 2-D or 4-D, got %d dims", attn_mask->dim);
+    EMBER_PREPARE_CHECK(ctx, attn_mask->is_contiguous_dim_order(),
+                        "attn_mask: must be contiguous");
+  }
+  EMBER_PREPARE_CHECK(ctx, drop_p == 0.0, "drop_p: must be 0 (no dropout), got %g", drop_p);
+  return Error::Ok;
+}
+
+}  // namespace
+
+Error custom_sdpa_out_prepare(KernelPrepareContext& ctx, const Tensor& query, const Tensor& key,
+                              const Tensor& value, int64_t start_pos, const Tensor* attn_mask,
+                              double drop_p, bool is_causal, std::optional<double> scale,
+                              Tensor& out) {
+  (void)start_pos;  // computed at run time
+  (void)is_causal;
+  (void)scale;
+  return check_program(ctx, query, key, value, attn_mask, drop_p, out);
+}
+
+void custom_sdpa_out(KernelContext& ctx, const Tensor& query, const Tensor& key,
+                     const Tensor& value, int64_t start_pos, const Tensor* attn_mask,
+                     double drop_p, bool is_causal, std::optional<double> scale, Tensor& out) {
+  (void)drop_p;  // 0, checked at prepare
+  const int64_t batch = query.sizes[0], heads = query.sizes[1], seq = query.sizes[2],
+                head_dim = query.sizes[3];
+  const int64_t kv_heads = key.sizes[1], cache_len = key.sizes[2];
+  EMBER_KERNEL_CHECK(ctx, key.sizes[0] == batch && key.sizes[3] == head_dim,
+                     "key: shape %s does not fit query %s ([B, Hkv, L, D] for [B, H, S, D])",
+                     ShapeStr(key.shape()).c_str(), ShapeStr(query.shape()).c_str());
+  if (!check_same_shape(ctx, value, "value", key, "key")) return;
+  EMBER_KERNEL_CHECK(ctx, kv_heads > 0 && heads % kv_heads == 0,
+                     "key: %lld cache heads do not divide query's %lld heads",
+                     static_cast<long long>(kv_heads), static_cast<long long>(heads));
+  EMBER_KERNEL_CHECK(ctx, head_dim <= kSdpaMaxHeadDim, "query: head dim %lld exceeds %lld",
+                     static_cast<long long>(head_dim), static_cast<long long>(kSdpaMaxHeadDim));
+  EMBER_KERNEL_CHECK(ctx, start_pos >= 0 && start_pos + seq <= cache_len,
+                     "start_pos: %lld + %lld query positions exceeds the cache's %lld",
+                     static_cast<long long>(start_pos), static_cast<long long>(seq),
+                     static_cast<long long>(cache_len));
+  SdpaF32Problem p;
+  if (attn_mask != nullptr) {
+    // [S, M] is [1, 1, S, M]; size-1 dims broadcast (stride 0).
+    const Tensor& m = *attn_mask;
+    const int32_t r = m.dim;
+    const int64_t cols = m.sizes[r - 1];
+    const int64_t want[3] = {batch, heads, seq};
+    int64_t stride = cols;
+    for (int32_t d = 2; d >= 0; --d) {
+      const int32_t md = r - 4 + d;  // the mask's dim for problem dim d (< 0: absent)
+      const int64_t size = md >= 0 ? m.sizes[md] : 1;
+      EMBER_KERNEL_CHECK(ctx, size == want[d] || size == 1,
+                         "attn_mask: shape %s does not broadcast to [%lld, %lld, %lld, M]",
+                         ShapeStr(m.shape()).c_str(), static_cast<long long>(batch),
+                         static_cast<long long>(heads), static_cast<long long>(seq));
+      p.mask_strides[d] = size == 1 ? 0 : stride;
+      stride *= size;
+    }
+    EMBER_KERNEL_CHECK(ctx, cols >= start_pos + seq,
+                       "attn_mask: %lld columns, needs start_pos + S = %lld",
+                       static_cast<long long>(cols), static_cast<long long>(start_pos + seq));
+    p.mask = m.data;
+    p.mask_is_bool = m.dtype == ScalarType::Bool;
+  }
+  if (!resize_out(ctx, out, query.shape())) return;
+  if (out.numel == 0) return;
+  p.q = query.data_ptr<const float>();
+  p.k = key.data_ptr<const float>();
+  p.v = value.data_ptr<const float>();
+  p.out = out.data_ptr<float>();
+  p.batch = batch;
+  p.heads = heads;
+  p.kv_heads = kv_heads;
+  p.seq = seq;
+  p.head_dim = head_dim;
+  p.cache_len = cache_len;
+  p.start = start_pos;
+  p.causal = is_causal;
+  p.scale = static_cast<float>(scale.has_value() ? *scale
+                                                 : 1.0 / std::sqrt(static_cast<double>(head_dim)));
+  // A unit is one tile: kSdpaTileRows rows over up to start_pos + S positions.
+  const int64_t unit_work = kSdpaTileRows * (start_pos + seq) * head_dim;
+  parallel_range(ctx, p.units(), kParallelMinElements / (unit_work + 1) + 1, 1,
+                 [&](int64_t begin, int64_t end) { sdpa_f32(p, begin, end); });
+}
+
+}  // namespace ember::kernels::portable
