@@ -55,6 +55,8 @@ def test_greedy_generation_equals_eager(family: str) -> None:
         # No EOS: both sides run all 32 steps (eager's min_new_tokens would mask EOS logits).
         et = llm.export(model, max_seq_len=48, eos_ids=[])
     assert et.constant_methods["enable_dynamic_shape"] is True
+    # Every attention runs as llama::custom_sdpa (docs/llm.md, fused attention).
+    assert et.constant_methods["use_sdpa_with_kv_cache"] is True
     program = llm.LlmProgram(et)
     tok = word_tokenizer()
     prompt = "w3 w7 w11 w5 w9 w40"

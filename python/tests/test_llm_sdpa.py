@@ -224,6 +224,102 @@ def test_whole_flow_prefill_then_decode_matches_eager():
         start += n
 
 
+class StaticCacheAttention(torch.nn.Module):
+    """What transformers' static cache exports, in small: index_copy_ into the
+    cache, repeat_kv, SDPA over the whole cache with a mask built from the
+    positions (causal; with `window`, also a sliding window)."""
+
+    def __init__(self, window: int | None = None, length: int = 20) -> None:
+        super().__init__()
+        self.window = window
+        self.register_buffer("k", torch.zeros(1, 2, length, 8))
+        self.register_buffer("v", torch.zeros(1, 2, length, 8))
+
+    def forward(self, q, k, v, input_pos):
+        k_all = self.k.index_copy_(2, input_pos, k)
+        v_all = self.v.index_copy_(2, input_pos, v)
+        cache = torch.arange(self.k.shape[2])
+        mask = cache[None, :] <= input_pos[:, None]
+        if self.window is not None:
+            mask = mask & (cache[None, :] > input_pos[:, None] - self.window)
+
+        def repeat(x):
+            b, h, n, d = x.shape
+            return x[:, :, None].expand(b, h, 2, n, d).reshape(b, h * 2, n, d)
+
+        return torch.nn.functional.scaled_dot_product_attention(
+            q, repeat(k_all), repeat(v_all), attn_mask=mask[None, None], scale=0.3)
+
+
+def _attention_inputs(n: int, start: int, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(1, 4, n, 8, generator=g), torch.randn(1, 2, n, 8, generator=g),
+            torch.randn(1, 2, n, 8, generator=g), torch.arange(start, start + n))
+
+
+def _fused_program(model: torch.nn.Module):
+    from ember.exir import to_edge
+    from ember.exir.passes.kv_cache_attention import fuse_kv_cache_attention
+
+    seq = torch.export.Dim("seq", min=1, max=8)
+    ep = torch.export.export(model, _attention_inputs(3, 0),
+                             dynamic_shapes=({2: seq}, {2: seq}, {2: seq}, {0: seq}))
+    report = fuse_kv_cache_attention(ep, _attention_inputs, 8)
+    return report, to_edge(ep).to_executorch()
+
+
+def _targets(et) -> list[str]:
+    return [str(n.target) for n in et.exported_program().graph.nodes if n.op == "call_function"]
+
+
+@pytest.mark.parametrize("window", [None, 4])
+def test_pass_fuses_causal_cache_attention_only(window):
+    from ember.runtime import Runtime
+
+    report, et = _fused_program(StaticCacheAttention(window))
+    fused = "llama.custom_sdpa.out" in _targets(et)
+    if window is None:
+        assert len(report.fused) == 1 and not report.kept
+        assert fused and not any("bmm" in t or "softmax" in t for t in _targets(et))
+        # The cache update is still written in place.
+        assert all(w.how.startswith("in place") for w in et.memory_plan().write_backs)
+    else:
+        assert not report.fused and len(report.kept) == 1  # a sliding window is not causal
+        assert not fused
+    method = Runtime.get().load_program(et.buffer).load_method()
+    eager_model = StaticCacheAttention(window)
+    start = 0
+    for step, n in enumerate((8, 1, 1, 3, 1)):
+        args = _attention_inputs(n, start, step + 1)
+        (got,) = method.execute(list(args))
+        assert relative_error(got, eager_model(*args)) <= TOL
+        start += n
+
+
+def test_llm_export_fuses_every_layer_and_can_be_turned_off():
+    transformers = pytest.importorskip("transformers")
+    from ember import llm
+    from llm_testing import llama
+
+    def export(on: bool):
+        model = llama(layers=2)
+        return model, llm.export(model, max_seq_len=24, use_sdpa_with_kv_cache=on, eos_ids=[])
+
+    seq = [1, 5, 9, 3, 7, 11]
+    for on in (True, False):
+        model, et = export(on)
+        assert et.constant_methods["use_sdpa_with_kv_cache"] is on
+        assert _targets(et).count("llama.custom_sdpa.out") == (2 if on else 0)
+        program = llm.LlmProgram(et)
+        got = program.forward.execute([torch.tensor([seq]), torch.arange(len(seq))])[0][0]
+        step = program.forward.execute([torch.tensor([[4]]), torch.tensor([len(seq)])])[0][0]
+        with torch.no_grad():
+            want = model(torch.tensor([seq + [4]]), use_cache=False).logits[0]
+        assert relative_error(got, want[:-1]) <= 1e-4
+        assert relative_error(step, want[-1:]) <= 1e-4
+    assert transformers is not None
+
+
 if __name__ == "__main__":
     # One ISA level's errors, for test_every_isa_the_host_has.
     print(json.dumps({"isa": _C.cpu_isa(), "errors": case_errors()}))

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from ember.exir import EdgeCompileConfig, ExecutorchBackendConfig, ExecutorchProgramManager, to_edge
+from ember.exir.passes.kv_cache_attention import fuse_kv_cache_attention
 
 # model_type of the transformers configs whose greedy decoding is tested
 # against eager generate (python/tests/test_llm_families.py).
@@ -129,6 +130,7 @@ def export(
     bos_id: int | None = None,
     eos_ids: list[int] | None = None,
     backend_config: ExecutorchBackendConfig | None = None,
+    use_sdpa_with_kv_cache: bool = True,
 ) -> ExecutorchProgramManager:
     """Export a transformers decoder (`SUPPORTED_MODEL_TYPES`) with a static KV
     cache of `max_seq_len` positions to an `ExecutorchProgramManager`.
@@ -137,7 +139,13 @@ def export(
     call takes (activations are planned for it); 1 gives a decode-only program
     that a runner prefills token by token. `external_weights=True` puts the
     weights in a `.ptd` (`et.write_tensor_data_to_file(dir)`). The model is
-    converted to `dtype` in place and put in eval mode."""
+    converted to `dtype` in place and put in eval mode.
+
+    `use_sdpa_with_kv_cache` (default): each attention over the cache is
+    fused into ``llama::custom_sdpa`` (``passes/kv_cache_attention.py``: no
+    repeated cache for grouped-query attention, only the filled positions
+    read); the `use_sdpa_with_kv_cache` constant method says whether every
+    one was. False keeps the decomposed attention transformers exports."""
     import transformers
     from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
@@ -175,6 +183,11 @@ def export(
             ep = torch.export.export(wrapped, example, dynamic_shapes=dynamic, strict=True)
     finally:
         model.generation_config = saved
+    if use_sdpa_with_kv_cache:
+        fused = fuse_kv_cache_attention(
+            ep, lambda n, start: (torch.zeros(1, n, dtype=torch.long),
+                                  torch.arange(start, start + n)), max_prefill_len)
+        metadata["use_sdpa_with_kv_cache"] = bool(fused.fused) and not fused.kept
     edge = to_edge(ep, constant_methods=metadata, compile_config=EdgeCompileConfig())
     config_out = backend_config or ExecutorchBackendConfig()
     if external_weights:
