@@ -5,11 +5,16 @@
 // kKeys up to the tile's last visible position; per block the scores go into
 // a small buffer, then the online softmax: the running maximum m and sum l
 // of each row are updated, the accumulated output rescaled by exp(m_old -
-// m_new), and the block's probabilities times the value rows added. Every
-// inner loop is unit-stride over the head dim or the block, and is
-// vectorised by the compiler in the AVX2 and AVX-512 builds (isa_target.h).
+// m_new), and the block's probabilities times the value rows added. The
+// two products are written with vectors of the build's width (scores: one
+// accumulator per row, each key row loaded once for the tile; values: four
+// output vectors held over the block); the softmax loops are unit-stride
+// and vectorised by the compiler. Three builds (isa_target.h): SSE2 with
+// 4-float vectors, AVX2+FMA with 8, AVX-512 with 16; the sums run in a
+// different order in each, so they agree to rounding, not bit for bit.
 #include "kernels/portable/util/sdpa_f32.h"
 
+#include <cstring>
 #include <limits>
 
 #include "kernels/portable/util/fast_math.h"
@@ -18,45 +23,128 @@
 namespace ember::kernels::portable {
 namespace {
 
-constexpr int kLanes = 16;     // independent partial sums: one zmm, two ymm
+constexpr int kLanes = 16;     // independent maxima and sums in the softmax loops
 constexpr int64_t kKeys = 64;  // key positions per block
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // max that keeps m when v is NaN (vectorises as maxps; softmax_f32.cpp).
 [[gnu::always_inline]] inline float max_skip_nan(float m, float v) { return m < v ? v : m; }
 
-// Sum of kLanes partial sums, as a fixed tree (the same order in every build).
-[[gnu::always_inline]] inline float lane_sum(float* part) {
-  for (int w = kLanes / 2; w > 0; w /= 2) {
-    for (int k = 0; k < w; ++k) part[k] += part[k + w];
-  }
-  return part[0];
+// Vectors of W floats (GCC/Clang vector extensions): each build picks the
+// width of its registers (4: SSE2, 8: AVX2, 16: AVX-512), so one loop nest
+// compiles to each ISA's instructions.
+template <int W>
+struct Vec {
+  typedef float type __attribute__((vector_size(W * sizeof(float))));
+};
+
+// (Vectors pass by reference: by value, a wider vector than the baseline
+// build's would change the calling convention.)
+template <typename V>
+[[gnu::always_inline]] inline void load(V& v, const float* p) {
+  std::memcpy(&v, p, sizeof(v));
 }
 
-// Scores of R query rows against keys [j0, j0 + nb): s[r][jj] = qs[r] · k[j0 + jj].
-template <int R>
+template <typename V>
+[[gnu::always_inline]] inline void store(float* p, const V& v) {
+  std::memcpy(p, &v, sizeof(v));
+}
+
+// Sum of the W lanes, adding halves (a fixed order for a given W).
+template <int W>
+[[gnu::always_inline]] inline float lane_sum(const typename Vec<W>::type& v) {
+  if constexpr (W == 16) {
+    const typename Vec<8>::type h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                                    __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    return lane_sum<8>(h);
+  } else if constexpr (W == 8) {
+    const typename Vec<4>::type h =
+        __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
+    return lane_sum<4>(h);
+  } else {
+    static_assert(W == 4, "vectors of 4, 8 or 16 floats");
+    return (v[0] + v[2]) + (v[1] + v[3]);
+  }
+}
+
+// Scores of R query rows against keys [0, nb) of the block at kb:
+// s[r][jj] = qs[r] · k[jj]. Each key row is loaded once for the R rows; one
+// accumulator vector per row, summed across its lanes at the end.
+template <int R, int W>
 [[gnu::always_inline]] inline void block_scores(const float (*qs)[kSdpaMaxHeadDim],
                                                 const float* kb, int64_t d_len, int64_t nb,
                                                 float (*s)[kKeys]) {
+  using V = typename Vec<W>::type;
+  const int64_t d_vec = d_len / W * W;
   for (int64_t jj = 0; jj < nb; ++jj) {
     const float* kj = kb + jj * d_len;
-    float part[R][kLanes] = {};
-    int64_t d = 0;
-    for (; d + kLanes <= d_len; d += kLanes) {
+    V acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = V{};
+    for (int64_t d = 0; d < d_vec; d += W) {
+      V kv, qv;
+      load(kv, kj + d);
       for (int r = 0; r < R; ++r) {
-        for (int k = 0; k < kLanes; ++k) part[r][k] += qs[r][d + k] * kj[d + k];
+        load(qv, qs[r] + d);
+        acc[r] += qv * kv;
       }
     }
-    for (; d < d_len; ++d) {
-      for (int r = 0; r < R; ++r) part[r][0] += qs[r][d] * kj[d];
+    for (int r = 0; r < R; ++r) {
+      float t = lane_sum<W>(acc[r]);
+      for (int64_t d = d_vec; d < d_len; ++d) t += qs[r][d] * kj[d];
+      s[r][jj] = t;
     }
-    for (int r = 0; r < R; ++r) s[r][jj] = lane_sum(part[r]);
+  }
+}
+
+// acc[0, d_len) += sum over jj < nb of p[jj] · v[jj]: the output of one row,
+// four vectors of it at a time kept in registers over the whole block.
+template <int W>
+[[gnu::always_inline]] inline void block_values(const float* p, const float* vb, int64_t d_len,
+                                                int64_t nb, float* acc) {
+  using V = typename Vec<W>::type;
+  int64_t d = 0;
+  for (; d + 4 * W <= d_len; d += 4 * W) {
+    V a0, a1, a2, a3, x;
+    load(a0, acc + d);
+    load(a1, acc + d + W);
+    load(a2, acc + d + 2 * W);
+    load(a3, acc + d + 3 * W);
+    for (int64_t jj = 0; jj < nb; ++jj) {
+      const V w = V{} + p[jj];
+      const float* vj = vb + jj * d_len + d;
+      load(x, vj);
+      a0 += w * x;
+      load(x, vj + W);
+      a1 += w * x;
+      load(x, vj + 2 * W);
+      a2 += w * x;
+      load(x, vj + 3 * W);
+      a3 += w * x;
+    }
+    store(acc + d, a0);
+    store(acc + d + W, a1);
+    store(acc + d + 2 * W, a2);
+    store(acc + d + 3 * W, a3);
+  }
+  for (; d + W <= d_len; d += W) {
+    V a, x;
+    load(a, acc + d);
+    for (int64_t jj = 0; jj < nb; ++jj) {
+      load(x, vb + jj * d_len + d);
+      a += (V{} + p[jj]) * x;
+    }
+    store(acc + d, a);
+  }
+  for (; d < d_len; ++d) {
+    float a = acc[d];
+    for (int64_t jj = 0; jj < nb; ++jj) a += p[jj] * vb[jj * d_len + d];
+    acc[d] = a;
   }
 }
 
 // One tile: rows t0 .. t0 + nrows - 1 (nrows <= R) of cache head g in batch b.
 // Row t is query head g·group + t % group at position index t / group.
-template <int R>
+template <int R, int W>
 [[gnu::always_inline]] inline void tile(const SdpaF32Problem& p, int64_t b, int64_t g, int64_t t0,
                                         int64_t nrows) {
   const int64_t group = p.heads / p.kv_heads;
@@ -100,7 +188,7 @@ template <int R>
   const float* vh = p.v + head;
   for (int64_t j0 = 0; j0 < tile_limit; j0 += kKeys) {
     const int64_t nb = tile_limit - j0 < kKeys ? tile_limit - j0 : kKeys;
-    block_scores<R>(qs, kh + j0 * d_len, d_len, nb, s);
+    block_scores<R, W>(qs, kh + j0 * d_len, d_len, nb, s);
     for (int64_t r = 0; r < nrows; ++r) {
       float* sr = s[r];
       if (mrow[r] != nullptr) {
@@ -132,22 +220,17 @@ template <int R>
       for (int64_t jj = 0; jj < kKeys; jj += kLanes) {
         for (int k = 0; k < kLanes; ++k) lanes[k] += sr[jj + k];
       }
+      for (int w = kLanes / 2; w > 0; w /= 2) {
+        for (int k = 0; k < w; ++k) lanes[k] += lanes[k + w];
+      }
       const float corr = fast_expf(m[r] - mx);  // 0 for the first visible block
-      l[r] = l[r] * corr + lane_sum(lanes);
+      l[r] = l[r] * corr + lanes[0];
       m[r] = mx;
       if (corr != 1.0f) {
         for (int64_t d = 0; d < d_len; ++d) acc[r][d] *= corr;
       }
     }
-    const float* vb = vh + j0 * d_len;
-    for (int64_t jj = 0; jj < nb; ++jj) {
-      const float* vj = vb + jj * d_len;
-      for (int64_t r = 0; r < nrows; ++r) {
-        const float w = s[r][jj];
-        float* a = acc[r];
-        for (int64_t d = 0; d < d_len; ++d) a[d] += w * vj[d];
-      }
-    }
+    for (int64_t r = 0; r < nrows; ++r) block_values<W>(s[r], vh + j0 * d_len, d_len, nb, acc[r]);
   }
   for (int64_t r = 0; r < nrows; ++r) {
     // l = 0: no visible position (all masked); eager's CPU SDPA gives zeros.
@@ -156,6 +239,7 @@ template <int R>
   }
 }
 
+template <int W>
 [[gnu::always_inline]] inline void units(const SdpaF32Problem& p, int64_t begin, int64_t end) {
   const int64_t tiles = p.tiles_per_kv_head();
   const int64_t rows = (p.heads / p.kv_heads) * p.seq;
@@ -168,13 +252,13 @@ template <int R>
     // The narrowest tile that holds the rows: no work on padding for decode
     // without grouping (one row per head).
     if (n <= 1) {
-      tile<1>(p, b, g, t0, n);
+      tile<1, W>(p, b, g, t0, n);
     } else if (n <= 2) {
-      tile<2>(p, b, g, t0, n);
+      tile<2, W>(p, b, g, t0, n);
     } else if (n <= 4) {
-      tile<4>(p, b, g, t0, n);
+      tile<4, W>(p, b, g, t0, n);
     } else {
-      tile<kSdpaTileRows>(p, b, g, t0, n);
+      tile<kSdpaTileRows, W>(p, b, g, t0, n);
     }
   }
 }
@@ -184,15 +268,15 @@ static_assert(kKeys % kLanes == 0, "blocks are whole lanes");
 
 #if EMBER_ISA_X86
 EMBER_TARGET_AVX2_FMA void sdpa_f32_avx2(const SdpaF32Problem& p, int64_t begin, int64_t end) {
-  units(p, begin, end);
+  units<8>(p, begin, end);
 }
 EMBER_TARGET_AVX512 void sdpa_f32_avx512(const SdpaF32Problem& p, int64_t begin, int64_t end) {
-  units(p, begin, end);
+  units<16>(p, begin, end);
 }
 #endif
 
 void sdpa_f32_baseline(const SdpaF32Problem& p, int64_t begin, int64_t end) {
-  units(p, begin, end);
+  units<4>(p, begin, end);
 }
 
 }  // namespace
