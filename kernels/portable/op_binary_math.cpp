@@ -195,6 +195,17 @@ void remainder_Scalar_out(KernelContext& ctx, const Tensor& self, const EValue& 
 }
 void pow_Tensor_Tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& exponent,
                            Tensor& out) {
+  // x ** 2 with the 2 in a 0-dim tensor (to_edge makes scalars tensors: RMS
+  // norm's square) takes the Scalar form's exact, vectorised x * x. A
+  // floating self keeps its dtype against any 0-dim exponent there too.
+  if (exponent.dim == 0 && is_floating_type(self.dtype) && exponent.dtype != ScalarType::Bool &&
+      load_as<double>(exponent.data, exponent.dtype, 0) == 2.0) {
+    EValue two;
+    two.tag = Tag::Double;
+    two.as_double = 2.0;
+    pow_Tensor_Scalar_out(ctx, self, two, out);
+    return;
+  }
   binary_tensor_out<kRealTypes, false>(ctx, self, exponent, out, Pow{});
 }
 

@@ -320,6 +320,24 @@ def test_llm_export_fuses_every_layer_and_can_be_turned_off():
     assert transformers is not None
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("exponent", [2.0, 2, 3.0], ids=["2.0", "int 2", "3.0"])
+def test_pow_by_a_zero_dim_two_is_the_exact_square(dtype, exponent):
+    """RMS norm's x ** 2 reaches the kernel as pow.Tensor_Tensor with a 0-dim
+    exponent (to_edge makes scalars tensors): it runs as x * x, the correctly
+    rounded square, as eager's x ** 2 with a Python 2 (the model's source).
+    (Eager's pow by a float32 tensor exponent can be 1 ulp off it.)"""
+    x = (torch.randn(5, 37, generator=torch.Generator().manual_seed(0)) * 50).to(dtype)
+    x[0, :4] = torch.tensor([math.nan, math.inf, -math.inf, -0.0])
+    e = torch.tensor(exponent, dtype=torch.float64 if isinstance(exponent, float) else torch.int64)
+    out = torch.empty_like(x)
+    _C.call_kernel("aten::pow.Tensor_Tensor_out", [x, e, out])
+    exact = exponent == 2
+    want = torch.pow(x, exponent) if exact else torch.pow(x, e)
+    torch.testing.assert_close(out, want, equal_nan=True, rtol=0 if exact else 1e-3,
+                               atol=0 if exact else 1e-3 * float(want[1:].abs().max()))
+
+
 if __name__ == "__main__":
     # One ISA level's errors, for test_every_isa_the_host_has.
     print(json.dumps({"isa": _C.cpu_isa(), "errors": case_errors()}))
