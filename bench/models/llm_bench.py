@@ -71,15 +71,16 @@ def tokenizer_and_prompt(out: Path, prompt_len: int) -> tuple[Path, str]:
     return path, text
 
 
-def export(size: str, layers: int | None, out: Path, max_seq_len: int) -> Path:
+def export(size: str, layers: int | None, out: Path, max_seq_len: int, fused: bool = True) -> Path:
     from ember import llm
 
-    pte = out / f"llama-{size}-{layers or SIZES[size]['num_hidden_layers']}l.pte"
+    suffix = "" if fused else "-unfused"
+    pte = out / f"llama-{size}-{layers or SIZES[size]['num_hidden_layers']}l{suffix}.pte"
     if pte.exists():
         return pte
     t = time.perf_counter()
     model = build_model(size, layers)
-    et = llm.export(model, max_seq_len=max_seq_len, eos_ids=[])
+    et = llm.export(model, max_seq_len=max_seq_len, eos_ids=[], use_sdpa_with_kv_cache=fused)
     et.save(pte)
     print(f"export {size}: {time.perf_counter() - t:.0f} s, {pte.stat().st_size / 2**20:.0f} MiB",
           file=sys.stderr)
@@ -153,6 +154,8 @@ def main() -> None:
     ap.add_argument("--max-seq-len", type=int, default=256)
     ap.add_argument("--out", type=Path, default=Path("/tmp/ember-llm-bench"))
     ap.add_argument("--no-eager", action="store_true")
+    ap.add_argument("--unfused-attention", action="store_true",
+                    help="export with use_sdpa_with_kv_cache=False (the decomposed attention)")
     ap.add_argument("--eager-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.eager_worker:
@@ -161,7 +164,7 @@ def main() -> None:
         return
     args.out.mkdir(parents=True, exist_ok=True)
     tok, prompt = tokenizer_and_prompt(args.out, args.prompt_len)
-    pte = export(args.size, args.layers, args.out, args.max_seq_len)
+    pte = export(args.size, args.layers, args.out, args.max_seq_len, not args.unfused_attention)
     rows = []
     for threads in args.threads:
         rows.append(run_ember(pte, tok, prompt, args.new_tokens, threads))
@@ -170,7 +173,9 @@ def main() -> None:
                                   threads, args.max_seq_len))
     size_mib = pte.stat().st_size / 2**20
     layers = args.layers or SIZES[args.size]["num_hidden_layers"]
-    print(f"Llama {args.size} shape, {layers} layers, fp32, .pte {size_mib:.0f} MiB, "
+    attention = "decomposed" if args.unfused_attention else "fused"
+    print(f"Llama {args.size} shape, {layers} layers, fp32, {attention} attention, "
+          f".pte {size_mib:.0f} MiB, "
           f"prompt {rows[0]['prompt']} tokens, {args.new_tokens} new")
     print("| runner | threads | TTFT ms | prefill tok/s | decode tok/s | peak RSS MiB |")
     print("|---|---:|---:|---:|---:|---:|")
