@@ -1,7 +1,7 @@
 """``llama::custom_sdpa``: scaled dot-product attention over a KV cache.
 
-The operator name and argument names are those ExecuTorch's LLM custom ops
-publish (``torch.ops.llama.custom_sdpa``); the layout is Ember's own: the
+The operator name and argument order are those of ExecuTorch's LLM custom op
+(``torch.ops.llama.custom_sdpa``); the layout is Ember's own: the
 one ``torch.nn.functional.scaled_dot_product_attention`` and transformers'
 static cache use, heads before positions, so the cache buffers are read
 where they are, without a transposed copy::
