@@ -139,7 +139,7 @@ def _closure(targets: Iterable[torch.fx.Node], graph: torch.fx.Graph) -> list[to
                 break
             schema = getattr(n.target, "_schema", None)
             if (n not in needed and schema is not None and schema.is_mutable and n.args
-                    and n.args[0] in needed):
+                    and isinstance(n.args[0], torch.fx.Node) and n.args[0] in needed):
                 stack.append(n)
         if not stack:
             return sorted(needed, key=order.__getitem__)
@@ -212,6 +212,7 @@ def _confirmed(ep: ExportedProgram, matches: list[_Match],
         want = torch.arange(start, start + n)
         ok = [m for m in ok
               if isinstance(env[m.pos], torch.Tensor) and torch.equal(env[m.pos].flatten(), want)
+              and isinstance(env[m.mask], torch.Tensor)
               and _is_causal_mask(env[m.mask], start, n, m.key.args[0].meta["val"].shape[2])]
     return ok
 
