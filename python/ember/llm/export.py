@@ -141,6 +141,11 @@ def export(
     weights in a `.ptd` (`et.write_tensor_data_to_file(dir)`). The model is
     converted to `dtype` in place and put in eval mode.
 
+    `quantize="int8"` (per output channel) or `"int4"` (groups of 32) stores
+    every linear layer's weight as integers (torchao's weight-only configs,
+    fused into ``ember_quantized::linear_weight_only``: decoding reads a
+    quarter of the float32 bytes); the embedding stays float.
+
     `use_sdpa_with_kv_cache` (default): each attention over the cache is
     fused into ``llama::custom_sdpa`` (``passes/kv_cache_attention.py``: no
     repeated cache for grouped-query attention, only the filled positions
