@@ -71,16 +71,18 @@ def tokenizer_and_prompt(out: Path, prompt_len: int) -> tuple[Path, str]:
     return path, text
 
 
-def export(size: str, layers: int | None, out: Path, max_seq_len: int, fused: bool = True) -> Path:
+def export(size: str, layers: int | None, out: Path, max_seq_len: int, fused: bool = True,
+           quantize: str | None = None) -> Path:
     from ember import llm
 
-    suffix = "" if fused else "-unfused"
+    suffix = ("" if fused else "-unfused") + (f"-{quantize}" if quantize else "")
     pte = out / f"llama-{size}-{layers or SIZES[size]['num_hidden_layers']}l{suffix}.pte"
     if pte.exists():
         return pte
     t = time.perf_counter()
     model = build_model(size, layers)
-    et = llm.export(model, max_seq_len=max_seq_len, eos_ids=[], use_sdpa_with_kv_cache=fused)
+    et = llm.export(model, max_seq_len=max_seq_len, eos_ids=[], use_sdpa_with_kv_cache=fused,
+                    quantize=quantize)
     et.save(pte)
     print(f"export {size}: {time.perf_counter() - t:.0f} s, {pte.stat().st_size / 2**20:.0f} MiB",
           file=sys.stderr)
@@ -156,6 +158,9 @@ def main() -> None:
     ap.add_argument("--no-eager", action="store_true")
     ap.add_argument("--unfused-attention", action="store_true",
                     help="export with use_sdpa_with_kv_cache=False (the decomposed attention)")
+    ap.add_argument("--quantize", choices=["int8", "int4"], default=None,
+                    help="weight-only linear layers (ember.llm.export(quantize=...)); eager "
+                         "runs the float model")
     ap.add_argument("--eager-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.eager_worker:
@@ -164,7 +169,8 @@ def main() -> None:
         return
     args.out.mkdir(parents=True, exist_ok=True)
     tok, prompt = tokenizer_and_prompt(args.out, args.prompt_len)
-    pte = export(args.size, args.layers, args.out, args.max_seq_len, not args.unfused_attention)
+    pte = export(args.size, args.layers, args.out, args.max_seq_len, not args.unfused_attention,
+                 args.quantize)
     rows = []
     for threads in args.threads:
         rows.append(run_ember(pte, tok, prompt, args.new_tokens, threads))
@@ -174,7 +180,8 @@ def main() -> None:
     size_mib = pte.stat().st_size / 2**20
     layers = args.layers or SIZES[args.size]["num_hidden_layers"]
     attention = "decomposed" if args.unfused_attention else "fused"
-    print(f"Llama {args.size} shape, {layers} layers, fp32, {attention} attention, "
+    weights = args.quantize or "fp32"
+    print(f"Llama {args.size} shape, {layers} layers, {weights} weights, {attention} attention, "
           f".pte {size_mib:.0f} MiB, "
           f"prompt {rows[0]['prompt']} tokens, {args.new_tokens} new")
     print("| runner | threads | TTFT ms | prefill tok/s | decode tok/s | peak RSS MiB |")
