@@ -223,58 +223,49 @@ struct StripPacker {
   }
 };
 
-// Requantises (or scales) one tile's sums and stores the valid part.
-void store_tile(const QEpilogue& e, const int32_t* row_sums, int32_t zshift, const int32_t* acc,
-                int nr, int64_t m0, int rows, int64_t n0, int cols) {
-  if (e.float_out) {
-    float* c = static_cast<float*>(e.c);
-    float tile[8 * 32];
-    for (int i = 0; i < rows; ++i) {
-      const int64_t m = m0 + i;
-      const int32_t corr = zshift * row_sums[m];
-      const float s = e.scale[m] * e.scale_mul;
-      const float o = e.offset != nullptr ? e.offset[m] : 0.0f;
-      const int32_t* a = acc + i * nr;
-      float* t = tile + i * nr;
-      for (int j = 0; j < nr; ++j) t[j] = static_cast<float>(a[j] + corr) * s + o;
-    }
-    if (e.c_cs == 1) {
-      for (int i = 0; i < rows; ++i) {
-        std::memcpy(c + (m0 + i) * e.c_rs + n0, tile + i * nr, static_cast<size_t>(cols) * 4);
-      }
-    } else {
-      for (int j = 0; j < cols; ++j) {
-        float* d = c + m0 * e.c_rs + (n0 + j) * e.c_cs;
-        for (int i = 0; i < rows; ++i) d[i * e.c_rs] = tile[i * nr + j];
-      }
-    }
-    return;
-  }
-  int8_t tile[8 * 32];
-  const float lo = static_cast<float>(e.lo - e.zp);
-  const float hi = static_cast<float>(e.hi - e.zp);
+// One tile's values, value(float(acc + corr) · s + o) per row, then the
+// valid part stored: rows at once when columns are contiguous, else column
+// by column (a linear layer's output is tokens × channels).
+template <typename T, typename F>
+void store_tile_as(const QEpilogue& e, const int32_t* row_sums, int32_t zshift,
+                   const int32_t* acc, int nr, int64_t m0, int rows, int64_t n0, int cols,
+                   F value) {
+  T tile[8 * 32];
   for (int i = 0; i < rows; ++i) {
     const int64_t m = m0 + i;
     const int32_t corr = zshift * row_sums[m];
     const float s = e.scale[m] * e.scale_mul;
     const float o = e.offset != nullptr ? e.offset[m] : 0.0f;
     const int32_t* a = acc + i * nr;
-    int8_t* t = tile + i * nr;
-    for (int j = 0; j < nr; ++j) {
-      t[j] = requantize(static_cast<float>(a[j] + corr) * s + o, lo, hi, e.zp);
-    }
+    T* t = tile + i * nr;
+    for (int j = 0; j < nr; ++j) t[j] = value(static_cast<float>(a[j] + corr) * s + o);
   }
-  int8_t* c = static_cast<int8_t*>(e.c);
+  T* c = static_cast<T*>(e.c);
   if (e.c_cs == 1) {
     for (int i = 0; i < rows; ++i) {
-      std::memcpy(c + (m0 + i) * e.c_rs + n0, tile + i * nr, static_cast<size_t>(cols));
+      std::memcpy(c + (m0 + i) * e.c_rs + n0, tile + i * nr, static_cast<size_t>(cols) * sizeof(T));
     }
   } else {
     for (int j = 0; j < cols; ++j) {
-      int8_t* d = c + m0 * e.c_rs + (n0 + j) * e.c_cs;
+      T* d = c + m0 * e.c_rs + (n0 + j) * e.c_cs;
       for (int i = 0; i < rows; ++i) d[i * e.c_rs] = tile[i * nr + j];
     }
   }
+}
+
+// Requantises (or scales) one tile's sums and stores the valid part.
+void store_tile(const QEpilogue& e, const int32_t* row_sums, int32_t zshift, const int32_t* acc,
+                int nr, int64_t m0, int rows, int64_t n0, int cols) {
+  if (e.float_out) {
+    store_tile_as<float>(e, row_sums, zshift, acc, nr, m0, rows, n0, cols,
+                         [](float v) { return v; });
+    return;
+  }
+  const float lo = static_cast<float>(e.lo - e.zp);
+  const float hi = static_cast<float>(e.hi - e.zp);
+  const int32_t zp = e.zp;
+  store_tile_as<int8_t>(e, row_sums, zshift, acc, nr, m0, rows, n0, cols,
+                        [lo, hi, zp](float v) { return requantize(v, lo, hi, zp); });
 }
 
 struct Plan {

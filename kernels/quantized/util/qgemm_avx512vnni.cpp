@@ -21,9 +21,10 @@ namespace ember::kernels::quantized::qgemm_detail {
 
 #if EMBER_QGEMM_VNNI
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void qs8_gemm_8x32_avx512vnni(
-    int64_t kg, const int8_t* a, const uint8_t* b, int32_t* acc) {
-  __m512i c[8][2];
+// The 8×32 tile's sums over kg groups of 4 k: sixteen zmm accumulators,
+// two activation vectors and one broadcast weight group.
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void dot_tile(
+    int64_t kg, const int8_t* a, const uint8_t* b, __m512i (&c)[8][2]) {
 #pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) c[i][0] = c[i][1] = _mm512_setzero_si512();
   for (int64_t g = 0; g < kg; ++g) {
@@ -40,6 +41,12 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void qs8_gemm_8x32_avx512
     a += 32;
     b += 128;
   }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void qs8_gemm_8x32_avx512vnni(
+    int64_t kg, const int8_t* a, const uint8_t* b, int32_t* acc) {
+  __m512i c[8][2];
+  dot_tile(kg, a, b, c);
 #pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) {
     _mm512_storeu_si512(acc + i * 32, c[i][0]);
@@ -51,22 +58,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
 qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
                                  const QTileStore& t, int rows, int cols) {
   __m512i c[8][2];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) c[i][0] = c[i][1] = _mm512_setzero_si512();
-  for (int64_t g = 0; g < kg; ++g) {
-    const __m512i b0 = _mm512_loadu_si512(b);
-    const __m512i b1 = _mm512_loadu_si512(b + 64);
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) {
-      int32_t quad;
-      __builtin_memcpy(&quad, a + i * 4, sizeof(quad));
-      const __m512i ai = _mm512_set1_epi32(quad);
-      c[i][0] = _mm512_dpbusd_epi32(c[i][0], b0, ai);
-      c[i][1] = _mm512_dpbusd_epi32(c[i][1], b1, ai);
-    }
-    a += 32;
-    b += 128;
-  }
+  dot_tile(kg, a, b, c);
   // The epilogue of store_tile, in the same float operations (a product and
   // a sum, no fused multiply-add); CVTPS2DQ rounds half to even like the
   // magic-number rounding there, once the value is clamped.

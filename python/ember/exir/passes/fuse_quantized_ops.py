@@ -247,7 +247,7 @@ class FuseQuantizedOpsPass:
             args = (xq, s_x, zp_x) + self._constants(inputs, weight, bias, "qconv") + (
                 list(stride), padding, list(dilation), int(groups),
                 float(scale_y), int(zp_y), rng[0], rng[1])
-            self._replace(graph, quant, ember_quantized.ops.conv2d.default, args)
+            self.replace_node(graph, quant, ember_quantized.ops.conv2d.default, args)
             return "conv2d"
         linear = self._linear_parts(inputs, x_float)
         if linear is None:
@@ -266,7 +266,7 @@ class FuseQuantizedOpsPass:
         xq, s_x, zp_x = src
         args = (xq, s_x, zp_x) + self._constants(inputs, weight, bias, "qlinear") + (
             float(scale_y), int(zp_y), rng[0], rng[1])
-        self._replace(graph, quant, ember_quantized.ops.linear.default, args)
+        self.replace_node(graph, quant, ember_quantized.ops.linear.default, args)
         return "linear"
 
     @staticmethod
@@ -310,7 +310,7 @@ class FuseQuantizedOpsPass:
         and max pooling run on ``t`` itself, as int8."""
         x_float = quant.args[0]
         pool = None
-        if calls_op(x_float, operator.getitem) or getattr(x_float, "target", None) is operator.getitem:
+        if getattr(x_float, "target", None) is operator.getitem:
             pool = x_float.args[0]
             if x_float.args[1] != 0 or not calls_op(pool, aten.max_pool2d_with_indices.default):
                 return None
@@ -400,7 +400,7 @@ class FuseQuantizedOpsPass:
             return None  # broadcasting stays unfused
         _, scale_y, zp_y = quant.args[:3]
         args = (a, s_a, z_a, b, s_b, z_b, float(scale_y), int(zp_y), rng[0], rng[1])
-        self._replace(graph, quant, ember_quantized.ops.add.default, args)
+        self.replace_node(graph, quant, ember_quantized.ops.add.default, args)
         return "add"
 
     def _linear_parts(self, inputs: LiftedConstants, node: torch.fx.Node):
@@ -455,7 +455,7 @@ class FuseQuantizedOpsPass:
         target = out_view if out_view is not None else mm
         args = (x,) + self._constants(inputs, weight, bias, "qlinear_dyn") + (
             -128, 127, float(eps))
-        self._replace(inputs.gm.graph, target, ember_quantized.ops.linear_dynamic.default, args)
+        self.replace_node(inputs.gm.graph, target, ember_quantized.ops.linear_dynamic.default, args)
         return "linear_dynamic"
 
     @staticmethod
@@ -467,7 +467,8 @@ class FuseQuantizedOpsPass:
         return (w, s, b)
 
     @staticmethod
-    def _replace(graph: torch.fx.Graph, old: torch.fx.Node, op: Any, args: tuple) -> None:
+    def replace_node(graph: torch.fx.Graph, old: torch.fx.Node, op: Any, args: tuple) -> None:
+        """Puts a call of (the edge op of) ``op`` with ``args`` in ``old``'s place."""
         with graph.inserting_before(old):
             fused = graph.call_function(to_edge_op(op), args)
         fused.meta = dict(old.meta)

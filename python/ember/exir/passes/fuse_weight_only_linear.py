@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
-from ember.exir.dialects.edge._ops import calls_op, to_edge_op
+from ember.exir.dialects.edge._ops import calls_op
 from ember.exir.exported import copy_graph_module
 from ember.exir.lifted_constants import LiftedConstants
 from ember.exir.operator import ember_quantized
@@ -116,7 +116,8 @@ class FuseWeightOnlyLinearPass:
     @classmethod
     def _chain(cls, node: Any) -> list[torch.fx.Node]:
         out = []
-        while isinstance(node, torch.fx.Node) and any(calls_op(node, op) for op in cls._PASS_THROUGH):
+        while isinstance(node, torch.fx.Node) and any(
+                calls_op(node, op) for op in cls._PASS_THROUGH):
             out.append(node)
             node = node.args[0]
         return out
@@ -174,15 +175,10 @@ class FuseWeightOnlyLinearPass:
         wn = inputs.add(w, "wo_weight")
         sn = inputs.add(scales, "wo_scales")
         zn = inputs.add(zeros, "wo_zeros") if zeros is not None else None
-        bn = inputs.add(bias.to(torch.float32).contiguous(), "wo_bias") if bias is not None else None
-        self._replace(inputs.gm.graph, target, ember_quantized.ops.linear_weight_only.default,
-                      (x, wn, sn, zn, int(group), bn))
+        bn = None
+        if bias is not None:
+            bn = inputs.add(bias.to(torch.float32).contiguous(), "wo_bias")
+        FuseQuantizedOpsPass.replace_node(
+            inputs.gm.graph, target, ember_quantized.ops.linear_weight_only.default,
+            (x, wn, sn, zn, int(group), bn))
         return "linear_weight_only"
-
-    @staticmethod
-    def _replace(graph: torch.fx.Graph, old: torch.fx.Node, op: Any, args: tuple) -> None:
-        with graph.inserting_before(old):
-            fused = graph.call_function(to_edge_op(op), args)
-        fused.meta = dict(old.meta)
-        old.replace_all_uses_with(fused)
-        graph.erase_node(old)
