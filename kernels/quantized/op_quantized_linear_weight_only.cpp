@@ -44,12 +44,6 @@ struct WeightOnly {
 struct DequantizedWeightT {
   const WeightOnly* q;
 
-  float at(int64_t kk, int64_t nn) const {
-    const int64_t g = nn * q->groups + kk / q->group;
-    const float z = q->zeros != nullptr ? q->zeros[g] : 0.0f;
-    return (static_cast<float>(q->w[nn * q->k + kk]) - z) * q->scales[g];
-  }
-
   template <int kNR, typename T>
   void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
     for (int64_t s = 0; s < nc; s += kNR) {
@@ -59,9 +53,23 @@ struct DequantizedWeightT {
           for (int64_t p = 0; p < kc; ++p) dst[p * kNR + jj] = T(0);
           continue;
         }
-        // One weight row (output column) at a time: contiguous int8 reads.
+        // One weight row (output column) at a time, group by group: contiguous
+        // int8 reads, one scale and zero point per run.
         const int64_t nn = j0 + s + jj;
-        for (int64_t p = 0; p < kc; ++p) dst[p * kNR + jj] = at(p0 + p, nn);
+        const int8_t* wrow = q->w + nn * q->k;
+        int64_t p = 0;
+        while (p < kc) {
+          const int64_t kk = p0 + p;
+          const int64_t g = nn * q->groups + kk / q->group;
+          int64_t run = q->group - kk % q->group;
+          if (run > kc - p) run = kc - p;
+          const float z = q->zeros != nullptr ? q->zeros[g] : 0.0f;
+          const float sc = q->scales[g];
+          for (int64_t t = 0; t < run; ++t) {
+            dst[(p + t) * kNR + jj] = (static_cast<float>(wrow[kk + t]) - z) * sc;
+          }
+          p += run;
+        }
       }
       dst += kc * kNR;
     }
