@@ -305,24 +305,17 @@ class FuseQuantizedOpsPass:
 
     @staticmethod
     def _on_int8(quant: torch.fx.Node) -> str | None:
-        """``quantize(op(dequantize(t)))`` with ``t``'s parameters, for ops that
-        commute with the affine map: zero padding (pads with the zero point)
-        and max pooling run on ``t`` itself, as int8."""
-        x_float = quant.args[0]
-        pool = None
-        if getattr(x_float, "target", None) is operator.getitem:
-            pool = x_float.args[0]
-            if x_float.args[1] != 0 or not calls_op(pool, aten.max_pool2d_with_indices.default):
-                return None
-            if any(u.args[1] != 0 for u in pool.users):
-                return None  # the indices are read
-            op = pool
-        elif calls_op(x_float, aten.constant_pad_nd.default):
-            op = x_float
-            value = op.args[2] if len(op.args) > 2 else op.kwargs.get("value", 0)
-            if value != 0:
-                return None
-        else:
+        """``quantize(constant_pad_nd(dequantize(t), pads, 0))`` with ``t``'s
+        parameters: zero padding commutes with the affine map, so it pads ``t``
+        itself, as int8, with the zero point. (Max pooling would too, but the
+        max-pool kernel's fast rows are float32 only: on int8 it took 6 ms of
+        ResNet-50's 41, against 1 ms in float between a dequantize and a
+        quantize.)"""
+        op = quant.args[0]
+        if not calls_op(op, aten.constant_pad_nd.default):
+            return None
+        value = op.args[2] if len(op.args) > 2 else op.kwargs.get("value", 0)
+        if value != 0:
             return None
         dq = op.args[0]
         if not calls_op(dq, _DQ) or tuple(dq.args[1:6]) != tuple(quant.args[1:6]):
@@ -333,22 +326,14 @@ class FuseQuantizedOpsPass:
         graph = quant.graph
         args = list(op.args)
         args[0] = t
-        if pool is None:
-            args[2:] = [int(dq.args[2])]  # pad with the zero point
+        args[2:] = [int(dq.args[2])]  # pad with the zero point
         with graph.inserting_before(quant):
             new = graph.call_function(op.target, tuple(args), dict(op.kwargs))
-            new.meta = dict(op.meta)
-            if pool is not None:
-                vals = op.meta["val"]
-                new.meta["val"] = (vals[0].to(torch.int8), vals[1])
-                out = graph.call_function(operator.getitem, (new, 0))
-                out.meta = dict(quant.meta)
-            else:
-                new.meta["val"] = quant.meta["val"]
-                out = new
-        quant.replace_all_uses_with(out)
+        new.meta = dict(op.meta)
+        new.meta["val"] = quant.meta["val"]
+        quant.replace_all_uses_with(new)
         graph.erase_node(quant)
-        return "int8 max pool" if pool is not None else "int8 pad"
+        return "int8 pad"
 
     _FUSED_OUTPUTS = ("conv2d", "linear", "add")
 
