@@ -69,26 +69,13 @@ Error add_out_prepare(KernelPrepareContext& ctx, const Tensor& a, double a_scale
                       int64_t a_zero_point, const Tensor& b, double b_scale, int64_t b_zero_point,
                       double output_scale, int64_t output_zero_point, int64_t output_min,
                       int64_t output_max, Tensor& out) {
-  if (Error e = check_static_qargs(ctx, a_scale, a_zero_point, output_scale,
+  if (Error e = check_static_qargs(ctx, a, "a", a_scale, a_zero_point, out, output_scale,
                                    output_zero_point, output_min, output_max);
       e != Error::Ok) {
     return e;
   }
-  if (Error e = check_static_qargs(ctx, b_scale, b_zero_point, output_scale,
-                                   output_zero_point, output_min, output_max);
-      e != Error::Ok) {
-    return e;
-  }
-  if (a.dtype != ScalarType::Char) {
-    return ctx.fail(Error::InvalidProgram, "a: dtype %s is not supported (int8 only)",
-                    scalar_type_name(a.dtype));
-  }
-  if (a.dtype != ScalarType::Char || b.dtype != ScalarType::Char || out.dtype != ScalarType::Char) {
-    return ctx.fail(Error::InvalidProgram, "a, b and out must be int8, got %s, %s and %s",
-                    scalar_type_name(a.dtype), scalar_type_name(b.dtype),
-                    scalar_type_name(out.dtype));
-  }
-  return Error::Ok;
+  return check_static_qargs(ctx, b, "b", b_scale, b_zero_point, out, output_scale,
+                            output_zero_point, output_min, output_max);
 }
 
 void add_out(KernelContext& ctx, const Tensor& a, double a_scale, int64_t a_zero_point,

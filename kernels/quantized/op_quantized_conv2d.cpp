@@ -85,21 +85,14 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
                          IntSpan padding, IntSpan dilation, int64_t groups, double output_scale,
                          int64_t output_zero_point, int64_t output_min, int64_t output_max,
                          Tensor& out) {
-  if (Error e = check_static_qargs(ctx, input_scale, input_zero_point, output_scale,
-                                   output_zero_point, output_min, output_max);
+  if (Error e = check_static_qargs(ctx, input, "input", input_scale, input_zero_point, out,
+                                   output_scale, output_zero_point, output_min, output_max);
       e != Error::Ok) {
     return e;
   }
-  if (input.dtype != ScalarType::Char) {
-    return ctx.fail(Error::InvalidProgram, "input: dtype %s is not supported (int8 only)",
-                    scalar_type_name(input.dtype));
-  }
-  if (input.dtype != ScalarType::Char || out.dtype != ScalarType::Char || input.dim != 4 ||
-      out.dim != 4) {
-    return ctx.fail(Error::InvalidProgram, "input and out must be 4-d int8 (NCHW), got %d-d "
-                    "%s and %d-d %s", static_cast<int>(input.dim),
-                    scalar_type_name(input.dtype), static_cast<int>(out.dim),
-                    scalar_type_name(out.dtype));
+  if (input.dim != 4 || out.dim != 4) {
+    return ctx.fail(Error::InvalidProgram, "input and out must be 4-d (NCHW), got %d-d and %d-d",
+                    static_cast<int>(input.dim), static_cast<int>(out.dim));
   }
   if (!input.is_contiguous_dim_order() || !out.is_contiguous_dim_order()) {
     return ctx.fail(Error::InvalidProgram, "input and out must have contiguous (NCHW) dim "

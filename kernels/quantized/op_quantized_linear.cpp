@@ -97,18 +97,10 @@ Error linear_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
                          const Tensor& weight_scales, const Tensor* bias, double output_scale,
                          int64_t output_zero_point, int64_t output_min, int64_t output_max,
                          Tensor& out) {
-  if (Error e = check_static_qargs(ctx, input_scale, input_zero_point, output_scale,
-                                   output_zero_point, output_min, output_max);
+  if (Error e = check_static_qargs(ctx, input, "input", input_scale, input_zero_point, out,
+                                   output_scale, output_zero_point, output_min, output_max);
       e != Error::Ok) {
     return e;
-  }
-  if (input.dtype != ScalarType::Char) {
-    return ctx.fail(Error::InvalidProgram, "input: dtype %s is not supported (int8 only)",
-                    scalar_type_name(input.dtype));
-  }
-  if (out.dtype != ScalarType::Char) {
-    return ctx.fail(Error::InvalidProgram, "out must be int8, got %s",
-                    scalar_type_name(out.dtype));
   }
   return prepare_linear(ctx, input, weight, weight_scales, bias, input_scale, output_scale,
                         0, 0);

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/quantized/util/qparams.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace ember::kernels::quantized {
@@ -80,16 +81,6 @@ struct QEpilogue {
   int64_t c_rs = 0;
   int64_t c_cs = 0;
 };
-
-/// round_half_even(clamp(v, lo − zp, hi − zp)) + zp for an int8 output: adding
-/// and subtracting 1.5·2^23 rounds half to even once |v| < 2^22, which the
-/// clamp guarantees (no libm call on baseline x86-64).
-inline int8_t requantize(float v, float lo_minus_zp, float hi_minus_zp, int32_t zp) {
-  constexpr float kMagic = 12582912.0f;
-  v = v < lo_minus_zp ? lo_minus_zp : (v > hi_minus_zp ? hi_minus_zp : v);
-  v = (v + kMagic) - kMagic;
-  return static_cast<int8_t>(static_cast<int32_t>(v) + zp);
-}
 
 /// Activations for one GEMM: X[k][n] for k < K, n < N, int8 with zero point zx.
 /// `rows`: X[k][n] = x[n·ld + k] (a linear layer's input, tokens × K).

@@ -11,9 +11,18 @@ bool int8_ok(int64_t v) { return v >= -128 && v <= 127; }
 
 }  // namespace
 
-Error check_static_qargs(KernelPrepareContext& ctx, double input_scale,
-                         int64_t input_zero_point, double output_scale, int64_t output_zero_point,
-                         int64_t output_min, int64_t output_max) {
+Error check_static_qargs(KernelPrepareContext& ctx, const Tensor& input, const char* input_name,
+                         double input_scale, int64_t input_zero_point, const Tensor& out,
+                         double output_scale, int64_t output_zero_point, int64_t output_min,
+                         int64_t output_max) {
+  if (input.dtype != ScalarType::Char) {
+    return ctx.fail(Error::InvalidProgram, "%s: dtype %s is not supported (int8 only)",
+                    input_name, scalar_type_name(input.dtype));
+  }
+  if (out.dtype != ScalarType::Char) {
+    return ctx.fail(Error::InvalidProgram, "out must be int8, got %s",
+                    scalar_type_name(out.dtype));
+  }
   if (!scale_ok(input_scale) || !scale_ok(output_scale)) {
     return ctx.fail(Error::InvalidProgram, "input_scale %g and output_scale %g must be finite "
                     "and > 0", input_scale, output_scale);

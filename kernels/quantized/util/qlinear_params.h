@@ -29,10 +29,13 @@ Error prepare_channel_factors(KernelPrepareContext& ctx, const Tensor& weight,
                               int dims, const Tensor& weight_scales, const Tensor* bias,
                               double input_scale, double output_scale, QChannelFactors* out);
 
-/// Checks a static op's scalar quantization arguments: scales finite and > 0,
-/// zero points and [output_min, output_max] within int8's range.
-Error check_static_qargs(KernelPrepareContext& ctx, double input_scale,
-                         int64_t input_zero_point, double output_scale, int64_t output_zero_point,
-                         int64_t output_min, int64_t output_max);
+/// Checks a static op's int8 operand and result and its quantization
+/// arguments: `input` (named `input_name` in the message, the refusal the dtype
+/// probe reads) and `out` are int8, scales finite and > 0, zero points and
+/// [output_min, output_max] within int8's range.
+Error check_static_qargs(KernelPrepareContext& ctx, const Tensor& input, const char* input_name,
+                         double input_scale, int64_t input_zero_point, const Tensor& out,
+                         double output_scale, int64_t output_zero_point, int64_t output_min,
+                         int64_t output_max);
 
 }  // namespace ember::kernels::quantized

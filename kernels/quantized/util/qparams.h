@@ -79,20 +79,24 @@ inline CT quantize_value(CT x, CT inv_scale, CT zero_point, CT qmin, CT qmax) {
 void choose_qparams_f32(const float* x, int64_t n, int64_t qmin, int64_t qmax, double eps,
                         float* scale, int64_t* zero_point);
 
-/// quantize_value over n contiguous float32 values to int8, as a loop the
-/// compiler vectorises (every quantized model's activations go through it). Rounding by adding
-// and subtracting 1.5·2^23 after the clamp gives nearbyint's half-to-even
-// (clamp and rounding commute for integer bounds), and NaN maps to the zero
-// point, as quantize_value does.
-inline void quantize_f32_s8(const float* __restrict x, int8_t* __restrict o, int64_t n, float inv,
-                     float lo_minus_zp, float hi_minus_zp, int32_t zp) {
+/// round_half_even(clamp(v, lo − zp, hi − zp)) + zp for an int8 output: adding
+/// and subtracting 1.5·2^23 rounds half to even once |v| < 2^22, which the
+/// clamp guarantees (no libm call on baseline x86-64).
+inline int8_t requantize(float v, float lo_minus_zp, float hi_minus_zp, int32_t zp) {
   constexpr float kMagic = 12582912.0f;
+  v = v < lo_minus_zp ? lo_minus_zp : (v > hi_minus_zp ? hi_minus_zp : v);
+  v = (v + kMagic) - kMagic;
+  return static_cast<int8_t>(static_cast<int32_t>(v) + zp);
+}
+
+/// quantize_value over n contiguous float32 values to int8, as a loop the
+/// compiler vectorises (every quantized model's activations go through it).
+/// NaN maps to the zero point, as quantize_value does.
+inline void quantize_f32_s8(const float* __restrict x, int8_t* __restrict o, int64_t n, float inv,
+                            float lo_minus_zp, float hi_minus_zp, int32_t zp) {
   for (int64_t i = 0; i < n; ++i) {
-    float v = x[i] * inv;
-    v = v != v ? 0.0f : v;
-    v = v < lo_minus_zp ? lo_minus_zp : (v > hi_minus_zp ? hi_minus_zp : v);
-    v = (v + kMagic) - kMagic;
-    o[i] = static_cast<int8_t>(static_cast<int32_t>(v) + zp);
+    const float v = x[i] * inv;
+    o[i] = requantize(v != v ? 0.0f : v, lo_minus_zp, hi_minus_zp, zp);
   }
 }
 
