@@ -466,26 +466,24 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t grp = 0; grp < groups; ++grp) {
       T* c = o + b * out.strides[0] + grp * ocg * out.strides[1];
-      T beta = T(0);
+      // The bias is added to each tile after its last k-block (in L1), not
+      // filled into C first.
+      GemmEpilogue<T> ep{};
       if (bias != nullptr) {
-        const T* bv = bias->data_ptr<const T>();
-        for (int64_t i = 0; i < ocg; ++i) {
-          const T v = bv[(grp * ocg + i) * bias->strides[0]];
-          T* row = c + i * out.strides[1];
-          for (int64_t j = 0; j < n; ++j) row[j * out_sw] = v;
-        }
-        beta = T(1);
+        ep.row_bias = bias->data_ptr<const T>() + grp * ocg * bias->strides[0];
+        ep.bias_stride = bias->strides[0];
       }
+      const T beta = T(0);
       const WeightSource<T> a{w + grp * ocg * weight.strides[0], weight.strides[0],
                               weight.strides[1], w_sh, w_sw, &g};
       const T* xg = x + b * input.strides[0] + grp * g.c_per_group * in_sc;
       auto product = [&](const auto& a_source) {
         if (pointwise) {
           gemm_parallel<T>(ctx, ocg, n, k, a_source, StridedMatrix<T>{xg, in_sc, in_sw}, T(1),
-                           beta, c, out.strides[1], out_sw);
+                           beta, c, out.strides[1], out_sw, &ep);
         } else {
           gemm_parallel<T>(ctx, ocg, n, k, a_source, Im2colSource<T>{xg, in_sc, in_sh, in_sw, &g},
-                           T(1), beta, c, out.strides[1], out_sw);
+                           T(1), beta, c, out.strides[1], out_sw, &ep);
         }
       };
       if constexpr (std::is_same_v<T, float>) {

@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "kernels/portable/util/dtype.h"
+#include "kernels/portable/util/gemm_epilogue.h"
 #include "kernels/portable/util/parallel.h"
 #include "runtime/kernel/kernel_context.h"
 
@@ -340,13 +341,15 @@ inline const T* b_block(const BSource& b, int64_t pc, int64_t kc, int64_t jc, in
 // order as in gemm_blocked's other loop, so results do not depend on it.
 template <typename T, int kMR, int kNR, auto kMicro, typename ASource, typename BSource>
 void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b,
-                           T alpha, T beta, T* c, int64_t c_rs, int64_t c_cs) {
+                           T alpha, T beta, T* c, int64_t c_rs, int64_t c_cs,
+                           const GemmEpilogue<T>* ep) {
   using B = GemmBlocking<T>;
   alignas(64) T apack[B::template apack_size<kMR>()];
   alignas(64) T tile[kMR * kNR];
   for (int64_t pc = 0; pc < k; pc += B::kKC) {
     const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
     const T beta_k = pc == 0 ? beta : T(1);
+    const bool last_k = ep != nullptr && pc + kc == k;
     for (int64_t ic = 0; ic < m; ic += B::kMC) {
       const int64_t mc = m - ic < B::kMC ? m - ic : B::kMC;
       const T* ap = a_block<kMR>(a, ic, mc, pc, kc, apack);
@@ -357,9 +360,10 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
           const int64_t nr = nc - jr < kNR ? nc - jr : kNR;
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
-            gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc,
-                                           c + (ic + ir) * c_rs + (jc + jr) * c_cs, mr, nr, c_rs,
+            T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
+            gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
                                            c_cs, alpha, beta_k, tile);
+            if (last_k) ep->at(ic + ir, jc + jr).apply(mr, nr, ct, c_rs, c_cs);
           }
         }
       }
@@ -372,16 +376,18 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
 // edge tiles and strided C go through a small tile on the stack.
 template <typename T, int kMR, int kNR, auto kMicro, typename ASource, typename BSource>
 void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b, T alpha,
-                  T beta, T* c, int64_t c_rs, int64_t c_cs) {
+                  T beta, T* c, int64_t c_rs, int64_t c_cs, const GemmEpilogue<T>* ep) {
   using B = GemmBlocking<T>;
   if (m <= 0 || n <= 0) return;
+  if (ep != nullptr && ep->empty()) ep = nullptr;
   if (k <= 0) {
     scale_c(m, n, beta, c, c_rs, c_cs);
+    if (ep != nullptr) ep->apply(m, n, c, c_rs, c_cs);
     return;
   }
   if constexpr (requires { b.template packed_b<kNR>(0, 0); }) {
     if (b.template packed_b<kNR>(0, 0) != nullptr) {
-      gemm_blocked_packed_b<T, kMR, kNR, kMicro>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+      gemm_blocked_packed_b<T, kMR, kNR, kMicro>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs, ep);
       return;
     }
   }
@@ -393,6 +399,7 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
     for (int64_t pc = 0; pc < k; pc += B::kKC) {
       const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
       const T beta_k = pc == 0 ? beta : T(1);
+      const bool last_k = ep != nullptr && pc + kc == k;
       // An operand packed at prepare (PackedPanels) is read in place.
       const T* bp = b_block<kNR>(b, pc, kc, jc, nc, bpack);
       for (int64_t ic = 0; ic < m; ic += B::kMC) {
@@ -402,9 +409,10 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
           const int64_t nr = nc - jr < kNR ? nc - jr : kNR;
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
-            gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc,
-                                           c + (ic + ir) * c_rs + (jc + jr) * c_cs, mr, nr, c_rs,
+            T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
+            gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
                                            c_cs, alpha, beta_k, tile);
+            if (last_k) ep->at(ic + ir, jc + jr).apply(mr, nr, ct, c_rs, c_cs);
           }
         }
       }
@@ -465,47 +473,51 @@ PackedPanels<T> pack_b_for_gemm(const BSource& source, int64_t k, int64_t n, T* 
 /// `gemm` with the portable microkernel, whatever the CPU.
 template <typename T, typename ASource, typename BSource>
 void gemm_portable(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b, T alpha,
-                   T beta, T* c, int64_t c_rs, int64_t c_cs) {
+                   T beta, T* c, int64_t c_rs, int64_t c_cs,
+                   const GemmEpilogue<T>* ep = nullptr) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   constexpr int kMR = GemmTile<T>::kMR;
   constexpr int kNR = GemmTile<T>::kNR;
   gemm_detail::gemm_blocked<T, kMR, kNR, gemm_detail::micro_tile<T, kMR, kNR>>(
-      m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+      m, n, k, a, b, alpha, beta, c, c_rs, c_cs, ep);
 }
 
 /// `gemm` for float with f32_gemm_6x16_avx2_fma. Only when cpu_has_avx2_fma().
 template <typename ASource, typename BSource>
 void gemm_f32_avx2_fma(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b,
-                       float alpha, float beta, float* c, int64_t c_rs, int64_t c_cs) {
+                       float alpha, float beta, float* c, int64_t c_rs, int64_t c_cs,
+                       const GemmEpilogue<float>* ep = nullptr) {
   gemm_detail::gemm_blocked<float, 6, 16, f32_gemm_6x16_avx2_fma>(m, n, k, a, b, alpha, beta, c,
-                                                                  c_rs, c_cs);
+                                                                  c_rs, c_cs, ep);
 }
 
 /// `gemm` for float with f32_gemm_8x32_avx512f. Only when cpu_has_avx512f().
 template <typename ASource, typename BSource>
 void gemm_f32_avx512f(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b,
-                      float alpha, float beta, float* c, int64_t c_rs, int64_t c_cs) {
+                      float alpha, float beta, float* c, int64_t c_rs, int64_t c_cs,
+                      const GemmEpilogue<float>* ep = nullptr) {
   gemm_detail::gemm_blocked<float, 8, 32, f32_gemm_8x32_avx512f>(m, n, k, a, b, alpha, beta, c,
-                                                                 c_rs, c_cs);
+                                                                 c_rs, c_cs, ep);
 }
 
 /// C[m×n] = alpha · A[m×k] · B[k×n] + beta · C, with C at `c` and strides
-/// (c_rs, c_cs) in elements. T is float or double.
+/// (c_rs, c_cs) in elements, then `ep` (if any) on every element. T is float
+/// or double.
 template <typename T, typename ASource, typename BSource>
 void gemm(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b, T alpha, T beta,
-          T* c, int64_t c_rs, int64_t c_cs) {
+          T* c, int64_t c_rs, int64_t c_cs, const GemmEpilogue<T>* ep = nullptr) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_has_avx512f()) {
-      gemm_f32_avx512f(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+      gemm_f32_avx512f(m, n, k, a, b, alpha, beta, c, c_rs, c_cs, ep);
       return;
     }
     if (cpu_has_avx2_fma()) {
-      gemm_f32_avx2_fma(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+      gemm_f32_avx2_fma(m, n, k, a, b, alpha, beta, c, c_rs, c_cs, ep);
       return;
     }
   }
-  gemm_portable<T>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+  gemm_portable<T>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs, ep);
 }
 
 /// A gemm source seen from row `row0` (as A) or column `col0` (as B): one
@@ -549,14 +561,16 @@ inline constexpr int64_t kGemmParallelMinMacs = int64_t{1} << 21;
 /// addressable), one packed per call in whole 32-column / 24-row strips (a
 /// multiple of every tile). Each C element is the same k-sum the
 /// single-thread loop computes, so results are bit-identical for any thread
-/// count. n is split when it has at least as many units as m or enough for
+/// count. The split is the one whose busiest thread has the fewest elements
+/// of C; on a tie, n when it has at least as many units as m or enough for
 /// every thread.
 template <typename T, typename ASource, typename BSource>
 void gemm_parallel(KernelContext& ctx, int64_t m, int64_t n, int64_t k, const ASource& a,
-                   const BSource& b, T alpha, T beta, T* c, int64_t c_rs, int64_t c_cs) {
+                   const BSource& b, T alpha, T beta, T* c, int64_t c_rs, int64_t c_cs,
+                   const GemmEpilogue<T>* ep = nullptr) {
   using B = GemmBlocking<T>;
   if (m * n * k < kGemmParallelMinMacs) {
-    gemm<T>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs);
+    gemm<T>(m, n, k, a, b, alpha, beta, c, c_rs, c_cs, ep);
     return;
   }
   constexpr bool kPackedA = requires { a.template packed_a<8>(0, 0); };
@@ -565,15 +579,27 @@ void gemm_parallel(KernelContext& ctx, int64_t m, int64_t n, int64_t k, const AS
   const int64_t m_unit = kPackedA ? B::kMC : 24;  // 24: a multiple of 4, 6 and 8.
   const int64_t n_units = (n + n_unit - 1) / n_unit;
   const int64_t m_units = (m + m_unit - 1) / m_unit;
-  if (n_units >= m_units || n_units >= static_cast<int64_t>(ctx.threads())) {
+  // Split the way whose busiest thread has less to do (a 7×7 plane is 49
+  // columns, 32 + 17 over two threads; its 2048 channels split evenly).
+  const int64_t threads = static_cast<int64_t>(ctx.threads());
+  auto busiest = [threads](int64_t total, int64_t unit, int64_t units) {
+    const int64_t tasks = units < threads ? units : threads;
+    const int64_t most = (units + tasks - 1) / tasks * unit;
+    return most < total ? most : total;
+  };
+  const int64_t by_n = busiest(n, n_unit, n_units) * m;
+  const int64_t by_m = busiest(m, m_unit, m_units) * n;
+  if (by_n < by_m || (by_n == by_m && (n_units >= m_units || n_units >= threads))) {
     parallel_range(ctx, n, n_unit, n_unit, [&](int64_t first, int64_t last) {
+      const GemmEpilogue<T> part = ep != nullptr ? ep->at(0, first) : GemmEpilogue<T>{};
       gemm<T>(m, last - first, k, a, OffsetSource<BSource>{&b, 0, first}, alpha, beta,
-              c + first * c_cs, c_rs, c_cs);
+              c + first * c_cs, c_rs, c_cs, ep != nullptr ? &part : nullptr);
     });
   } else {
     parallel_range(ctx, m, m_unit, m_unit, [&](int64_t first, int64_t last) {
+      const GemmEpilogue<T> part = ep != nullptr ? ep->at(first, 0) : GemmEpilogue<T>{};
       gemm<T>(last - first, n, k, OffsetSource<ASource>{&a, first, 0}, b, alpha, beta,
-              c + first * c_rs, c_rs, c_cs);
+              c + first * c_rs, c_rs, c_cs, ep != nullptr ? &part : nullptr);
     });
   }
 }

@@ -1,0 +1,85 @@
+// What a GEMM does to each C element after its last k-block, while the tile
+// is still in L1: c = clamp(c + row_bias[i] + residual[i, j], lo, hi).
+//
+// Convolution and linear use it for their bias (instead of filling C with the
+// bias first and accumulating onto it: one pass over C less, and one that ran
+// on the calling thread alone) and the fused ops (ember::convolution_fused)
+// for their activation and residual add. The order of the float operations is
+// eager's: (A·B + bias) + residual, then the clamp.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace ember::kernels::portable {
+
+template <typename T>
+struct GemmEpilogue {
+  const T* row_bias = nullptr;  // One per row of C, at row_bias[i * bias_stride].
+  int64_t bias_stride = 1;
+  // Indexed like C: residual[i * res_rs + j * res_cs]. It must not overlap C:
+  // the first k-block overwrites C before the epilogue reads it.
+  const T* residual = nullptr;
+  int64_t res_rs = 0;
+  int64_t res_cs = 0;
+  bool clamp = false;  // Clamp to [lo, hi] (NaN stays NaN, as clamp in eager).
+  T lo = -std::numeric_limits<T>::infinity();
+  T hi = std::numeric_limits<T>::infinity();
+
+  bool empty() const { return row_bias == nullptr && residual == nullptr && !clamp; }
+
+  /// The epilogue of the C block that starts at (i0, j0).
+  GemmEpilogue at(int64_t i0, int64_t j0) const {
+    GemmEpilogue e = *this;
+    if (e.row_bias != nullptr) e.row_bias += i0 * bias_stride;
+    if (e.residual != nullptr) e.residual += i0 * res_rs + j0 * res_cs;
+    return e;
+  }
+
+  /// Applies it to the m×n block of C at c (strides c_rs, c_cs) whose first
+  /// element is this epilogue's (0, 0).
+  void apply(int64_t m, int64_t n, T* c, int64_t c_rs, int64_t c_cs) const {
+    for (int64_t i = 0; i < m; ++i) {
+      T* row = c + i * c_rs;
+      const T b = row_bias != nullptr ? row_bias[i * bias_stride] : T(0);
+      const T* res = residual != nullptr ? residual + i * res_rs : nullptr;
+      if (c_cs == 1 && (res == nullptr || res_cs == 1)) {
+        apply_row_contiguous(n, row, b, res);
+        continue;
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        T v = row[j * c_cs];
+        if (row_bias != nullptr) v += b;
+        if (res != nullptr) v += res[j * res_cs];
+        row[j * c_cs] = clamp ? clamp_value(v) : v;
+      }
+    }
+  }
+
+ private:
+  T clamp_value(T v) const {
+    // NaN fails both tests and passes through.
+    if (v < lo) return lo;
+    if (v > hi) return hi;
+    return v;
+  }
+
+  // Separate loops per case so the compiler vectorises each.
+  void apply_row_contiguous(int64_t n, T* row, T b, const T* res) const {
+    if (row_bias != nullptr) {
+      for (int64_t j = 0; j < n; ++j) row[j] += b;
+    }
+    if (res != nullptr) {
+      for (int64_t j = 0; j < n; ++j) row[j] += res[j];
+    }
+    if (clamp) {
+      const T l = lo, h = hi;
+      for (int64_t j = 0; j < n; ++j) {
+        const T v = row[j];
+        row[j] = v < l ? l : (v > h ? h : v);
+      }
+    }
+  }
+};
+
+}  // namespace ember::kernels::portable
