@@ -168,6 +168,67 @@ TEST(GemvTest, Avx512RowStreamGivesTheAvx2Bits) {
   }
 }
 
+// The epilogue (row bias, residual, clamp) on every path the host has:
+// against a double reference, and the paths against each other after the
+// same epilogue (it adds in eager's order: (A·B + bias) + residual).
+TEST(GemmTest, EpilogueAddsBiasAndResidualThenClamps) {
+  const Problem sizes[] = {{1, 1, 1, false, false, false, 1, 0},
+                           {7, 17, 129, false, false, false, 1, 0},
+                           {73, 97, 257, false, false, true, 1, 0},
+                           {150, 3, 140, false, true, false, 1, 0}};
+  for (const Problem& p : sizes) {
+    const auto a = random_values<float>(size_t(p.m) * p.k, 31);
+    const auto b = random_values<float>(size_t(p.k) * p.n, 32);
+    const auto bias = random_values<float>(size_t(p.m) * 2, 33);  // Stride 2.
+    const auto res = random_values<float>(size_t(p.m) * p.n, 34);
+    const int64_t b_rs = p.b_trans ? 1 : p.n, b_cs = p.b_trans ? p.k : 1;
+    const int64_t c_rs = p.c_trans ? 1 : p.n, c_cs = p.c_trans ? p.m : 1;
+    const StridedMatrix<float> am{a.data(), p.k, 1}, bm{b.data(), b_rs, b_cs};
+    GemmEpilogue<float> ep{};
+    ep.row_bias = bias.data();
+    ep.bias_stride = 2;
+    ep.residual = res.data();
+    ep.res_rs = p.n;  // Row-major whatever C's layout is.
+    ep.res_cs = 1;
+    ep.clamp = true;
+    ep.lo = -0.25f;
+    ep.hi = 0.5f;
+    std::vector<std::vector<float>> results;
+    for (Path path : {Path::kPortable, Path::kAvx2, Path::kAvx512}) {
+      if (path == Path::kAvx2 && host_isa() < Isa::kAvx2) continue;
+      if (path == Path::kAvx512 && host_isa() < Isa::kAvx512) continue;
+      std::vector<float> c(size_t(p.m) * p.n, std::nanf(""));  // beta 0 ignores C.
+      if (path == Path::kPortable) {
+        gemm_portable<float>(p.m, p.n, p.k, am, bm, 1.0f, 0.0f, c.data(), c_rs, c_cs, &ep);
+      } else if (path == Path::kAvx2) {
+        gemm_f32_avx2_fma(p.m, p.n, p.k, am, bm, 1.0f, 0.0f, c.data(), c_rs, c_cs, &ep);
+      } else {
+        gemm_f32_avx512f(p.m, p.n, p.k, am, bm, 1.0f, 0.0f, c.data(), c_rs, c_cs, &ep);
+      }
+      int clamped = 0;
+      for (int i = 0; i < p.m; ++i) {
+        for (int j = 0; j < p.n; ++j) {
+          double s = 0;
+          for (int q = 0; q < p.k; ++q) s += double(a[i * p.k + q]) * b[q * b_rs + j * b_cs];
+          const double raw = s + bias[i * 2] + res[i * p.n + j];
+          const double want = std::fmin(std::fmax(raw, -0.25), 0.5);
+          clamped += raw < -0.25 || raw > 0.5;
+          ASSERT_NEAR(c[i * c_rs + j * c_cs], want, 2e-6 * (p.k + 3))
+              << "element " << i << "," << j << " of " << p.m << "x" << p.n << "x" << p.k;
+        }
+      }
+      if (p.m * p.n > 16) {
+        EXPECT_GT(clamped, 0) << "the clamp was never exercised";
+      }
+      results.push_back(std::move(c));
+    }
+    // The ISA paths give the same bits (the epilogue is the same scalar code).
+    for (size_t r = 2; r < results.size(); ++r) {
+      EXPECT_EQ(results[1], results[r]);
+    }
+  }
+}
+
 TEST(GemmTest, DispatchedTileFollowsTheIsa) {
   const Isa isa = cpu_isa();
   EXPECT_EQ(gemm_mr<float>(), isa >= Isa::kAvx512 ? 8 : isa >= Isa::kAvx2 ? 6 : 8);
