@@ -27,9 +27,11 @@
 #include "kernels/portable/util/conv_direct.h"
 #include "kernels/portable/util/conv_transposed.h"
 #include "kernels/portable/util/conv_winograd.h"
+#include "kernels/portable/util/convolution.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemv.h"
 #include "kernels/portable/util/isa_target.h"
+#include "kernels/portable/util/parallel.h"
 #include "kernels/generated/functions/portable/op_convolution.h"
 
 namespace ember::kernels::portable {
@@ -436,15 +438,80 @@ void run_depthwise(KernelContext& ctx, const Tensor& input, const Tensor& weight
   });
 }
 
+// False (after failing) when the fused op's residual is not of out's shape.
+bool residual_fits(KernelContext& ctx, const ConvEpilogue* fused, const Tensor& out) {
+  if (fused == nullptr || fused->residual == nullptr) return true;
+  const Tensor& r = *fused->residual;
+  bool same = r.dim == out.dim;
+  for (int32_t d = 0; same && d < out.dim; ++d) same = r.sizes[d] == out.sizes[d];
+  if (!same) {
+    ctx.fail(Error::InvalidArgument, "residual: shape %s is not the output's %s",
+             ShapeStr(r.shape()).c_str(), ShapeStr(out.shape()).c_str());
+  }
+  return same;
+}
+
+// The fused op's clamp as the GEMM epilogue's.
+void set_clamp(const ConvEpilogue& fused, GemmEpilogue<float>& ep) {
+  if (!fused.lo && !fused.hi) return;
+  ep.clamp = true;
+  if (fused.lo) ep.lo = static_cast<float>(*fused.lo);
+  if (fused.hi) ep.hi = static_cast<float>(*fused.hi);
+}
+
+// The fused op's residual and clamp as a pass over a float32 `out` (the
+// paths whose output is not written tile by tile by a GEMM): planes split
+// over the pool.
+void apply_conv_epilogue(KernelContext& ctx, const ConvEpilogue& fused, Tensor& out) {
+  GemmEpilogue<float> ep{};
+  set_clamp(fused, ep);
+  const Tensor* res = fused.residual;
+  // [N·C planes] × [spatial]: a plane walks its dims with both tensors' strides.
+  const int32_t dim = out.dim;
+  const int64_t planes = static_cast<int64_t>(out.sizes[0]) * out.sizes[1];
+  int64_t plane_size = 1;
+  for (int32_t d = 2; d < dim; ++d) plane_size *= out.sizes[d];
+  float* o = out.data_ptr<float>();
+  const float* r = res != nullptr ? res->data_ptr<const float>() : nullptr;
+  const int64_t inner = out.sizes[dim - 1];
+  const int64_t rows = plane_size / (inner > 0 ? inner : 1);
+  parallel_range(ctx, planes, kParallelMinCopyElements / (plane_size > 0 ? plane_size : 1), 1,
+                 [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t n = p / out.sizes[1], c = p % out.sizes[1];
+      for (int64_t row = 0; row < rows; ++row) {
+        // The row's offsets along dims 2..dim-2 (row-major over them).
+        int64_t o_off = n * out.strides[0] + c * out.strides[1];
+        int64_t r_off = r != nullptr ? n * res->strides[0] + c * res->strides[1] : 0;
+        int64_t rest = row;
+        for (int32_t d = dim - 2; d >= 2; --d) {
+          const int64_t i = rest % out.sizes[d];
+          rest /= out.sizes[d];
+          o_off += i * out.strides[d];
+          if (r != nullptr) r_off += i * res->strides[d];
+        }
+        GemmEpilogue<float> row_ep = ep;
+        if (r != nullptr) {
+          row_ep.residual = r + r_off;
+          row_ep.res_cs = res->strides[dim - 1];
+        }
+        row_ep.apply(1, inner, o + o_off, 0, out.strides[dim - 1]);
+      }
+    }
+  });
+}
+
 template <typename T>
 void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-              int64_t groups, const ConvGeometry& g, const ConvPrepared* prepared, Tensor& out) {
+              int64_t groups, const ConvGeometry& g, const ConvPrepared* prepared,
+              const ConvEpilogue* fused, Tensor& out) {
   const bool is_2d = input.dim == 4;
   const int64_t batch = input.sizes[0];
   const int64_t oc_total = weight.sizes[0];
   const int64_t ocg = oc_total / groups;
   if (g.c_per_group == 1 && ocg <= kGemvMaxM) {
     run_depthwise<T>(ctx, input, weight, bias, g, out);
+    if (fused != nullptr) apply_conv_epilogue(ctx, *fused, out);
     return;
   }
   const int64_t k = g.c_per_group * g.kh * g.kw;
@@ -463,6 +530,17 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
   // A 1×1, stride-1, unpadded kernel reads the input as a plain matrix.
   const bool pointwise = g.kh == 1 && g.kw == 1 && g.stride_h == 1 && g.stride_w == 1 &&
                          g.pad_h == 0 && g.pad_w == 0 && (g.in_h == 1 || in_sh == g.in_w * in_sw);
+  // The residual is added per tile when its planes flatten like out's.
+  const Tensor* residual = fused != nullptr ? fused->residual : nullptr;
+  int64_t res_sw = 0;
+  if (residual != nullptr) {
+    res_sw = !is_2d ? residual->strides[2]
+             : g.out_w == 1 ? residual->strides[2] : residual->strides[3];
+    if (is_2d && g.out_h > 1 && g.out_w > 1 &&
+        residual->strides[2] != g.out_w * residual->strides[3]) {
+      residual = nullptr;  // Added after the GEMMs instead.
+    }
+  }
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t grp = 0; grp < groups; ++grp) {
       T* c = o + b * out.strides[0] + grp * ocg * out.strides[1];
@@ -472,6 +550,17 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
       if (bias != nullptr) {
         ep.row_bias = bias->data_ptr<const T>() + grp * ocg * bias->strides[0];
         ep.bias_stride = bias->strides[0];
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        if (fused != nullptr && (fused->residual == nullptr || residual != nullptr)) {
+          if (residual != nullptr) {
+            ep.residual = residual->data_ptr<const float>() + b * residual->strides[0] +
+                          grp * ocg * residual->strides[1];
+            ep.res_rs = residual->strides[1];
+            ep.res_cs = res_sw;
+          }
+          set_clamp(*fused, ep);
+        }
       }
       const T beta = T(0);
       const WeightSource<T> a{w + grp * ocg * weight.strides[0], weight.strides[0],
@@ -496,6 +585,9 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
       }
       product(a);
     }
+  }
+  if (fused != nullptr && fused->residual != nullptr && residual == nullptr) {
+    apply_conv_epilogue(ctx, *fused, out);  // Its clamp was left for here too.
   }
 }
 
@@ -569,10 +661,9 @@ bool gemm_weight_shape(const Tensor& input, const Tensor& weight, int64_t groups
 
 }  // namespace
 
-Error convolution_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
-                              const Tensor& weight, const Tensor* bias, IntSpan stride,
-                              IntSpan padding, IntSpan dilation, bool transposed,
-                              IntSpan output_padding, int64_t groups, Tensor& out) {
+Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const Tensor& weight,
+                          const Tensor* bias, IntSpan stride, IntSpan padding, IntSpan dilation,
+                          bool transposed, IntSpan output_padding, int64_t groups, Tensor& out) {
   const ConvArgs conv_args{stride, padding, dilation, transposed, output_padding, groups};
   const Error err = conv_load_check(input, ctx.is_constant(input), weight,
                                     ctx.is_constant(weight), bias, conv_args);
@@ -632,10 +723,10 @@ Error convolution_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
   return Error::Ok;
 }
 
-void convolution_out(KernelContext& ctx, const Tensor& input_arg, const Tensor& weight_arg,
+void convolution_run(KernelContext& ctx, const Tensor& input_arg, const Tensor& weight_arg,
                      const Tensor* bias, IntSpan stride_arg, IntSpan padding_arg,
                      IntSpan dilation_arg, bool transposed, IntSpan output_padding,
-                     int64_t groups_arg, Tensor& out_arg) {
+                     int64_t groups_arg, const ConvEpilogue* fused, Tensor& out_arg) {
   const Tensor* input = &input_arg;
   const Tensor* weight = &weight_arg;
   Tensor* out = &out_arg;
@@ -661,8 +752,16 @@ void convolution_out(KernelContext& ctx, const Tensor& input_arg, const Tensor& 
       !check_dtype(ctx, *out, "out", input->dtype)) {
     return;
   }
+  // The paths below that do not take the epilogue per tile run it after.
+  auto epilogue_after = [&] {
+    if (fused != nullptr && ctx.failure() == Error::Ok && out->numel > 0 &&
+        residual_fits(ctx, fused, *out)) {
+      apply_conv_epilogue(ctx, *fused, *out);
+    }
+  };
   if (config.transposed) {
     conv_transposed_out(ctx, *input, *weight, bias, config, *out);
+    epilogue_after();
     return;
   }
   const int64_t groups = config.groups;
@@ -690,6 +789,7 @@ void convolution_out(KernelContext& ctx, const Tensor& input_arg, const Tensor& 
 
   if (spatial == 3 || (input->dtype != ScalarType::Float && input->dtype != ScalarType::Double)) {
     run_direct(ctx, *input, *weight, bias, groups, stride, padding, dilation, *out);
+    epilogue_after();
     return;
   }
   ConvGeometry g{};
@@ -733,7 +833,7 @@ void convolution_out(KernelContext& ctx, const Tensor& input_arg, const Tensor& 
              static_cast<long long>(out->strides[2]), static_cast<long long>(out->strides[3]));
     return;
   }
-  if (out->numel == 0) return;
+  if (out->numel == 0 || !residual_fits(ctx, fused, *out)) return;
   // The panels prepare packed, if they are of this weight and geometry.
   const auto* prepared = static_cast<const ConvPrepared*>(ctx.state());
   if (prepared != nullptr &&
@@ -743,13 +843,29 @@ void convolution_out(KernelContext& ctx, const Tensor& input_arg, const Tensor& 
   }
   if (prepared != nullptr && prepared->winograd.packed != nullptr) {
     run_winograd(ctx, *input, bias, g, prepared->winograd, *out);
+    epilogue_after();
     return;
   }
   const bool ok = dispatch_dtype<kF32F64>(input->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run_conv<T>(ctx, *input, *weight, bias, groups, g, prepared, *out);
+    run_conv<T>(ctx, *input, *weight, bias, groups, g, prepared, fused, *out);
   });
   if (!ok) fail_dtype(ctx, "input", input->dtype);
+}
+
+Error convolution_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
+                              const Tensor& weight, const Tensor* bias, IntSpan stride,
+                              IntSpan padding, IntSpan dilation, bool transposed,
+                              IntSpan output_padding, int64_t groups, Tensor& out) {
+  return convolution_prepare(ctx, input, weight, bias, stride, padding, dilation, transposed,
+                             output_padding, groups, out);
+}
+
+void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight,
+                     const Tensor* bias, IntSpan stride, IntSpan padding, IntSpan dilation,
+                     bool transposed, IntSpan output_padding, int64_t groups, Tensor& out) {
+  convolution_run(ctx, input, weight, bias, stride, padding, dilation, transposed,
+                  output_padding, groups, nullptr, out);
 }
 
 }  // namespace ember::kernels::portable

@@ -3,7 +3,7 @@
 //
 // Convolution and linear use it for their bias (instead of filling C with the
 // bias first and accumulating onto it: one pass over C less, and one that ran
-// on the calling thread alone) and the fused ops (ember::convolution_fused)
+// on the calling thread alone) and the fused ops (ember_fused::fused_convolution)
 // for their activation and residual add. The order of the float operations is
 // eager's: (A·B + bias) + residual, then the clamp.
 #pragma once

@@ -75,6 +75,11 @@ class ExecutorchBackendConfig:
     (``ember.exir.passes.fuse_quantized_ops``, ``docs/quantization.md``);
     False keeps the ``quantized_decomposed`` chains, which runtimes without
     Ember's kernels also run.
+    ``fuse_conv_activation``: rewrite a float convolution followed by a
+    residual add and/or relu/hardtanh/clamp into one
+    ``ember_fused::fused_convolution`` whose kernel does both on each output tile
+    (``ember.exir.passes.fuse_conv_activation``); False keeps the aten ops,
+    which runtimes without Ember's kernels also run.
     ``dim_order_ops``: write memory-format/dtype copies as
     ``dim_order_ops::_to_dim_order_copy.out`` / ``_clone_dim_order.out``, as
     other exporters of the format do (False: ``aten::_to_copy.out`` /
@@ -106,6 +111,7 @@ class ExecutorchBackendConfig:
     fold_batch_norm: bool = True
     fold_padding: bool = True
     fuse_quantized_ops: bool = True
+    fuse_conv_activation: bool = True
     dim_order_ops: bool = True
     extract_delegate_segments: bool = True
     segment_alignment: int = 128

@@ -170,6 +170,12 @@ _EXTRA: dict[str, Any] = {
     "ember_quantized.linear_weight_only.default": lambda d: [
         ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), _W_LINEAR, _W_SCALES.reshape(3, 1), None, 4,
           _W_BIAS), {})],
+    # fused float ops (kernels/portable/op_fused_convolution.cpp)
+    "ember_fused.fused_convolution.default": lambda d: [
+        ((_t(torch.arange(32.0).reshape(1, 2, 4, 4) - 16, d),
+          _t(torch.arange(36.0).reshape(2, 2, 3, 3) / 36 - 0.5, d), _t([0.5, -0.5], d),
+          [1, 1], [1, 1], [1, 1], 1, _t(torch.arange(32.0).reshape(1, 2, 4, 4) / 8, d), 0.0,
+          None), {})],
     "ember_quantized.add.default": lambda d: [
         ((_t([5, -3, 7], d), 0.1, 2, _t([1, 2, -9], d), 0.2, -1, 0.3, 0, -128, 127), {})],
     # Special functions (issue #13): OpInfo's samples are not keyed by these overloads.
@@ -432,6 +438,7 @@ def _register_ops() -> None:
     """Ember's out overloads of the quantized_decomposed and dim_order ops; and
     OpInfo's sample generators without their stack walk."""
     import ember.exir  # noqa: F401
+    import ember.exir.operator.ember_fused  # noqa: F401
     import ember.exir.operator.ember_quantized  # noqa: F401
     import torch.ao.quantization.fx._decomposed  # noqa: F401
     from torch.testing._internal import common_utils

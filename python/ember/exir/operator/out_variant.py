@@ -56,6 +56,8 @@ def out_variant(op: OpOverload) -> OpOverload | None:
         import ember.exir.operator.quantized_decomposed  # noqa: F401
     elif op.namespace == "ember_quantized":
         import ember.exir.operator.ember_quantized  # noqa: F401
+    elif op.namespace == "ember_fused":
+        import ember.exir.operator.ember_fused  # noqa: F401
     best: tuple[int, OpOverload] | None = None
     for name in op.overloadpacket.overloads():
         candidate = getattr(op.overloadpacket, name)
