@@ -593,7 +593,8 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
 
 // The Winograd path prepare chose (its weight, a 3×3 stride-1 geometry).
 void run_winograd(KernelContext& ctx, const Tensor& input, const Tensor* bias,
-                  const ConvGeometry& g, const WinogradWeights& u, Tensor& out) {
+                  const ConvGeometry& g, const WinogradWeights& u, const ConvEpilogue* fused,
+                  Tensor& out) {
   const int64_t* xs = input.strides;
   const int64_t* os = out.strides;
   WinogradIo io{input.data_ptr<const float>(), xs[0], xs[1], xs[2], xs[3],
@@ -602,6 +603,18 @@ void run_winograd(KernelContext& ctx, const Tensor& input, const Tensor* bias,
   if (bias != nullptr) {
     io.bias = bias->data_ptr<const float>();
     io.bias_stride = bias->strides[0];
+  }
+  GemmEpilogue<float> ep{};
+  if (fused != nullptr) {
+    set_clamp(*fused, ep);
+    if (const Tensor* r = fused->residual; r != nullptr) {
+      ep.residual = r->data_ptr<const float>();
+      ep.res_cs = r->strides[3];
+      io.r_n = r->strides[0];
+      io.r_c = r->strides[1];
+      io.r_h = r->strides[2];
+    }
+    io.epilogue = &ep;
   }
   if (!winograd_conv(ctx, io, u, ctx.scratch(ctx.scratch_size()), ctx.scratch_size())) {
     // Only to say how much: the size is computed again on this path alone.
@@ -842,8 +855,7 @@ void convolution_run(KernelContext& ctx, const Tensor& input_arg, const Tensor& 
     prepared = nullptr;
   }
   if (prepared != nullptr && prepared->winograd.packed != nullptr) {
-    run_winograd(ctx, *input, bias, g, prepared->winograd, *out);
-    epilogue_after();
+    run_winograd(ctx, *input, bias, g, prepared->winograd, fused, *out);
     return;
   }
   const bool ok = dispatch_dtype<kF32F64>(input->dtype, [&](auto tag) {

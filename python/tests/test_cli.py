@@ -12,7 +12,7 @@ import pytest
 import torch
 from installed import tool
 
-from ember.exir import to_edge
+from ember.exir import ExecutorchBackendConfig, to_edge
 
 
 class Small(torch.nn.Module):
@@ -27,7 +27,10 @@ class Small(torch.nn.Module):
 @pytest.fixture(scope="module")
 def pte(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("cli") / "small.pte"
-    to_edge(torch.export.export(Small().eval(), (torch.randn(1, 3, 8, 8),))).to_executorch().save(path)
+    # Unfused, so the profile has the convolution and the relu as rows of their own.
+    config = ExecutorchBackendConfig(fuse_conv_activation=False)
+    to_edge(torch.export.export(Small().eval(), (torch.randn(1, 3, 8, 8),))).to_executorch(
+        config).save(path)
     return path
 
 

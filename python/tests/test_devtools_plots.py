@@ -28,7 +28,7 @@ from ember.devtools import (
     profile_summary,
     serialize_from_bundled_program_to_flatbuffer,
 )
-from ember.exir import to_edge
+from ember.exir import ExecutorchBackendConfig, to_edge
 from installed import tool
 from torch.export import export
 
@@ -64,7 +64,9 @@ X = torch.randn(1, 3, 8, 8)
 
 @pytest.fixture(scope="module")
 def program():
-    return to_edge(export(Residual().eval(), (X,))).to_executorch()
+    # Unfused: the tests draw and profile the convolution, relu and add as such.
+    config = ExecutorchBackendConfig(fuse_conv_activation=False)
+    return to_edge(export(Residual().eval(), (X,))).to_executorch(config)
 
 
 def _run(*args, env=None) -> subprocess.CompletedProcess:

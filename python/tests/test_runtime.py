@@ -87,7 +87,8 @@ def test_ember_run_random_inputs_and_inspect(tmp_path: Path) -> None:
     assert "float32 [1, 16, 16, 16]" in run.stdout
     inspect = subprocess.run([_bin("ember-inspect"), str(pte)], capture_output=True, text=True,
                              check=True).stdout
-    for words in ("method 'forward'", "aten::convolution.out", "aten::relu.out",
+    # SimpleConv's convolution and relu are one fused op (passes/fuse_conv_activation.py).
+    for words in ("method 'forward'", "ember_fused::fused_convolution.out",
                   "planned buffers", "plan efficiency", "constant segment"):
         assert words in inspect, words
 
@@ -107,7 +108,8 @@ def test_ember_inspect_reports_what_prepare_packs(tmp_path: Path) -> None:
     assert match, inspect
     assert int(match.group(1)) == expected
     assert int(match.group(2)) >= 1
-    assert re.search(r"\| \d+ \| aten::convolution\.out \| [\d.]+ [KM]?i?B \|", inspect), inspect
+    assert re.search(r"\| \d+ \| ember_fused::fused_convolution\.out \| [\d.]+ [KM]?i?B \|",
+                     inspect), inspect
 
 
 def test_ember_run_reports_bad_file(tmp_path: Path) -> None:

@@ -342,6 +342,13 @@ template <bool kBias>
         }
         const float* yj[4] = {y0, y1, y2, y3};
         for (int64_t j = 0; j < tail; ++j) orow[(4 * full + j) * io.o_w] = yj[j][full];
+        if (io.epilogue != nullptr) {
+          GemmEpilogue<float> row = *io.epilogue;
+          if (row.residual != nullptr) {
+            row.residual += band.batch * io.r_n + o * io.r_c + oh * io.r_h;
+          }
+          row.apply(1, io.out_w, orow, 0, io.o_w);
+        }
       }
     }
   }

@@ -23,6 +23,8 @@
 // EMBER_WINOGRAD=0 (read once, at the first load) keeps the im2col path.
 #pragma once
 
+#include "kernels/portable/util/gemm_epilogue.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -53,6 +55,10 @@ struct WinogradIo {
   int64_t out_h = 0, out_w = 0;
   const float* bias = nullptr;  // Null: no bias.
   int64_t bias_stride = 0;
+  // ember_fused::fused_convolution's residual and clamp, applied to each
+  // output row as it is written (row_bias unused); null: none.
+  const GemmEpilogue<float>* epilogue = nullptr;
+  int64_t r_n = 0, r_c = 0, r_h = 0;  // The residual's strides (its W stride is res_cs).
 };
 
 /// False when EMBER_WINOGRAD=0 is set (read once).
