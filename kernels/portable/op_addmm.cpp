@@ -50,6 +50,21 @@ void addmm_out(KernelContext& ctx, const Tensor& self_arg, const Tensor& mat1_ar
   if (!resize_out(ctx, *out, shape)) return;
   const double b = beta->scalar_as_double();
   const MatmulPrepared* prepared = prepared_mat2(ctx, *mat2);
+  // A linear layer's bias (float32 [n] or [1, n], beta = alpha = 1) is added
+  // to each C tile after its last k-block instead of being copied into out first.
+  const double a = alpha->scalar_as_double();
+  if (self->dtype == ScalarType::Float && b == 1.0 && a == 1.0 && self->numel == shape[1] &&
+      (self->dim == 1 || (self->dim == 2 && self->sizes[0] == 1))) {
+    GemmEpilogue<float> ep{};
+    ep.col_bias = self->data_ptr<const float>();
+    ep.col_bias_stride = self->strides[self->dim - 1];
+    matmul_strided<float>(ctx, shape[0], shape[1], mat1->sizes[1],
+                          MatView{mat1->data, 0, mat1->strides[0], mat1->strides[1]},
+                          MatView{mat2->data, 0, mat2->strides[0], mat2->strides[1]},
+                          MatView{out->data, 0, out->strides[0], out->strides[1]}, 1.0, 0.0,
+                          prepared != nullptr ? &prepared->panels : nullptr, &ep);
+    return;
+  }
   const bool ok = dispatch_dtype<kRealTypes>(self->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     if (b != 0.0) {
@@ -60,7 +75,7 @@ void addmm_out(KernelContext& ctx, const Tensor& self_arg, const Tensor& mat1_ar
                       MatView{mat1->data, 0, mat1->strides[0], mat1->strides[1]},
                       MatView{mat2->data, 0, mat2->strides[0], mat2->strides[1]},
                       MatView{out->data, 0, out->strides[0], out->strides[1]},
-                      alpha->scalar_as_double(), b,
+                      a, b,
                       prepared != nullptr ? &prepared->panels : nullptr);
   });
   if (!ok) fail_dtype(ctx, "self", self->dtype);

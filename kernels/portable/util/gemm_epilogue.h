@@ -1,7 +1,7 @@
 // What a GEMM does to each C element after its last k-block, while the tile
-// is still in L1: c = clamp(c + row_bias[i] + residual[i, j], lo, hi).
+// is still in L1: c = clamp(c + row_bias[i] + col_bias[j] + residual[i, j], lo, hi).
 //
-// Convolution and linear use it for their bias (instead of filling C with the
+// Convolution (a bias per row) and addmm (per column) use it for their bias (instead of filling C with the
 // bias first and accumulating onto it: one pass over C less, and one that ran
 // on the calling thread alone) and the fused ops (ember_fused::fused_convolution)
 // for their activation and residual add. The order of the float operations is
@@ -17,6 +17,8 @@ template <typename T>
 struct GemmEpilogue {
   const T* row_bias = nullptr;  // One per row of C, at row_bias[i * bias_stride].
   int64_t bias_stride = 1;
+  const T* col_bias = nullptr;  // One per column of C, at col_bias[j * col_bias_stride].
+  int64_t col_bias_stride = 1;
   // Indexed like C: residual[i * res_rs + j * res_cs]. It must not overlap C:
   // the first k-block overwrites C before the epilogue reads it.
   const T* residual = nullptr;
@@ -26,12 +28,15 @@ struct GemmEpilogue {
   T lo = -std::numeric_limits<T>::infinity();
   T hi = std::numeric_limits<T>::infinity();
 
-  bool empty() const { return row_bias == nullptr && residual == nullptr && !clamp; }
+  bool empty() const {
+    return row_bias == nullptr && col_bias == nullptr && residual == nullptr && !clamp;
+  }
 
   /// The epilogue of the C block that starts at (i0, j0).
   GemmEpilogue at(int64_t i0, int64_t j0) const {
     GemmEpilogue e = *this;
     if (e.row_bias != nullptr) e.row_bias += i0 * bias_stride;
+    if (e.col_bias != nullptr) e.col_bias += j0 * col_bias_stride;
     if (e.residual != nullptr) e.residual += i0 * res_rs + j0 * res_cs;
     return e;
   }
@@ -43,13 +48,15 @@ struct GemmEpilogue {
       T* row = c + i * c_rs;
       const T b = row_bias != nullptr ? row_bias[i * bias_stride] : T(0);
       const T* res = residual != nullptr ? residual + i * res_rs : nullptr;
-      if (c_cs == 1 && (res == nullptr || res_cs == 1)) {
+      if (c_cs == 1 && (res == nullptr || res_cs == 1) &&
+          (col_bias == nullptr || col_bias_stride == 1)) {
         apply_row_contiguous(n, row, b, res);
         continue;
       }
       for (int64_t j = 0; j < n; ++j) {
         T v = row[j * c_cs];
         if (row_bias != nullptr) v += b;
+        if (col_bias != nullptr) v += col_bias[j * col_bias_stride];
         if (res != nullptr) v += res[j * res_cs];
         row[j * c_cs] = clamp ? clamp_value(v) : v;
       }
@@ -68,6 +75,9 @@ struct GemmEpilogue {
   void apply_row_contiguous(int64_t n, T* row, T b, const T* res) const {
     if (row_bias != nullptr) {
       for (int64_t j = 0; j < n; ++j) row[j] += b;
+    }
+    if (col_bias != nullptr) {
+      for (int64_t j = 0; j < n; ++j) row[j] += col_bias[j];
     }
     if (res != nullptr) {
       for (int64_t j = 0; j < n; ++j) row[j] += res[j];

@@ -22,10 +22,12 @@ struct MatView {
 
 /// C = alpha · A·B + beta · C for storage type S (m×k times k×n). The
 /// blocked float/double GEMM runs on ctx's thread pool; for float it reads
-/// B from `packed_b` (B packed at prepare, PackedPanels) when given.
+/// B from `packed_b` (B packed at prepare, PackedPanels) when given, and
+/// applies `epilogue` (float only) to C after the product.
 template <typename S>
 void matmul_strided(KernelContext& ctx, int64_t m, int64_t n, int64_t k, MatView a, MatView b, MatView c,
-                    double alpha, double beta, const PackedPanels<float>* packed_b = nullptr) {
+                    double alpha, double beta, const PackedPanels<float>* packed_b = nullptr,
+                    const GemmEpilogue<float>* epilogue = nullptr) {
   using CT = compute_t<S>;
   const S* pa = static_cast<const S*>(a.data) + a.offset;
   const S* pb = static_cast<const S*>(b.data) + b.offset;
@@ -33,22 +35,33 @@ void matmul_strided(KernelContext& ctx, int64_t m, int64_t n, int64_t k, MatView
   if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
     const S al = static_cast<S>(alpha);
     const S be = static_cast<S>(beta);
+    // The small-m paths stream C once; the epilogue then makes one more pass.
+    auto finish = [&] {
+      if constexpr (std::is_same_v<S, float>) {
+        if (epilogue != nullptr) epilogue->apply(m, n, pc, c.rs, c.cs);
+      }
+    };
     if (m <= kGemvMaxM &&
         gemm_small_m<S>(m, n, k, pa, a.rs, a.cs, pb, b.rs, b.cs, al, be, pc, c.rs, c.cs)) {
+      finish();
       return;
     }
     // Few columns: C^T = B^T·A^T has few rows.
     if (n <= kGemvMaxM && n < m &&
         gemm_small_m<S>(n, m, k, pb, b.cs, b.rs, pa, a.cs, a.rs, al, be, pc, c.cs, c.rs)) {
+      finish();
       return;
     }
     if constexpr (std::is_same_v<S, float>) {
       if (packed_b != nullptr) {
         gemm_parallel<S>(ctx, m, n, k, StridedMatrix<S>{pa, a.rs, a.cs},
                          PackedB<float, StridedMatrix<float>>{*packed_b, {pb, b.rs, b.cs}}, al,
-                         be, pc, c.rs, c.cs);
+                         be, pc, c.rs, c.cs, epilogue);
         return;
       }
+      gemm_parallel<S>(ctx, m, n, k, StridedMatrix<S>{pa, a.rs, a.cs},
+                       StridedMatrix<S>{pb, b.rs, b.cs}, al, be, pc, c.rs, c.cs, epilogue);
+      return;
     }
     gemm_parallel<S>(ctx, m, n, k, StridedMatrix<S>{pa, a.rs, a.cs},
                      StridedMatrix<S>{pb, b.rs, b.cs}, al, be, pc, c.rs, c.cs);
