@@ -15,7 +15,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 # otherwise hash: without this, every fresh checkout misses the cache.
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers size-check size-report bench fuzz op-coverage op-coverage-opinfo op-coverage-all clean
+.PHONY: demo test setup system-deps venv install install-with-tests test-cpp test-python test-sanitizers size-check size-report bench bench-llm-deps fuzz op-coverage op-coverage-opinfo op-coverage-all clean
 
 demo: install
 	$(PY) examples/export_cnn.py --out model.pte
@@ -137,6 +137,14 @@ bench: install
 	cmake --build $(BENCH_BUILD_DIR) -j $(JOBS)
 	$(PY) bench/models/run.py --build-dir $(BENCH_BUILD_DIR)
 	$(PY) bench/models/zoo_bench.py --build-dir $(BENCH_BUILD_DIR)
+
+# The LLM benchmark's peer (bench/requirements-llm.txt): llama.cpp, built by pip from
+# llama-cpp-python's sources for this host's CPU only, at most $(JOBS) compile jobs.
+LLAMACPP_CMAKE_ARGS := -DGGML_NATIVE=ON -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF \
+  -DGGML_BLAS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+bench-llm-deps: venv
+	CMAKE_ARGS="$(LLAMACPP_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) \
+	  $(PIP) install -r bench/requirements-llm.txt
 
 # The core ATen conformance sweep (tens of minutes; never part of `make test`,
 # which runs a fixed subset): every core op's OpInfo samples as one-op programs
