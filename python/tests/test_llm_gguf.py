@@ -118,17 +118,31 @@ def test_llamacpp_on_f32_gguf_matches_eager(llamacpp, tmp_path: Path) -> None:
     assert tokens == eager
 
 
-@pytest.mark.parametrize("precision,min_corr", [("Q8_0", 0.999), ("Q4_0", 0.95)])
-def test_llamacpp_on_quantized_gguf_is_close(llamacpp, tmp_path: Path, precision: str,
-                                             min_corr: float) -> None:
+@pytest.mark.parametrize("precision", ["Q8_0", "Q4_0"])
+def test_llamacpp_on_quantized_gguf_matches_its_dequantized_weights(llamacpp, tmp_path: Path,
+                                                                    precision: str) -> None:
+    """llama.cpp reads the blocks gguf.quants wrote: its logits are those of eager on the
+    weights dequantized back (up to llama.cpp quantizing activations to 8 bits for its dot
+    products). Against the float model Q4_0 drifts far (correlation about 0.9 here)."""
+    import copy
+
+    import gguf
+
     model = tiny_llama()
     f32 = llm_gguf.write_gguf(model, tmp_path / "tiny-f32.gguf", "F32")
     q = llm_gguf.write_gguf(model, tmp_path / f"tiny-{precision}.gguf", precision)
     assert q.stat().st_size < f32.stat().st_size / (3 if precision == "Q8_0" else 5)
-    want = eager_logits(model, PROMPT).flatten().double()
+    qtype = getattr(gguf.GGMLQuantizationType, precision)
+    dequantized = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in dequantized.parameters():
+            if p.ndim == 2:
+                blocks = gguf.quants.quantize(p.numpy(), qtype)
+                p.copy_(torch.from_numpy(gguf.quants.dequantize(blocks, qtype)))
+    want = eager_logits(dequantized, PROMPT).flatten().double()
     got = llamacpp_logits(llamacpp, q, PROMPT).flatten().double()
-    corr = torch.corrcoef(torch.stack([want, got]))[0, 1]
-    assert corr >= min_corr
+    assert torch.corrcoef(torch.stack([want, got]))[0, 1] >= 0.999
+    assert (got - want).abs().max() <= 0.1 * want.abs().max()
 
 
 def test_vocab_has_the_model_size_and_keeps_sentencepiece_ids(tmp_path: Path) -> None:
