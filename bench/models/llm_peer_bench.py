@@ -13,7 +13,8 @@ median of the rounds (decode also its range). Decode bandwidth: the bytes a
 decode step reads (the file less its embedding table, which is only indexed)
 times decode tokens/s, as a share of the DRAM read bandwidth measured with
 bench/peak/dram_read_bandwidth.cpp (compiled here with the host's c++,
--O3 -march=native) at the same thread count. Writes its block of
+-O3 -march=native) at the same thread count, the best of the probes before,
+between and after the rounds. Writes its block of
 BENCHMARKS.md unless --no-write.
 """
 
@@ -200,6 +201,8 @@ def main() -> None:
     loads = []
     for rnd in range(args.rounds):
         loads.append(f"{os.getloadavg()[0]:.1f}")
+        # The bandwidth is probed each round and the best kept: the host is shared.
+        bw = {t: max(bw[t], dram_bandwidth(args.out, t)) for t in args.threads}
         print(f"round {rnd + 1}/{args.rounds} (load {loads[-1]})", file=sys.stderr)
         for t in args.threads:
             for prec in args.precisions:
@@ -220,7 +223,6 @@ def main() -> None:
                 samples.setdefault(("fp32", "eager (static cache)", t), []).append(
                     llm_bench.run_eager(args.size, layers, len(ids), args.new_tokens, t,
                                         args.max_seq_len))
-    # Bandwidth again after the runs: the better of the two (the host is shared).
     bw = {t: max(bw[t], dram_bandwidth(args.out, t)) for t in args.threads}
     results = {k: median_row(v) for k, v in samples.items()}
     (args.out / "llm_peer_bench.json").write_text(json.dumps(
