@@ -476,7 +476,7 @@ def write_report(
     path: Path, body: str, begin: str = BEGIN, end: str = END, heading: str | None = None
 ) -> None:
     """Replaces the block between `begin` and `end` in `path`; without one,
-    appends it under `heading` (or starts the file with it when no heading)."""
+    appends it (under `heading` when given), or starts the file with it."""
     block = f"{begin}\n{body.rstrip()}\n{end}\n"
     text = path.read_text() if path.exists() else ""
     if begin in text and end in text:
@@ -484,8 +484,8 @@ def write_report(
         _, tail = rest.split(end, 1)
         tail = tail.lstrip("\n")
         path.write_text(head + block + ("\n" + tail if tail else ""))
-    elif heading is not None and text:
-        path.write_text(text.rstrip() + f"\n\n{heading}\n\n" + block)
+    elif text:
+        path.write_text(text.rstrip() + (f"\n\n{heading}" if heading else "") + "\n\n" + block)
     else:
         path.write_text("# Ember benchmarks\n\n" + block)
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import torch
 
+from ember.exir.operator.library import define_ops
+
 _CONVOLUTION = (
     "Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
     "int groups, Tensor? residual, float? min, float? max"
@@ -44,30 +46,6 @@ def fused_convolution(input, weight, bias, stride, padding, dilation, groups, re
 _FUNCTIONS = {"fused_convolution": fused_convolution}
 
 
-def _out_variant(fn):
-    def impl(*args, out):
-        result = fn(*args)
-        out.resize_(result.shape).copy_(result)
-        return out
-    return impl
-
-
-def _register() -> None:
-    try:
-        torch.ops.ember_fused.fused_convolution.default  # noqa: B018
-        return  # Already defined (an earlier import).
-    except (AttributeError, RuntimeError):
-        pass
-    lib = torch.library.Library("ember_fused", "DEF")
-    for name, schema in SCHEMAS.items():
-        lib.define(f"{name}{schema}")
-    for name, fn in _FUNCTIONS.items():
-        lib.impl(name, fn, "CompositeExplicitAutograd")
-        lib.impl(f"{name}.out", _out_variant(fn), "CompositeExplicitAutograd")
-    _LIBRARIES.append(lib)
-
-
-_LIBRARIES: list[torch.library.Library] = []  # Keeps the registrations alive.
-_register()
+define_ops("ember_fused", SCHEMAS, _FUNCTIONS)
 
 ops = torch.ops.ember_fused

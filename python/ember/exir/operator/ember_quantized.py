@@ -35,6 +35,8 @@ from __future__ import annotations
 import torch
 from torch.ao.quantization.fx import _decomposed  # noqa: F401  (defines quantized_decomposed)
 
+from ember.exir.operator.library import define_ops
+
 _qd = torch.ops.quantized_decomposed
 
 _LINEAR = (
@@ -129,31 +131,6 @@ _FUNCTIONS = {"linear": linear, "conv2d": conv2d, "linear_dynamic": linear_dynam
               "linear_weight_only": linear_weight_only}
 
 
-def _out_variant(fn):
-    def impl(*args, out):
-        result = fn(*args)
-        out.resize_(result.shape).copy_(result)
-        return out
-    return impl
-
-
-def _register() -> None:
-    if hasattr(torch.ops, "ember_quantized") and hasattr(torch.ops.ember_quantized, "linear"):
-        try:
-            torch.ops.ember_quantized.linear.default  # noqa: B018
-            return  # Already defined (an earlier import).
-        except (AttributeError, RuntimeError):
-            pass
-    lib = torch.library.Library("ember_quantized", "DEF")
-    for name, schema in SCHEMAS.items():
-        lib.define(f"{name}{schema}")
-    for name, fn in _FUNCTIONS.items():
-        lib.impl(name, fn, "CompositeExplicitAutograd")
-        lib.impl(f"{name}.out", _out_variant(fn), "CompositeExplicitAutograd")
-    _LIBRARIES.append(lib)
-
-
-_LIBRARIES: list[torch.library.Library] = []  # Keeps the registrations alive.
-_register()
+define_ops("ember_quantized", SCHEMAS, _FUNCTIONS)
 
 ops = torch.ops.ember_quantized
