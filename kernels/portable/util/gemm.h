@@ -311,6 +311,25 @@ inline void gemm_tile(int64_t kc, const T* ap, const T* bp, T* ct, int64_t mr, i
   }
 }
 
+// A tile's epilogue: vectorised for the ISA of the microkernel that wrote it
+// (float, row-contiguous C), else GemmEpilogue::apply.
+template <typename T, auto kMicro>
+inline void run_epilogue(const GemmEpilogue<T>& ep, int64_t m, int64_t n, T* c, int64_t c_rs,
+                         int64_t c_cs) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (f32_epilogue_vectorisable(ep, c_cs)) {
+      if constexpr (kMicro == &f32_gemm_8x32_avx512f) {
+        f32_epilogue_avx512f(ep, m, n, c, c_rs);
+        return;
+      } else if constexpr (kMicro == &f32_gemm_6x16_avx2_fma) {
+        f32_epilogue_avx2(ep, m, n, c, c_rs);
+        return;
+      }
+    }
+  }
+  ep.apply(m, n, c, c_rs, c_cs);
+}
+
 // The kMR-row strips of A's block (ic, pc): read in place when A was packed
 // at prepare for this tile, else packed into `buf`.
 template <int kMR, typename T, typename ASource>
@@ -363,7 +382,9 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
             T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
             gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
                                            c_cs, alpha, beta_k, tile);
-            if (last_k) ep->at(ic + ir, jc + jr).apply(mr, nr, ct, c_rs, c_cs);
+            if (last_k) {
+              run_epilogue<T, kMicro>(ep->at(ic + ir, jc + jr), mr, nr, ct, c_rs, c_cs);
+            }
           }
         }
       }
@@ -412,7 +433,9 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
             T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
             gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
                                            c_cs, alpha, beta_k, tile);
-            if (last_k) ep->at(ic + ir, jc + jr).apply(mr, nr, ct, c_rs, c_cs);
+            if (last_k) {
+              run_epilogue<T, kMicro>(ep->at(ic + ir, jc + jr), mr, nr, ct, c_rs, c_cs);
+            }
           }
         }
       }

@@ -92,4 +92,19 @@ struct GemmEpilogue {
   }
 };
 
+/// The same for float, vectorised: one pass per row doing the bias, the
+/// residual and the clamp together. Only for c_cs == 1 with contiguous column
+/// bias and residual rows (the caller checks); the generic `apply` does the rest.
+/// Call each only when the CPU has its ISA (gemm.h's dispatch does).
+void f32_epilogue_avx512f(const GemmEpilogue<float>& ep, int64_t m, int64_t n, float* c,
+                          int64_t c_rs);
+void f32_epilogue_avx2(const GemmEpilogue<float>& ep, int64_t m, int64_t n, float* c,
+                       int64_t c_rs);
+
+/// True when the vectorised epilogues take this call.
+inline bool f32_epilogue_vectorisable(const GemmEpilogue<float>& ep, int64_t c_cs) {
+  return c_cs == 1 && (ep.col_bias == nullptr || ep.col_bias_stride == 1) &&
+         (ep.residual == nullptr || ep.res_cs == 1);
+}
+
 }  // namespace ember::kernels::portable
