@@ -168,7 +168,7 @@ TEST(GemvTest, Avx512RowStreamGivesTheAvx2Bits) {
   }
 }
 
-// The epilogue (row bias, residual, clamp) on every path the host has:
+// The epilogue (row and column bias, residual, clamp) on every path the host has:
 // against a double reference, and the paths against each other after the
 // same epilogue (it adds in eager's order: (A·B + bias) + residual).
 TEST(GemmTest, EpilogueAddsBiasAndResidualThenClamps) {
@@ -181,12 +181,14 @@ TEST(GemmTest, EpilogueAddsBiasAndResidualThenClamps) {
     const auto b = random_values<float>(size_t(p.k) * p.n, 32);
     const auto bias = random_values<float>(size_t(p.m) * 2, 33);  // Stride 2.
     const auto res = random_values<float>(size_t(p.m) * p.n, 34);
+    const auto col = random_values<float>(size_t(p.n), 35);
     const int64_t b_rs = p.b_trans ? 1 : p.n, b_cs = p.b_trans ? p.k : 1;
     const int64_t c_rs = p.c_trans ? 1 : p.n, c_cs = p.c_trans ? p.m : 1;
     const StridedMatrix<float> am{a.data(), p.k, 1}, bm{b.data(), b_rs, b_cs};
     GemmEpilogue<float> ep{};
     ep.row_bias = bias.data();
     ep.bias_stride = 2;
+    ep.col_bias = col.data();
     ep.residual = res.data();
     ep.res_rs = p.n;  // Row-major whatever C's layout is.
     ep.res_cs = 1;
@@ -210,7 +212,7 @@ TEST(GemmTest, EpilogueAddsBiasAndResidualThenClamps) {
         for (int j = 0; j < p.n; ++j) {
           double s = 0;
           for (int q = 0; q < p.k; ++q) s += double(a[i * p.k + q]) * b[q * b_rs + j * b_cs];
-          const double raw = s + bias[i * 2] + res[i * p.n + j];
+          const double raw = s + bias[i * 2] + col[j] + res[i * p.n + j];
           const double want = std::fmin(std::fmax(raw, -0.25), 0.5);
           clamped += raw < -0.25 || raw > 0.5;
           ASSERT_NEAR(c[i * c_rs + j * c_cs], want, 2e-6 * (p.k + 3))
