@@ -31,7 +31,8 @@ Method::Method(Method&& other)
       input_guards_(other.input_guards_),
       rng_state_(other.rng_state_),
       thread_pool_(other.thread_pool_),
-      tracer_(other.tracer_) {
+      tracer_(other.tracer_),
+      output_logger_(other.output_logger_) {
   other.num_delegates_ = 0;  // The handles now belong to this method.
 }
 
@@ -234,8 +235,12 @@ Error Method::execute() {
         break;
       }
     }
-    if (tracer_ != nullptr && (step.kind == Step::Kind::Kernel || step.kind == Step::Kind::Delegate)) {
-      tracer_->record(static_cast<uint32_t>(pc), start, EventTracer::now_ns());
+    if (step.kind == Step::Kind::Kernel || step.kind == Step::Kind::Delegate) {
+      const uint32_t k = static_cast<uint32_t>(pc);
+      if (tracer_ != nullptr) tracer_->record(k, start, EventTracer::now_ns());
+      if (output_logger_ != nullptr) {
+        output_logger_->log_instruction(k, {step.args, step.num_args});
+      }
     }
     ++pc;
   }

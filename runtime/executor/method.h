@@ -13,6 +13,7 @@
 #include "runtime/core/result.h"
 #include "runtime/executor/event_tracer.h"
 #include "runtime/executor/input_guards.h"
+#include "runtime/executor/intermediate_output_logger.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/kernel/kernel_registry.h"
 #include "runtime/kernel/thread_pool.h"
@@ -119,6 +120,11 @@ class Method {
   /// index and start/end times) into `tracer`; null stops recording.
   void set_event_tracer(EventTracer* tracer) { tracer_ = tracer; }
 
+  /// Hands each kernel and delegate instruction's arguments to `logger` right
+  /// after the instruction ran (numerical debugging: capture every op's
+  /// output); null stops it. The logger must outlive its use here.
+  void set_output_logger(IntermediateOutputLogger* logger) { output_logger_ = logger; }
+
  private:
   friend class Program;
   friend class MethodLoader;
@@ -150,6 +156,7 @@ class Method {
   uint64_t rng_state_ = 0x853c49e6748fea9bULL;
   ThreadPool* thread_pool_ = nullptr;  // Process-wide pool, looked up at load.
   EventTracer* tracer_ = nullptr;
+  IntermediateOutputLogger* output_logger_ = nullptr;
 };
 
 }  // namespace ember

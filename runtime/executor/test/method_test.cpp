@@ -128,6 +128,42 @@ TEST(MethodTest, EventTracerRecordsEachInstruction) {
   EXPECT_EQ(tracer.size(), 0u);
 }
 
+// With an output logger set, execute hands it each instruction's arguments
+// right after the instruction ran (the out argument holds the result); the
+// logger moves with the method; unset, it is not called.
+TEST(MethodTest, OutputLoggerSeesEachInstruction) {
+  struct Counting final : IntermediateOutputLogger {
+    void log_instruction(uint32_t instruction, std::span<EValue* const> args) override {
+      ++calls;
+      last_instruction = instruction;
+      num_args = args.size();
+      first_out = args.back()->to_tensor().data_ptr<float>()[0];
+    }
+    int calls = 0;
+    uint32_t last_instruction = 99;
+    size_t num_args = 0;
+    float first_out = 0;
+  } logger;
+  Fixture f(testing::write(testing::make_axpy_program()));
+  Result<Program> program = Program::load(&f.loader);
+  ASSERT_TRUE(program.ok());
+  Result<Method> loaded = program->load_method("forward", &f.mm);
+  ASSERT_TRUE(loaded.ok());
+  loaded->set_output_logger(&logger);
+  Method method(std::move(*loaded));
+  HostTensor x({2, 3}, {1, 2, 3, 4, 5, 6});
+  ASSERT_EQ(method.set_input(0, x.t), Error::Ok);
+  ASSERT_EQ(method.set_input(1, x.t), Error::Ok);
+  ASSERT_EQ(method.execute(), Error::Ok);
+  EXPECT_EQ(logger.calls, 1);
+  EXPECT_EQ(logger.last_instruction, 0u);
+  EXPECT_EQ(logger.num_args, 5u);
+  EXPECT_FLOAT_EQ(logger.first_out, 3.0f);  // 1 + 2 * 1
+  method.set_output_logger(nullptr);
+  ASSERT_EQ(method.execute(), Error::Ok);
+  EXPECT_EQ(logger.calls, 1);
+}
+
 // The loaded method (moved out of the loader, then out of the Result) keeps
 // the process-wide pool its kernels split work over.
 TEST(MethodTest, KeepsTheProcessThreadPool) {
