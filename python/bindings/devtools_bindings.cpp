@@ -9,6 +9,8 @@
 #include <nanobind/stl/vector.h>
 
 #include "extension/bundled_program/bundled_program.h"
+#include "extension/devtools/instruction_info.h"
+#include "extension/devtools/intermediate_outputs.h"
 #include "extension/devtools/memory_plan_view.h"
 #include "extension/devtools/program_graph.h"
 #include "extension/module/module.h"
@@ -111,7 +113,7 @@ nb::dict case_dict(const extension::CaseReport& r, double rtol, double atol) {
 // The verified program's plan of `method` (a .pte or .bpte, path or bytes),
 // handed to `view`.
 template <typename View>
-std::string plan_view(nb::object source, const std::string& method, View&& view) {
+auto plan_view(nb::object source, const std::string& method, View&& view) {
   AlignedInput in = read_source(source);
   Result<std::unique_ptr<extension::Module>> module =
       extension::Module::from_bytes(in.data(), in.size);
@@ -125,9 +127,79 @@ std::string plan_view(nb::object source, const std::string& method, View&& view)
   throw nb::key_error(("no method '" + method + "'; the program's methods: " + names).c_str());
 }
 
+// Every instruction of the method's chain: what it runs, where it comes
+// from (Chain.stacktrace) and what it writes.
+nb::list instruction_table(const ember_fb::ExecutionPlan* plan) {
+  const auto output_args = extension::instruction_output_args(plan);
+  const auto* chains = plan->chains();
+  const auto* chain = chains != nullptr && chains->size() > 0 ? chains->Get(0) : nullptr;
+  const auto* trace = chain != nullptr ? chain->stacktrace() : nullptr;
+  nb::list rows;
+  for (uint32_t k = 0; k < extension::num_instructions(plan); ++k) {
+    const auto* ins = chain->instructions()->Get(k);
+    nb::dict row;
+    row["instruction"] = k;
+    const auto type = ins->instr_args_type();
+    row["kind"] = type == ember_fb::InstructionArguments::KernelCall     ? "kernel"
+                  : type == ember_fb::InstructionArguments::DelegateCall ? "delegate"
+                  : type == ember_fb::InstructionArguments::MoveCall     ? "move"
+                  : type == ember_fb::InstructionArguments::JumpFalseCall ? "jump_false"
+                                                                          : "free";
+    row["op"] = extension::instruction_label(plan, k);
+    row["node"] = extension::instruction_node(plan, k);
+    row["source"] = extension::instruction_source(plan, k);
+    nb::list stack;
+    if (trace != nullptr && k < trace->size() && trace->Get(k)->items() != nullptr) {
+      for (const ember_fb::Frame* f : *trace->Get(k)->items()) {
+        if (f->filename() == nullptr || f->filename()->size() == 0) continue;
+        nb::dict frame;
+        frame["filename"] = f->filename()->str();
+        frame["lineno"] = f->lineno();
+        frame["name"] = f->name() != nullptr ? f->name()->str() : std::string();
+        frame["context"] = f->context() != nullptr ? f->context()->str() : std::string();
+        stack.append(frame);
+      }
+    }
+    row["stack"] = stack;
+    // The values written, a kernel's returned TensorList by its items.
+    const std::vector<int32_t> args = extension::instruction_values(plan, k);
+    nb::list outputs;
+    // "output" numbers them as the captures do (intermediate_outputs.h):
+    // a delegate's in order, a TensorList's by item.
+    auto add = [&](int32_t v, uint32_t index) {
+      if (v < 0 || static_cast<uint32_t>(v) >= plan->values()->size()) return;
+      nb::dict out;
+      out["output"] = index;
+      out["value"] = v;
+      out["type"] = extension::value_type(plan, v);
+      outputs.append(out);
+    };
+    for (uint32_t j = 0; j < output_args[k].size(); ++j) {
+      const int32_t v = args[output_args[k][j]];
+      const auto* list = plan->values()->Get(static_cast<uint32_t>(v))->val_as_TensorList();
+      if (list != nullptr && list->items() != nullptr) {
+        for (uint32_t i = 0; i < list->items()->size(); ++i) add(list->items()->Get(i), i);
+      } else {
+        add(v, j);
+      }
+    }
+    row["outputs"] = outputs;
+    rows.append(row);
+  }
+  return rows;
+}
+
 }  // namespace
 
 void bind_devtools(nb::module_& m) {
+  m.def(
+      "instruction_table",
+      [](nb::object source, const std::string& method) {
+        return plan_view(source, method, instruction_table);
+      },
+      nb::arg("source"), nb::arg("method") = "forward",
+      "Every instruction of the method: index, kind, op, FX node name, source line, stack "
+      "frames and the values it writes (value index and type), read from the .pte alone.");
   m.def(
       "write_bundled_program",
       [](nb::bytes program, nb::list suites) {

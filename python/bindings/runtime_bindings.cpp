@@ -1,5 +1,6 @@
 // Bindings of the runtime: load a program, load a method, run it with NumPy
 // arrays. Every runtime error becomes ember._C.EmberError with its message.
+#include <algorithm>
 #include <set>
 
 #include <nanobind/nanobind.h>
@@ -7,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "extension/devtools/intermediate_outputs.h"
 #include "extension/module/module.h"
 #include "python/bindings/tensor_convert.h"
 #include "runtime/kernel/thread_pool.h"
@@ -134,14 +136,14 @@ PyProgram* load_program(nb::object source, const std::string& verification, nb::
   return program;
 }
 
-nb::list execute(PyMethod& self, nb::list inputs, bool torch_outputs) {
+void set_inputs(PyMethod& self, nb::list inputs, std::vector<ArrayTensor>& tensors) {
   Method& method = *self.method;
   if (inputs.size() != method.inputs_size()) {
     throw nb::value_error(("method '" + self.name + "' takes " + std::to_string(method.inputs_size()) +
                            " inputs, got " + std::to_string(inputs.size()))
                               .c_str());
   }
-  std::vector<ArrayTensor> tensors(inputs.size());
+  tensors.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     nb::handle item = inputs[i];
     Error err = Error::Ok;
@@ -171,46 +173,147 @@ nb::list execute(PyMethod& self, nb::list inputs, bool torch_outputs) {
     }
     if (err != Error::Ok) raise_error(err, "set_input");
   }
-  Error err;
-  {
-    nb::gil_scoped_release release;
-    err = method.execute();
+}
+
+nb::object value_object(const EValue* v, bool torch_outputs) {
+  switch (v->tag) {
+    case Tag::Tensor: return python::array_from_tensor(v->to_tensor(), torch_outputs);
+    case Tag::Int: return nb::int_(v->as_int);
+    case Tag::Double: return nb::float_(v->as_double);
+    case Tag::Bool: return nb::bool_(v->as_bool);
+    case Tag::None: return nb::none();
+    case Tag::String: return nb::str(v->as_string.data(), v->as_string.size());
+    case Tag::IntList: {
+      nb::list items;
+      for (int64_t x : v->as_int_list.get()) items.append(nb::int_(x));
+      return items;
+    }
+    case Tag::DoubleList: {
+      nb::list items;
+      for (double x : v->as_double_list) items.append(nb::float_(x));
+      return items;
+    }
+    case Tag::BoolList: {
+      nb::list items;
+      for (bool x : v->as_bool_list) items.append(nb::bool_(x));
+      return items;
+    }
+    default:
+      throw nb::type_error(
+          (std::string("output of kind ") + tag_name(v->tag) + " cannot be returned").c_str());
   }
-  if (err != Error::Ok) raise_error(err, "execute");
+}
+
+Error run(Method& method) {
+  nb::gil_scoped_release release;
+  return method.execute();
+}
+
+nb::list outputs_of(const Method& method, bool torch_outputs) {
   nb::list outputs;
   for (size_t i = 0; i < method.outputs_size(); ++i) {
-    const EValue* v = method.get_output(i).get();
-    switch (v->tag) {
-      case Tag::Tensor:
-        outputs.append(python::array_from_tensor(v->to_tensor(), torch_outputs));
-        break;
-      case Tag::Int: outputs.append(nb::int_(v->as_int)); break;
-      case Tag::Double: outputs.append(nb::float_(v->as_double)); break;
-      case Tag::Bool: outputs.append(nb::bool_(v->as_bool)); break;
-      case Tag::None: outputs.append(nb::none()); break;
-      case Tag::String: outputs.append(nb::str(v->as_string.data(), v->as_string.size())); break;
-      case Tag::IntList: {
-        nb::list items;
-        for (int64_t x : v->as_int_list.get()) items.append(nb::int_(x));
-        outputs.append(items);
-        break;
-      }
-      case Tag::DoubleList: {
-        nb::list items;
-        for (double x : v->as_double_list) items.append(nb::float_(x));
-        outputs.append(items);
-        break;
-      }
-      case Tag::BoolList: {
-        nb::list items;
-        for (bool x : v->as_bool_list) items.append(nb::bool_(x));
-        outputs.append(items);
-        break;
-      }
-      default: throw nb::type_error((std::string("output of kind ") + tag_name(v->tag) + " cannot be returned").c_str());
-    }
+    outputs.append(value_object(method.get_output(i).get(), torch_outputs));
   }
   return outputs;
+}
+
+nb::list execute(PyMethod& self, nb::list inputs, bool torch_outputs) {
+  std::vector<ArrayTensor> tensors;
+  set_inputs(self, inputs, tensors);
+  const Error err = run(*self.method);
+  if (err != Error::Ok) raise_error(err, "execute");
+  return outputs_of(*self.method, torch_outputs);
+}
+
+// Detaches a logger or tracer however the run ends (a Python error included).
+struct Unset {
+  Method& method;
+  ~Unset() {
+    method.set_output_logger(nullptr);
+    method.set_event_tracer(nullptr);
+  }
+};
+
+// Runs once, capturing each kernel and delegate instruction's outputs
+// (extension/devtools/intermediate_outputs.h): (outputs, [(instruction,
+// output, value)]). The storage is sized for one run (or `capacity_bytes`);
+// a run that needs more (a loop) raises, naming the bytes it needed.
+nb::tuple execute_capturing(PyMethod& self, nb::list inputs, bool torch_outputs,
+                            size_t capacity_bytes) {
+  Method& method = *self.method;
+  std::vector<ArrayTensor> tensors;
+  set_inputs(self, inputs, tensors);
+  const extension::CaptureSize size = extension::IntermediateOutputRecorder::one_run(method);
+  // More bytes asked for: as many more records, in proportion.
+  const size_t scale =
+      capacity_bytes > size.bytes ? capacity_bytes / std::max<size_t>(size.bytes, 1) + 1 : 1;
+  std::vector<extension::CapturedOutput> records(size.records * scale);
+  std::vector<uint8_t> storage(std::max(size.bytes, capacity_bytes));
+  extension::IntermediateOutputRecorder recorder(method, records, storage);
+  method.set_output_logger(&recorder);
+  Error err;
+  {
+    Unset unset{method};
+    err = run(method);
+  }
+  if (err != Error::Ok) raise_error(err, "execute");
+  if (recorder.dropped() > 0) {
+    throw nb::value_error(("method '" + self.name + "': " + std::to_string(recorder.dropped()) +
+                           " instruction outputs did not fit (the run repeated instructions); "
+                           "pass capacity_bytes=" + std::to_string(recorder.bytes_needed()))
+                              .c_str());
+  }
+  nb::list captured;
+  for (const extension::CapturedOutput& c : recorder.captured()) {
+    nb::object value;
+    if (c.tag == Tag::Tensor) {
+      std::vector<int64_t> strides(static_cast<size_t>(c.dim));
+      Tensor t;
+      t.dtype = c.dtype;
+      t.dim = c.dim;
+      int32_t sizes[kTensorMaxDim];
+      uint8_t order[kTensorMaxDim];
+      std::copy(c.sizes, c.sizes + c.dim, sizes);
+      std::copy(c.dim_order, c.dim_order + c.dim, order);
+      t.sizes = sizes;
+      t.dim_order = order;
+      t.strides = strides.data();
+      t.data = const_cast<uint8_t*>(recorder.data(c));
+      t.update_strides();
+      value = python::array_from_tensor(t, torch_outputs);
+    } else if (c.tag == Tag::Double) {
+      value = nb::float_(c.double_value);
+    } else if (c.tag == Tag::Bool) {
+      value = nb::bool_(c.int_value != 0);
+    } else {
+      value = nb::int_(c.int_value);
+    }
+    captured.append(nb::make_tuple(c.instruction, c.output, value));
+  }
+  return nb::make_tuple(outputs_of(method, torch_outputs), captured);
+}
+
+// Runs `iters` times with an event tracer: (outputs, [(instruction, start ns,
+// end ns)]) over all runs, as ember-run --profile records them.
+nb::tuple execute_profiled(PyMethod& self, nb::list inputs, int iters, bool torch_outputs) {
+  if (iters < 1) throw nb::value_error("iters must be at least 1");
+  Method& method = *self.method;
+  std::vector<ArrayTensor> tensors;
+  std::vector<ProfileEvent> events(method.num_steps() * static_cast<size_t>(iters));
+  EventTracer tracer(events.data(), events.size());
+  for (int i = 0; i < iters; ++i) {
+    set_inputs(self, inputs, tensors);  // a plan may reuse an input's bytes
+    method.set_event_tracer(&tracer);
+    Unset unset{method};
+    const Error err = run(method);
+    if (err != Error::Ok) raise_error(err, "execute");
+  }
+  nb::list out;
+  for (size_t i = 0; i < tracer.size(); ++i) {
+    const ProfileEvent& e = tracer.events()[i];
+    out.append(nb::make_tuple(e.instruction, e.start_ns, e.end_ns));
+  }
+  return nb::make_tuple(outputs_of(method, torch_outputs), out);
 }
 
 }  // namespace
@@ -240,6 +343,14 @@ void bind_runtime(nb::module_& m) {
            "Runs the method on a list of arrays (NumPy, or torch tensors of any dtype through "
            "DLPack) and scalars; returns a list of outputs (copies): NumPy arrays, or torch "
            "tensors with torch_outputs=True.")
+      .def("execute_capturing", &execute_capturing, nb::arg("inputs"),
+           nb::arg("torch_outputs") = false, nb::arg("capacity_bytes") = 0,
+           "Runs once, capturing every kernel and delegate instruction's outputs right after "
+           "it ran: (outputs, [(instruction, output index, value)]). Numerical debugging.")
+      .def("execute_profiled", &execute_profiled, nb::arg("inputs"), nb::arg("iters") = 1,
+           nb::arg("torch_outputs") = false,
+           "Runs `iters` times timing each kernel and delegate instruction: (outputs of the "
+           "last run, [(instruction, start ns, end ns)]).")
       .def_prop_ro("name", [](PyMethod& self) { return self.name; })
       .def_prop_ro("prepared_bytes", [](PyMethod& self) { return self.method->prepared_bytes(); },
                    "Bytes the kernels' prepare steps took at load (constant weights packed "

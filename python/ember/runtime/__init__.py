@@ -127,21 +127,51 @@ class Method:
             self._dim_orders = [i.get("dim_order") for i in self._method.method_meta()["inputs"]]
         return self._dim_orders
 
-    def execute(self, inputs: Sequence[Any]) -> list[Any]:
-        """Runs the method on tensors (or scalars); returns a list of tensors.
-        An input the method mutates in place (``x.add_(1)`` in ``forward``) is
-        updated in the caller's tensor too, as eager would."""
+    def _converted(self, inputs: Sequence[Any]) -> list[Any]:
         orders = self._input_dim_orders()
-        converted = [_to_runtime(x, orders[i] if i < len(orders) else None)
-                     for i, x in enumerate(inputs)]
-        outputs = self._method.execute(converted, torch_outputs=True)
+        return [_to_runtime(x, orders[i] if i < len(orders) else None)
+                for i, x in enumerate(inputs)]
+
+    def _write_back(self, inputs: Sequence[Any]) -> None:
         if self._written is None:
             self._written = list(self._method.written_inputs)
         for i in self._written:
             if i < len(inputs) and isinstance(inputs[i], torch.Tensor):
                 with torch.no_grad():
                     inputs[i].copy_(self._method.get_input(i, torch_outputs=True))
+
+    def execute(self, inputs: Sequence[Any]) -> list[Any]:
+        """Runs the method on tensors (or scalars); returns a list of tensors.
+        An input the method mutates in place (``x.add_(1)`` in ``forward``) is
+        updated in the caller's tensor too, as eager would."""
+        outputs = self._method.execute(self._converted(inputs), torch_outputs=True)
+        self._write_back(inputs)
         return outputs
+
+    def execute_capturing(
+        self, inputs: Sequence[Any], capacity_bytes: int = 0
+    ) -> tuple[list[Any], list[tuple[int, int, Any]]]:
+        """Runs once and captures every kernel and delegate instruction's
+        outputs right after it ran (numerical debugging, ``docs/devtools.md``):
+        ``(outputs, [(instruction, output index, tensor or scalar), ...])`` in
+        the order they ran. Storage is sized for one pass over the
+        instructions; a run that repeats some (a loop) raises ``ValueError``
+        naming the ``capacity_bytes`` it needs."""
+        outputs, captured = self._method.execute_capturing(
+            self._converted(inputs), torch_outputs=True, capacity_bytes=capacity_bytes)
+        self._write_back(inputs)
+        return outputs, [tuple(c) for c in captured]
+
+    def execute_profiled(
+        self, inputs: Sequence[Any], iters: int = 1
+    ) -> tuple[list[Any], list[tuple[int, int, int]]]:
+        """Runs ``iters`` times (inputs set before each run) timing every kernel
+        and delegate instruction: ``(outputs, [(instruction, start_ns, end_ns),
+        ...])``; ``ember.devtools.profile`` makes a trace of it."""
+        converted = self._converted(inputs)
+        outputs, events = self._method.execute_profiled(converted, iters, torch_outputs=True)
+        self._write_back(inputs)
+        return outputs, [tuple(e) for e in events]
 
     def __call__(self, *inputs: Any) -> list[Any]:
         return self.execute(list(inputs))
