@@ -1,6 +1,8 @@
 """Tools to see inside programs (#19): bundled test cases (``.bpte``) and
 their verification on the C++ runtime; pictures of the memory plan, the
-profile and the graph. ``docs/devtools.md``.
+profile and the graph; the Inspector (profile rows joined with graph nodes
+and source lines, as pandas tables) and numerical debugging (each op's
+output on the runtime against eager). ``docs/devtools.md``.
 
 Names load on first use, so drawing (``python -m ember.devtools.plot_cli``,
 which ``ember-inspect --plot`` runs) does not import torch."""
@@ -19,6 +21,13 @@ _WHERE = {
     "OutputResult": "ember.devtools.bundled_program.verify",
     "VerificationReport": "ember.devtools.bundled_program.verify",
     "verify": "ember.devtools.bundled_program.verify",
+    "Inspector": "ember.devtools.inspector",
+    "profile": "ember.devtools.inspector",
+    "NodeGap": "ember.devtools.numeric",
+    "NumericGapReport": "ember.devtools.numeric",
+    "capture_intermediate_outputs": "ember.devtools.numeric",
+    "compare_with_eager": "ember.devtools.numeric",
+    "eager_intermediate_outputs": "ember.devtools.numeric",
     "graph_dot": "ember.devtools.plots",
     "memory_plan_data": "ember.devtools.plots",
     "plot_graph": "ember.devtools.plots",
@@ -30,15 +39,22 @@ _WHERE = {
 __all__ = [
     "BundledProgram",
     "CaseResult",
+    "Inspector",
     "MethodTestCase",
     "MethodTestSuite",
+    "NodeGap",
+    "NumericGapReport",
     "OutputResult",
     "VerificationReport",
+    "capture_intermediate_outputs",
+    "compare_with_eager",
+    "eager_intermediate_outputs",
     "graph_dot",
     "memory_plan_data",
     "plot_graph",
     "plot_memory_plan",
     "plot_profile",
+    "profile",
     "profile_summary",
     "serialize_from_bundled_program_to_flatbuffer",
     "verify",
