@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "extension/devtools/intermediate_outputs.h"
 #include "extension/module/module.h"
 #include "extension/tensor/owned_tensor.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -109,6 +110,47 @@ TEST(ExecuteAllocationTest, TutorialProgramsRunWithoutHeapAllocation) {
     }
   }
   EXPECT_GE(checked, 5);
+}
+
+// Capturing every instruction's outputs (numerical debugging) copies into
+// storage sized before execute: the run still allocates nothing.
+TEST(ExecuteAllocationTest, CapturingOutputsRunsWithoutHeapAllocation) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan owns malloc in this build";
+#endif
+  const std::filesystem::path dir = std::filesystem::path(EMBER_SOURCE_DIR) / "tests/programs";
+  int checked = 0;
+  for (const char* file : {"m.pte", "simple_conv.pte", "xnnpack_cnn.pte"}) {
+    auto module = extension::Module::load((dir / file).string());
+    ASSERT_TRUE(module.ok()) << file << ": " << last_error_message();
+    Result<Method*> method = module.get()->method("forward");
+    ASSERT_TRUE(method.ok()) << file << ": " << last_error_message();
+    const MethodMeta meta = method.get()->method_meta();
+    std::vector<extension::OwnedTensor> inputs;
+    for (size_t i = 0; i < meta.num_inputs(); ++i) {
+      TensorInfo info = meta.input_tensor_info(i).get();
+      inputs.emplace_back(info.dtype, info.sizes, info.dim_order);
+    }
+    const extension::CaptureSize size =
+        extension::IntermediateOutputRecorder::one_run(*method.get());
+    std::vector<extension::CapturedOutput> records(size.records);
+    std::vector<uint8_t> bytes(size.bytes);
+    extension::IntermediateOutputRecorder recorder(*method.get(), records, bytes);
+    method.get()->set_output_logger(&recorder);
+    g_allocations = 0;
+    g_counting = true;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ASSERT_EQ(method.get()->set_input(i, inputs[i].tensor()), Error::Ok);
+    }
+    ASSERT_EQ(method.get()->execute(), Error::Ok) << last_error_message();
+    g_counting = false;
+    method.get()->set_output_logger(nullptr);
+    EXPECT_EQ(g_allocations.load(), 0) << file;
+    EXPECT_GT(recorder.captured().size(), 0u) << file;
+    EXPECT_EQ(recorder.dropped(), 0u) << file;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
 }
 
 // The tutorial programs are too small to wake the thread pool; a product
