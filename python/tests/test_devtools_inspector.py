@@ -62,9 +62,8 @@ class WithBatchNorm(torch.nn.Module):
         return self.fc(y.amax(dim=(2, 3))).softmax(-1)
 
 
-def _edge(model: torch.nn.Module, x: torch.Tensor):
-    torch.manual_seed(0)
-    return to_edge(export(model.eval(), (x,)))
+OPS = ["ember_fused::fused_convolution.out", "aten::mean.out", "aten::sigmoid.out",
+       "aten::addmm.out"]
 
 
 @pytest.fixture(scope="module")
@@ -82,26 +81,28 @@ def cnn():
 def test_table_without_profile_joins_instructions_with_graph(cnn) -> None:
     _, _, edge, program = cnn
     df = Inspector(program).to_dataframe()
-    assert list(df["op"]) == ["aten::convolution.out", "aten::relu.out", "aten::mean.out",
-                              "aten::sigmoid.out", "aten::addmm.out"]
+    # to_executorch fuses the convolution and its relu into one op.
+    assert list(df["op"]) == OPS
     for column in ("instruction", "kind", "node", "source", "stack", "output_types",
                    "output_shapes", "output_dtypes"):
         assert column in df.columns
     assert "calls" not in df.columns  # no profile, no times
-    # Node names are the graph's: every one names a node of the edge program.
-    nodes = {n.name for n in edge.exported_program().graph.nodes}
+    # Node names are the graph's: every one names a node of the edge program
+    # after to_executorch's graph-level passes (the fused convolution's too).
+    nodes = {n.name for n in reference_program(edge).graph.nodes}
     assert set(df["node"]) <= nodes
-    assert df["node"].iloc[0].startswith("aten_convolution")
+    assert df["node"].iloc[0].startswith("ember_fused_fused_convolution")
+    assert df["node"].iloc[1] in {n.name for n in edge.exported_program().graph.nodes}
     # Source lines are the model's.
     here = Path(__file__).name
     relu_line = _line_of(SmallCnn.forward, "torch.relu(self.conv(x))")
     sigmoid_line = _line_of(SmallCnn.forward, "torch.sigmoid")
     assert df["source"].iloc[0] == f"{here}:{relu_line}"
-    assert df["source"].iloc[3] == f"{here}:{sigmoid_line}"
-    assert f"{here}:{sigmoid_line} in forward" in df["stack"].iloc[3]
+    assert df["source"].iloc[2] == f"{here}:{sigmoid_line}"
+    assert f"{here}:{sigmoid_line} in forward" in df["stack"].iloc[2]
     assert df["output_shapes"].iloc[0] == [[1, 8, 10, 10]]
-    assert df["output_shapes"].iloc[2] == [[1, 8]]
-    assert df["output_dtypes"].iloc[4] == ["float32"]
+    assert df["output_shapes"].iloc[1] == [[1, 8]]
+    assert df["output_dtypes"].iloc[3] == ["float32"]
     # The same from the bytes.
     pd.testing.assert_frame_equal(Inspector(program.buffer).to_dataframe(), df)
 
@@ -113,7 +114,7 @@ def test_table_with_a_python_profile(cnn, tmp_path: Path) -> None:
     inspector = Inspector(program, profile=trace)
     assert inspector.runs == 4
     df = inspector.to_dataframe()
-    assert len(df) == 5
+    assert list(df["op"]) == OPS
     assert (df["calls"] == 1).all()
     assert (df["total_ms"] >= 0).all() and (df["min_us"] <= df["max_us"]).all()
     assert df["ms_per_run"].sum() * 4 == pytest.approx(df["total_ms"].sum())
@@ -137,7 +138,7 @@ def test_table_with_ember_run_trace(cnn, tmp_path: Path) -> None:
     subprocess.run([tool("ember-run"), str(pte), "--iters", "3", "--warmup", "0",
                     "--profile", str(trace)], check=True, capture_output=True, text=True)
     df = Inspector(pte, profile=trace).to_dataframe()
-    assert df["op"].iloc[0] == "aten::convolution.out"
+    assert list(df["op"]) == OPS
     assert (df["calls"] == 1).all()
     assert df["node"].str.len().min() > 0
     assert df["share"].sum() == pytest.approx(1.0)
@@ -161,11 +162,11 @@ def test_profile_of_another_program_is_refused(cnn, tmp_path: Path) -> None:
 def test_captured_outputs_match_eager_nodes_and_final_output(cnn) -> None:
     model, x, edge, program = cnn
     outputs, captured = capture_intermediate_outputs(program, [x])
-    assert sorted(captured) == list(range(5))
-    torch.testing.assert_close(captured[4][0], outputs[0])
+    assert sorted(captured) == list(range(len(OPS)))
+    torch.testing.assert_close(captured[len(OPS) - 1][0], outputs[0])
     torch.testing.assert_close(outputs[0], model(x), rtol=1e-4, atol=1e-5)
     # Each instruction's output against eager at its node.
-    _, eager = eager_intermediate_outputs(edge.exported_program(), [x])
+    _, eager = eager_intermediate_outputs(reference_program(edge), [x])
     df = Inspector(program).to_dataframe()
     for k, node in enumerate(df["node"]):
         torch.testing.assert_close(captured[k][0], eager[node], rtol=1e-4, atol=1e-5)
@@ -179,7 +180,7 @@ def test_right_program_has_no_divergence(cnn) -> None:
     report = compare_with_eager(edge, program, [x])
     assert report.passed, str(report)
     assert report.first_divergence is None
-    assert [r.compared for r in report.rows] == [True] * 5
+    assert [r.compared for r in report.rows] == [True] * len(OPS)
     assert all(r.rel_error < 1e-4 for r in report.rows)
     assert "no instruction diverges" in str(report)
     df = report.to_dataframe()
@@ -237,7 +238,9 @@ def test_folded_batch_norm_compares_with_the_folded_graph() -> None:
     assert not any("batch_norm" in str(n.target) for n in ref.graph.nodes)
     report = compare_with_eager(edge, program, [x])
     assert report.passed, str(report)
-    assert sum(r.compared for r in report.rows) >= 5
+    assert [r.op for r in report.rows if r.compared] == [
+        "ember_fused::fused_convolution.out", "aten::amax.out", "aten::addmm.out",
+        "aten::_softmax.out"]
 
 
 def test_delegate_is_compared_as_one_unit() -> None:

@@ -28,6 +28,7 @@ _WHERE = {
     "capture_intermediate_outputs": "ember.devtools.numeric",
     "compare_with_eager": "ember.devtools.numeric",
     "eager_intermediate_outputs": "ember.devtools.numeric",
+    "reference_program": "ember.devtools.numeric",
     "graph_dot": "ember.devtools.plots",
     "memory_plan_data": "ember.devtools.plots",
     "plot_graph": "ember.devtools.plots",
@@ -56,6 +57,7 @@ __all__ = [
     "plot_profile",
     "profile",
     "profile_summary",
+    "reference_program",
     "serialize_from_bundled_program_to_flatbuffer",
     "verify",
 ]

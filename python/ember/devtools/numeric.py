@@ -7,7 +7,8 @@ diverges beyond a tolerance, with its model source line.
 The reference is the edge program (``to_edge(...)`` or
 ``to_edge_transform_and_lower(...)``) run by ``torch.fx.Interpreter`` after
 the graph-level folds ``to_executorch`` makes (zero padding and batch norm
-into convolutions, quantized-op fusion, constant folding), so each
+into convolutions, convolution + activation and quantized-op fusion,
+constant folding), so each
 instruction has the node it was made from, computing the same thing. A
 delegate is one instruction: its outputs are compared as one unit with the
 delegate call's eager result (which runs the lowered module's original
@@ -307,7 +308,7 @@ class NumericGapReport:
     def __str__(self) -> str:
         lines = [(f"method '{self.method}': each instruction against eager (diverges when "
                   f"max |error| > max({self.atol:g}, {self.rtol:g} * max |expected|))")]
-        lines.append(f"{'#':>5}  {'op':<34} {'node':<30} {'rel error':>10}  result")
+        lines.append(f"{'#':>5}  {'op':<34} {'node':<38} {'rel error':>10}  result")
         for r in self.rows:
             if not r.compared:
                 result = f"not compared ({r.note})"
@@ -317,7 +318,7 @@ class NumericGapReport:
                 rel = f"{r.rel_error:.3g}"
                 if r.note:
                     result += f" ({r.note})"
-            lines.append(f"{r.instruction:>5}  {r.op[:34]:<34} {r.node[:30]:<30} {rel:>10}  {result}")
+            lines.append(f"{r.instruction:>5}  {r.op[:34]:<34} {r.node[:38]:<38} {rel:>10}  {result}")
         first = self.first_divergence
         if first is None:
             lines.append("no instruction diverges" + (
