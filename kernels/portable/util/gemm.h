@@ -311,17 +311,22 @@ inline void gemm_tile(int64_t kc, const T* ap, const T* bp, T* ct, int64_t mr, i
   }
 }
 
+static_assert(GemmTile<float>::kMR != 8 || GemmTile<float>::kNR != 32,
+              "run_epilogue tells the AVX-512 tile from the portable one by its shape");
+
 // A tile's epilogue: vectorised for the ISA of the microkernel that wrote it
-// (float, row-contiguous C), else GemmEpilogue::apply.
-template <typename T, auto kMicro>
+// (float, row-contiguous C), else GemmEpilogue::apply. The tile names the
+// microkernel (8×32: AVX-512, 6×16: AVX2; the portable float tile is 8×8):
+// comparing function pointers is not a constant expression under ASan.
+template <typename T, int kMR, int kNR>
 inline void run_epilogue(const GemmEpilogue<T>& ep, int64_t m, int64_t n, T* c, int64_t c_rs,
                          int64_t c_cs) {
   if constexpr (std::is_same_v<T, float>) {
     if (f32_epilogue_vectorisable(ep, c_cs)) {
-      if constexpr (kMicro == &f32_gemm_8x32_avx512f) {
+      if constexpr (kMR == 8 && kNR == 32) {
         f32_epilogue_avx512f(ep, m, n, c, c_rs);
         return;
-      } else if constexpr (kMicro == &f32_gemm_6x16_avx2_fma) {
+      } else if constexpr (kMR == 6 && kNR == 16) {
         f32_epilogue_avx2(ep, m, n, c, c_rs);
         return;
       }
@@ -383,7 +388,7 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
             gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
                                            c_cs, alpha, beta_k, tile);
             if (last_k) {
-              run_epilogue<T, kMicro>(ep->at(ic + ir, jc + jr), mr, nr, ct, c_rs, c_cs);
+              run_epilogue<T, kMR, kNR>(ep->at(ic + ir, jc + jr), mr, nr, ct, c_rs, c_cs);
             }
           }
         }
@@ -434,7 +439,7 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
             gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
                                            c_cs, alpha, beta_k, tile);
             if (last_k) {
-              run_epilogue<T, kMicro>(ep->at(ic + ir, jc + jr), mr, nr, ct, c_rs, c_cs);
+              run_epilogue<T, kMR, kNR>(ep->at(ic + ir, jc + jr), mr, nr, ct, c_rs, c_cs);
             }
           }
         }
