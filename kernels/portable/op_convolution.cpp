@@ -267,9 +267,93 @@ auto select_dw3x3_row(int64_t stride_w) {
 
 // Any layout: one output row at a time, vectorised over W when W is
 // contiguous in input and output and stride_w == 1 (3×3: stride_w 1 or 2).
+// False (after failing) when the fused op's residual is not of out's shape.
+bool residual_fits(KernelContext& ctx, const ConvEpilogue* fused, const Tensor& out) {
+  if (fused == nullptr || fused->residual == nullptr) return true;
+  const Tensor& r = *fused->residual;
+  bool same = r.dim == out.dim;
+  for (int32_t d = 0; same && d < out.dim; ++d) same = r.sizes[d] == out.sizes[d];
+  if (!same) {
+    ctx.fail(Error::InvalidArgument, "residual: shape %s is not the output's %s",
+             ShapeStr(r.shape()).c_str(), ShapeStr(out.shape()).c_str());
+  }
+  return same;
+}
+
+// The fused op's clamp as the GEMM epilogue's.
+void set_clamp(const ConvEpilogue& fused, GemmEpilogue<float>& ep) {
+  if (!fused.lo && !fused.hi) return;
+  ep.clamp = true;
+  if (fused.lo) ep.lo = static_cast<float>(*fused.lo);
+  if (fused.hi) ep.hi = static_cast<float>(*fused.hi);
+}
+
+// The fused op's residual and clamp as a pass over a float32 `out` (the
+// paths whose output is not written tile by tile by a GEMM): planes split
+// over the pool.
+void apply_conv_epilogue(KernelContext& ctx, const ConvEpilogue& fused, Tensor& out) {
+  GemmEpilogue<float> ep{};
+  set_clamp(fused, ep);
+  const Tensor* res = fused.residual;
+  // [N·C planes] × [spatial]: a plane walks its dims with both tensors' strides.
+  const int32_t dim = out.dim;
+  const int64_t planes = static_cast<int64_t>(out.sizes[0]) * out.sizes[1];
+  int64_t plane_size = 1;
+  for (int32_t d = 2; d < dim; ++d) plane_size *= out.sizes[d];
+  float* o = out.data_ptr<float>();
+  const float* r = res != nullptr ? res->data_ptr<const float>() : nullptr;
+  const int64_t inner = out.sizes[dim - 1];
+  const int64_t rows = plane_size / (inner > 0 ? inner : 1);
+  parallel_range(ctx, planes, kParallelMinCopyElements / (plane_size > 0 ? plane_size : 1), 1,
+                 [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t n = p / out.sizes[1], c = p % out.sizes[1];
+      for (int64_t row = 0; row < rows; ++row) {
+        // The row's offsets along dims 2..dim-2 (row-major over them).
+        int64_t o_off = n * out.strides[0] + c * out.strides[1];
+        int64_t r_off = r != nullptr ? n * res->strides[0] + c * res->strides[1] : 0;
+        int64_t rest = row;
+        for (int32_t d = dim - 2; d >= 2; --d) {
+          const int64_t i = rest % out.sizes[d];
+          rest /= out.sizes[d];
+          o_off += i * out.strides[d];
+          if (r != nullptr) r_off += i * res->strides[d];
+        }
+        GemmEpilogue<float> row_ep = ep;
+        if (r != nullptr) {
+          row_ep.residual = r + r_off;
+          row_ep.res_cs = res->strides[dim - 1];
+        }
+        row_ep.apply(1, inner, o + o_off, 0, out.strides[dim - 1]);
+      }
+    }
+  });
+}
+
+// The fused op's residual and clamp on one finished output row (in L1):
+// vectorised for float when the row and the residual's row are contiguous.
+template <typename T>
+void row_epilogue(const GemmEpilogue<T>& ep, int64_t n, T* row, int64_t o_w) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (f32_epilogue_vectorisable(ep, o_w)) {
+      if (cpu_has_avx512f()) return f32_epilogue_avx512f(ep, 1, n, row, 0);
+      if (cpu_has_avx2_fma()) return f32_epilogue_avx2(ep, 1, n, row, 0);
+    }
+  }
+  ep.apply(1, n, row, 0, o_w);
+}
+
+// A fused op's epilogue for depthwise_rows: residual strides per dimension.
+template <typename T>
+struct RowsEpilogue {
+  GemmEpilogue<T> ep;  // residual points at element (0, 0, 0, 0)
+  int64_t r_n = 0, r_c = 0, r_h = 0;
+};
+
 template <typename T>
 void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, int64_t oc_total,
-                    int64_t mult, const ConvGeometry& g, const DepthwiseStrides& st) {
+                    int64_t mult, const ConvGeometry& g, const DepthwiseStrides& st,
+                    const RowsEpilogue<T>* fused = nullptr) {
   int64_t lo, hi;
   interior_cols(g, &lo, &hi);
   const bool contiguous = st.x_w == 1 && st.o_w == 1;
@@ -337,6 +421,13 @@ void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, 
           row3x3(orow + lo, xc + ih0 * st.x_h + (lo * g.stride_w - g.pad_w), g.dil_h * st.x_h,
                  g.dil_w, w9, bv, hi - lo);
         }
+        if (fused != nullptr) {
+          GemmEpilogue<T> row = fused->ep;
+          if (row.residual != nullptr) {
+            row.residual += b * fused->r_n + oc * fused->r_c + oh * fused->r_h;
+          }
+          row_epilogue(row, g.out_w, orow, st.o_w);
+        }
       }
     }
   }
@@ -395,7 +486,8 @@ bool depthwise_channels_last(const T* x, const T* w, const T* bias, T* o, int64_
 
 template <typename T>
 void run_depthwise(KernelContext& ctx, const Tensor& input, const Tensor& weight,
-                   const Tensor* bias, const ConvGeometry& g, Tensor& out) {
+                   const Tensor* bias, const ConvGeometry& g, const ConvEpilogue* fused,
+                   Tensor& out) {
   const bool is_2d = input.dim == 4;
   const int64_t batch = input.sizes[0];
   const int64_t oc_total = weight.sizes[0];
@@ -424,6 +516,22 @@ void run_depthwise(KernelContext& ctx, const Tensor& input, const Tensor& weight
   const int64_t work = batch * oc_total * g.out_h * g.out_w * g.kh * g.kw;
   const int64_t groups = oc_total / mult;
   const int64_t min_groups = work < kGemmParallelMinMacs ? groups : 1;
+  // The NCHW rows take the fused op's residual and clamp per row; the
+  // channels-last loop leaves them to one pass after.
+  RowsEpilogue<T> rows_ep{};
+  const bool per_row = fused != nullptr && !channels_last && is_2d;
+  if constexpr (std::is_same_v<T, float>) {
+    if (per_row) {
+      set_clamp(*fused, rows_ep.ep);
+      if (const Tensor* r = fused->residual; r != nullptr) {
+        rows_ep.ep.residual = r->data_ptr<const float>();
+        rows_ep.ep.res_cs = r->strides[3];
+        rows_ep.r_n = r->strides[0];
+        rows_ep.r_c = r->strides[1];
+        rows_ep.r_h = r->strides[2];
+      }
+    }
+  }
   parallel_range(ctx, groups, min_groups, 1, [&](int64_t g0, int64_t g1) {
     const int64_t oc0 = g0 * mult;
     const int64_t count = (g1 - g0) * mult;
@@ -432,73 +540,13 @@ void run_depthwise(KernelContext& ctx, const Tensor& input, const Tensor& weight
       (void)depthwise_channels_last(x + oc0, w + oc0 * st.w_oc, bias_part, o + oc0, batch, count,
                                     g, st);
     } else {
+      RowsEpilogue<T> part = rows_ep;
+      if (part.ep.residual != nullptr) part.ep.residual += oc0 * part.r_c;
       depthwise_rows(x + g0 * st.x_c, w + oc0 * st.w_oc, bias_part, o + oc0 * st.o_c, batch,
-                     count, mult, g, st);
+                     count, mult, g, st, per_row ? &part : nullptr);
     }
   });
-}
-
-// False (after failing) when the fused op's residual is not of out's shape.
-bool residual_fits(KernelContext& ctx, const ConvEpilogue* fused, const Tensor& out) {
-  if (fused == nullptr || fused->residual == nullptr) return true;
-  const Tensor& r = *fused->residual;
-  bool same = r.dim == out.dim;
-  for (int32_t d = 0; same && d < out.dim; ++d) same = r.sizes[d] == out.sizes[d];
-  if (!same) {
-    ctx.fail(Error::InvalidArgument, "residual: shape %s is not the output's %s",
-             ShapeStr(r.shape()).c_str(), ShapeStr(out.shape()).c_str());
-  }
-  return same;
-}
-
-// The fused op's clamp as the GEMM epilogue's.
-void set_clamp(const ConvEpilogue& fused, GemmEpilogue<float>& ep) {
-  if (!fused.lo && !fused.hi) return;
-  ep.clamp = true;
-  if (fused.lo) ep.lo = static_cast<float>(*fused.lo);
-  if (fused.hi) ep.hi = static_cast<float>(*fused.hi);
-}
-
-// The fused op's residual and clamp as a pass over a float32 `out` (the
-// paths whose output is not written tile by tile by a GEMM): planes split
-// over the pool.
-void apply_conv_epilogue(KernelContext& ctx, const ConvEpilogue& fused, Tensor& out) {
-  GemmEpilogue<float> ep{};
-  set_clamp(fused, ep);
-  const Tensor* res = fused.residual;
-  // [N·C planes] × [spatial]: a plane walks its dims with both tensors' strides.
-  const int32_t dim = out.dim;
-  const int64_t planes = static_cast<int64_t>(out.sizes[0]) * out.sizes[1];
-  int64_t plane_size = 1;
-  for (int32_t d = 2; d < dim; ++d) plane_size *= out.sizes[d];
-  float* o = out.data_ptr<float>();
-  const float* r = res != nullptr ? res->data_ptr<const float>() : nullptr;
-  const int64_t inner = out.sizes[dim - 1];
-  const int64_t rows = plane_size / (inner > 0 ? inner : 1);
-  parallel_range(ctx, planes, kParallelMinCopyElements / (plane_size > 0 ? plane_size : 1), 1,
-                 [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      const int64_t n = p / out.sizes[1], c = p % out.sizes[1];
-      for (int64_t row = 0; row < rows; ++row) {
-        // The row's offsets along dims 2..dim-2 (row-major over them).
-        int64_t o_off = n * out.strides[0] + c * out.strides[1];
-        int64_t r_off = r != nullptr ? n * res->strides[0] + c * res->strides[1] : 0;
-        int64_t rest = row;
-        for (int32_t d = dim - 2; d >= 2; --d) {
-          const int64_t i = rest % out.sizes[d];
-          rest /= out.sizes[d];
-          o_off += i * out.strides[d];
-          if (r != nullptr) r_off += i * res->strides[d];
-        }
-        GemmEpilogue<float> row_ep = ep;
-        if (r != nullptr) {
-          row_ep.residual = r + r_off;
-          row_ep.res_cs = res->strides[dim - 1];
-        }
-        row_ep.apply(1, inner, o + o_off, 0, out.strides[dim - 1]);
-      }
-    }
-  });
+  if (fused != nullptr && !per_row) apply_conv_epilogue(ctx, *fused, out);
 }
 
 template <typename T>
@@ -510,8 +558,7 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
   const int64_t oc_total = weight.sizes[0];
   const int64_t ocg = oc_total / groups;
   if (g.c_per_group == 1 && ocg <= kGemvMaxM) {
-    run_depthwise<T>(ctx, input, weight, bias, g, out);
-    if (fused != nullptr) apply_conv_epilogue(ctx, *fused, out);
+    run_depthwise<T>(ctx, input, weight, bias, g, fused, out);
     return;
   }
   const int64_t k = g.c_per_group * g.kh * g.kw;

@@ -86,6 +86,8 @@ PATHS = {
     "winograd": (32, 32, 3, 1, 1, 1, 2, (1, 32, 20, 20)),
     "grouped": (12, 18, 3, 1, 1, 3, 2, (1, 12, 10, 10)),
     "depthwise": (16, 16, 3, 1, 1, 16, 2, (1, 16, 12, 12)),
+    "depthwise_s2": (16, 16, 3, 2, 1, 16, 2, (2, 16, 13, 13)),
+    "depthwise_mult2": (8, 16, 3, 1, 1, 8, 2, (1, 8, 9, 11)),
     "conv1d": (8, 12, 5, 1, 2, 1, 1, (2, 8, 33)),
     "deep_k": (300, 40, 1, 1, 0, 1, 2, (1, 300, 6, 6)),  # k crosses the GEMM's k-blocks
 }
@@ -111,7 +113,7 @@ def test_fused_chain_matches_eager(path, residual, act, bias) -> None:
         _close(outs[0], block(x, r))
 
 
-@pytest.mark.parametrize("path", ["pointwise", "winograd", "depthwise"])
+@pytest.mark.parametrize("path", ["pointwise", "winograd", "depthwise", "depthwise_s2"])
 def test_channels_last_residual(path) -> None:
     cin, cout, k, stride, padding, groups, dims, shape = PATHS[path]
     block = Block(cin, cout, k, stride, padding, groups, True, dims).eval()
