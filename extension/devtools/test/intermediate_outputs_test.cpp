@@ -10,33 +10,23 @@
 
 #include "extension/devtools/intermediate_outputs.h"
 #include "extension/module/module.h"
+#include "runtime/executor/test/host_tensor.h"
 
 using namespace ember;
 
 namespace {
 
-struct Input {
-  explicit Input(std::vector<int32_t> s) : sizes(std::move(s)) {
-    size_t n = 1;
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      dim_order.push_back(static_cast<uint8_t>(d));
-      n *= static_cast<size_t>(sizes[d]);
-    }
-    strides.resize(sizes.size());
-    data.resize(n);
-    for (size_t i = 0; i < n; ++i) data[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
-    t.dim = static_cast<int32_t>(sizes.size());
-    t.sizes = sizes.data();
-    t.dim_order = dim_order.data();
-    t.strides = strides.data();
-    t.data = data.data();
-    t.update_strides();
-  }
-  std::vector<int32_t> sizes;
-  std::vector<uint8_t> dim_order;
-  std::vector<int64_t> strides;
-  std::vector<float> data;
-  Tensor t;
+// A float32 input of `sizes` holding a small repeating pattern.
+std::vector<float> pattern(const std::vector<int32_t>& sizes) {
+  size_t n = 1;
+  for (int32_t s : sizes) n *= static_cast<size_t>(s);
+  std::vector<float> data(n);
+  for (size_t i = 0; i < n; ++i) data[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+  return data;
+}
+
+struct Input : ember::testing::HostTensor {
+  explicit Input(std::vector<int32_t> s) : HostTensor(s, pattern(s)) {}
 };
 
 const float* floats(const extension::IntermediateOutputRecorder& r,

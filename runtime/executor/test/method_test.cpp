@@ -6,6 +6,7 @@
 
 #include "extension/module/module.h"
 #include "runtime/executor/program.h"
+#include "runtime/executor/test/host_tensor.h"
 #include "runtime/executor/test/test_programs.h"
 #include "runtime/kernel/kernel_registry.h"
 #include "runtime/kernel/thread_pool.h"
@@ -15,26 +16,7 @@ namespace {
 
 using Fixture = testing::MethodFixture;
 
-// A float32 tensor over caller storage.
-struct HostTensor {
-  HostTensor(std::vector<int32_t> s, std::vector<float> d, ScalarType type = ScalarType::Float)
-      : sizes(std::move(s)), data(std::move(d)) {
-    for (size_t i = 0; i < sizes.size(); ++i) dim_order.push_back(static_cast<uint8_t>(i));
-    strides.resize(sizes.size());
-    t.dtype = type;
-    t.dim = static_cast<int32_t>(sizes.size());
-    t.sizes = sizes.data();
-    t.dim_order = dim_order.data();
-    t.strides = strides.data();
-    t.data = data.data();
-    t.update_strides();
-  }
-  std::vector<int32_t> sizes;
-  std::vector<uint8_t> dim_order;
-  std::vector<int64_t> strides;
-  std::vector<float> data;
-  Tensor t;
-};
+using testing::HostTensor;
 
 TEST(MethodTest, RunsAndReturnsOutputs) {
   Fixture f(testing::write(testing::make_axpy_program()));
