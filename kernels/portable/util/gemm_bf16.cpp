@@ -1,0 +1,276 @@
+#include "kernels/portable/util/gemm_bf16.h"
+
+#include "kernels/portable/util/cpu_isa.h"
+#include "kernels/portable/util/gemm.h"
+#include "kernels/portable/util/half.h"
+#include "kernels/portable/util/parallel.h"
+
+namespace ember::kernels::portable {
+
+namespace {
+
+// k pairs per block: an 8×32 tile's B slice (16 KiB) and A strip (4 KiB)
+// stay in L1 across a block's row strips.
+constexpr int64_t kKcp = 128;
+// Rows of A packed per block (72 KiB of words, L2): 4 and 8 divide it.
+constexpr int64_t kMc = 144;
+
+bool host_has_avx512_bf16() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+int tile_nr(Bf16GemmKind kind) { return kind == Bf16GemmKind::kAvx512Bf16 ? 32 : 16; }
+
+int64_t pairs_of(int64_t k) { return (k + 1) / 2; }
+
+struct Bf16GemmArgs {
+  int64_t m;
+  const float* a;
+  int64_t a_rs;
+  int64_t a_cs;
+  const Bf16PackedWeight* w;
+  float* c;
+  int64_t c_rs;
+  const GemmEpilogue<float>* ep;
+};
+
+// Rounds rows [i0, i0 + mc) of A, k pairs [p0, p0 + kcp), into MR-row strips
+// (pair-major, row fastest); rows past m are zero.
+template <int kMR>
+void pack_a(const Bf16GemmArgs& g, int64_t i0, int64_t mc, int64_t p0, int64_t kcp,
+            uint32_t* dst) {
+  const int64_t k = g.w->k;
+  const int64_t count = (2 * (p0 + kcp) < k ? 2 * (p0 + kcp) : k) - 2 * p0;
+  alignas(64) uint32_t rows[kMR][kKcp];
+  for (int64_t s = 0; s < mc; s += kMR) {
+    for (int ii = 0; ii < kMR; ++ii) {
+      const int64_t i = i0 + s + ii;
+      if (s + ii < mc) {
+        bf16_round_pairs(g.a + i * g.a_rs + 2 * p0 * g.a_cs, count, g.a_cs, rows[ii], g.w->kind);
+      } else {
+        for (int64_t q = 0; q < kcp; ++q) rows[ii][q] = 0;
+      }
+    }
+    uint32_t* d = dst + s * kcp;
+    for (int64_t q = 0; q < kcp; ++q) {
+      for (int ii = 0; ii < kMR; ++ii) d[q * kMR + ii] = rows[ii][q];
+    }
+  }
+}
+
+void epilogue(Bf16GemmKind kind, const GemmEpilogue<float>& ep, int64_t mr, int64_t nr, float* c,
+              int64_t c_rs) {
+  if (f32_epilogue_vectorisable(ep, 1)) {
+    if (kind == Bf16GemmKind::kAvx512Bf16) {
+      f32_epilogue_avx512f(ep, mr, nr, c, c_rs);
+      return;
+    }
+    if (kind == Bf16GemmKind::kAvx2) {
+      f32_epilogue_avx2(ep, mr, nr, c, c_rs);
+      return;
+    }
+  }
+  ep.apply(mr, nr, c, c_rs, 1);
+}
+
+// Rows [m0, m1) by column strips [s0, s1) of C: k-block-major, then row
+// block, then weight strip (its k-block stays in L1 across the block's row
+// strips). Each C element sums its k-blocks in order, whatever the split.
+template <int kMR, int kNR, auto kMicro>
+void run_part(const Bf16GemmArgs& g, int64_t m0, int64_t m1, int64_t s0, int64_t s1) {
+  const Bf16PackedWeight& w = *g.w;
+  const int64_t kp = pairs_of(w.k);
+  alignas(64) uint32_t apack[kMc * kKcp];
+  alignas(64) float tile[kMR * kNR];
+  for (int64_t pc = 0; pc < kp; pc += kKcp) {
+    const int64_t kcp = kp - pc < kKcp ? kp - pc : kKcp;
+    const bool first = pc == 0;
+    const bool last = pc + kcp == kp;
+    for (int64_t ic = m0; ic < m1; ic += kMc) {
+      const int64_t mc = m1 - ic < kMc ? m1 - ic : kMc;
+      pack_a<kMR>(g, ic, mc, pc, kcp, apack);
+      for (int64_t s = s0; s < s1; ++s) {
+        const int64_t j0 = s * kNR;
+        const int64_t nr = w.n - j0 < kNR ? w.n - j0 : kNR;
+        const uint32_t* bp = w.data + s * kp * kNR + pc * kNR;
+        for (int64_t ir = 0; ir < mc; ir += kMR) {
+          const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
+          float* ct = g.c + (ic + ir) * g.c_rs + j0;
+          const uint32_t* ap = apack + ir * kcp;
+          if (mr == kMR && nr == kNR) {
+            kMicro(kcp, ap, bp, ct, g.c_rs, !first);
+          } else {
+            kMicro(kcp, ap, bp, tile, kNR, false);
+            for (int64_t i = 0; i < mr; ++i) {
+              float* row = ct + i * g.c_rs;
+              const float* t = tile + i * kNR;
+              if (first) {
+                for (int64_t j = 0; j < nr; ++j) row[j] = t[j];
+              } else {
+                for (int64_t j = 0; j < nr; ++j) row[j] += t[j];
+              }
+            }
+          }
+          if (last && g.ep != nullptr) epilogue(w.kind, g.ep->at(ic + ir, j0), mr, nr, ct, g.c_rs);
+        }
+      }
+    }
+  }
+}
+
+template <int kMR, int kNR, auto kMicro>
+void run(KernelContext& ctx, const Bf16GemmArgs& g) {
+  const int64_t strips = (g.w->n + kNR - 1) / kNR;
+  if (g.m * g.w->n * g.w->k < kGemmParallelMinMacs || ctx.threads() <= 1) {
+    run_part<kMR, kNR, kMicro>(g, 0, g.m, 0, strips);
+    return;
+  }
+  // Split the way whose busiest thread has fewer elements of C (as
+  // gemm_parallel); rows go in units of 48 (a multiple of both tiles), so a
+  // thread's A blocks are whole strips.
+  constexpr int64_t kMUnit = 48;
+  const int64_t threads = static_cast<int64_t>(ctx.threads());
+  auto busiest = [threads](int64_t total, int64_t unit, int64_t units) {
+    const int64_t tasks = units < threads ? units : threads;
+    const int64_t most = (units + tasks - 1) / tasks * unit;
+    return most < total ? most : total;
+  };
+  const int64_t by_n = busiest(g.w->n, kNR, strips) * g.m;
+  const int64_t by_m = busiest(g.m, kMUnit, (g.m + kMUnit - 1) / kMUnit) * g.w->n;
+  if (by_n <= by_m) {
+    parallel_range(ctx, strips, 1, 1, [&](int64_t first, int64_t last) {
+      run_part<kMR, kNR, kMicro>(g, 0, g.m, first, last);
+    });
+  } else {
+    parallel_range(ctx, g.m, kMUnit, kMUnit, [&](int64_t first, int64_t last) {
+      run_part<kMR, kNR, kMicro>(g, first, last, 0, strips);
+    });
+  }
+}
+
+}  // namespace
+
+Bf16GemmKind bf16_gemm_kind() {
+  static const Bf16GemmKind kind = [] {
+    if (cpu_isa() >= Isa::kAvx512 && host_has_avx512_bf16()) return Bf16GemmKind::kAvx512Bf16;
+    if (cpu_isa() >= Isa::kAvx2) return Bf16GemmKind::kAvx2;
+    return Bf16GemmKind::kBaseline;
+  }();
+  return kind;
+}
+
+bool bf16_gemm_kind_available(Bf16GemmKind kind) {
+  switch (kind) {
+    case Bf16GemmKind::kBaseline: return true;
+    case Bf16GemmKind::kAvx2: return host_isa() >= Isa::kAvx2;
+    case Bf16GemmKind::kAvx512Bf16: return host_isa() >= Isa::kAvx512 && host_has_avx512_bf16();
+  }
+  return false;
+}
+
+const char* bf16_gemm_kind_name(Bf16GemmKind kind) {
+  switch (kind) {
+    case Bf16GemmKind::kBaseline: return "baseline";
+    case Bf16GemmKind::kAvx2: return "avx2";
+    case Bf16GemmKind::kAvx512Bf16: return "avx512bf16";
+  }
+  return "?";
+}
+
+int64_t bf16_packed_weight_words(int64_t n, int64_t k, Bf16GemmKind kind) {
+  const int64_t nr = tile_nr(kind);
+  return (n + nr - 1) / nr * nr * pairs_of(k);
+}
+
+Bf16PackedWeight bf16_pack_weight(const uint16_t* w, int64_t n, int64_t k, int64_t w_rs,
+                                  int64_t w_cs, Bf16GemmKind kind, uint32_t* dst) {
+  const int64_t nr = tile_nr(kind);
+  const int64_t kp = pairs_of(k);
+  for (int64_t j0 = 0; j0 < n; j0 += nr) {
+    uint32_t* strip = dst + j0 * kp;
+    for (int64_t q = 0; q < kp; ++q) {
+      for (int64_t jj = 0; jj < nr; ++jj) {
+        const int64_t j = j0 + jj;
+        uint32_t word = 0;
+        if (j < n) {
+          word = w[j * w_rs + 2 * q * w_cs];
+          if (2 * q + 1 < k) word |= static_cast<uint32_t>(w[j * w_rs + (2 * q + 1) * w_cs]) << 16;
+        }
+        strip[q * nr + jj] = word;
+      }
+    }
+  }
+  return Bf16PackedWeight{dst, n, k, kind};
+}
+
+void bf16_gemm(KernelContext& ctx, int64_t m, const float* a, int64_t a_rs, int64_t a_cs,
+               const Bf16PackedWeight& w, float* c, int64_t c_rs,
+               const GemmEpilogue<float>* ep) {
+  if (m <= 0 || w.n <= 0) return;
+  if (ep != nullptr && ep->empty()) ep = nullptr;
+  if (w.k <= 0) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < w.n; ++j) c[i * c_rs + j] = 0.0f;
+    }
+    if (ep != nullptr) ep->apply(m, w.n, c, c_rs, 1);
+    return;
+  }
+  const Bf16GemmArgs g{m, a, a_rs, a_cs, &w, c, c_rs, ep};
+  switch (w.kind) {
+    case Bf16GemmKind::kAvx512Bf16: run<8, 32, bf16_gemm_8x32_avx512bf16>(ctx, g); return;
+    case Bf16GemmKind::kAvx2: run<4, 16, bf16_gemm_4x16_avx2_fma>(ctx, g); return;
+    case Bf16GemmKind::kBaseline: run<4, 16, bf16_gemm_4x16_baseline>(ctx, g); return;
+  }
+}
+
+void bf16_gemm_4x16_baseline(int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
+                             int64_t c_rs, bool accumulate) {
+  float acc[4][16];
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 16; ++j) acc[i][j] = accumulate ? c[i * c_rs + j] : 0.0f;
+  }
+  for (int64_t q = 0; q < kp; ++q) {
+    float be[16], bo[16];
+    for (int j = 0; j < 16; ++j) {
+      be[j] = bits_float(b[q * 16 + j] << 16);
+      bo[j] = bits_float(b[q * 16 + j] & 0xffff0000u);
+    }
+    for (int i = 0; i < 4; ++i) {
+      const float ae = bits_float(a[q * 4 + i] << 16);
+      const float ao = bits_float(a[q * 4 + i] & 0xffff0000u);
+      for (int j = 0; j < 16; ++j) acc[i][j] = (acc[i][j] + ae * be[j]) + ao * bo[j];
+    }
+  }
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 16; ++j) c[i * c_rs + j] = acc[i][j];
+  }
+}
+
+namespace bf16_detail {
+// The vectorised stride-1 loops (gemm_bf16_avx2.cpp, gemm_bf16_avx512.cpp):
+// each handles a multiple of its width and returns how many floats it took.
+int64_t round_pairs_avx2(const float* src, int64_t count, uint32_t* words);
+int64_t round_pairs_avx512(const float* src, int64_t count, uint32_t* words);
+}  // namespace bf16_detail
+
+void bf16_round_pairs(const float* src, int64_t count, int64_t stride, uint32_t* words,
+                      Bf16GemmKind kind) {
+  int64_t done = 0;
+  if (stride == 1 && kind == Bf16GemmKind::kAvx512Bf16) {
+    done = bf16_detail::round_pairs_avx512(src, count, words);
+  } else if (stride == 1 && kind == Bf16GemmKind::kAvx2) {
+    done = bf16_detail::round_pairs_avx2(src, count, words);
+  }
+  for (int64_t e = done; e < count; e += 2) {
+    uint32_t word = BFloat16::from_float(src[e * stride]);
+    if (e + 1 < count) word |= static_cast<uint32_t>(BFloat16::from_float(src[(e + 1) * stride])) << 16;
+    words[e / 2] = word;
+  }
+}
+
+}  // namespace ember::kernels::portable
