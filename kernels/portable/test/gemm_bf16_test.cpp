@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemm_bf16.h"
 #include "kernels/portable/util/half.h"
 #include "runtime/kernel/thread_pool.h"
@@ -182,6 +183,101 @@ TEST(GemmBf16, RoundPairsGivesTheScalarBits) {
       }
       if (count % 2 == 1) {
         EXPECT_EQ(words.back() >> 16, 0u) << "the missing odd element must be zero";
+      }
+    }
+  }
+}
+
+// The weight as A (convolution's orientation): C[m×n] = W[m×k] · bf16(B),
+// B read through a gemm.h source (here a strided k × n matrix, columns
+// `b_cs` apart), with a per-row bias, a residual and a clamp.
+void check_weight_a(int64_t m, int64_t n, int64_t k, int64_t b_cs, bool epilogue) {
+  std::mt19937 gen(static_cast<unsigned>(m * 31 + n * 17 + k));
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<uint16_t> w(static_cast<size_t>(m * k));
+  for (auto& x : w) x = BFloat16(dist(gen)).bits;
+  std::vector<float> b(static_cast<size_t>(k * n * b_cs));
+  for (auto& x : b) x = dist(gen);
+  std::vector<float> bias(static_cast<size_t>(m)), residual(static_cast<size_t>(m * n));
+  for (auto& x : bias) x = dist(gen);
+  for (auto& x : residual) x = dist(gen);
+  GemmEpilogue<float> ep;
+  ep.row_bias = bias.data();
+  ep.residual = residual.data();
+  ep.res_rs = n;
+  ep.res_cs = 1;
+  ep.clamp = true;
+  ep.lo = -0.25f;
+  ep.hi = 2.0f;
+  std::vector<double> want(static_cast<size_t>(m * n)), tol(want.size());
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0, mag = 0;
+      for (int64_t q = 0; q < k; ++q) {
+        const double prod = double(bf16_value(w[static_cast<size_t>(i * k + q)])) *
+                            double(bf16_round(b[static_cast<size_t>((q * n + j) * b_cs)]));
+        s += prod;
+        mag += std::fabs(prod);
+      }
+      const size_t at = static_cast<size_t>(i * n + j);
+      if (epilogue) s = std::fmin(std::fmax(s + bias[static_cast<size_t>(i)] + residual[at], -0.25), 2.0);
+      want[at] = s;
+      tol[at] = 1e-5 * (mag + 1.0);
+    }
+  }
+  ThreadPool* pool2 = thread_pool_create(2);
+  for (Bf16GemmKind kind : host_kinds()) {
+    std::vector<uint32_t> packed(static_cast<size_t>(bf16_packed_rows_words(m, k, kind)));
+    const Bf16PackedWeight a = bf16_pack_weight_rows(w.data(), m, k, k, 1, kind, packed.data());
+    std::vector<float> got[2];
+    for (int t = 0; t < 2; ++t) {
+      KernelContext ctx("bf16_gemm_weight_a");
+      ctx.set_thread_pool(t == 0 ? nullptr : pool2);
+      got[t].assign(want.size(), std::nanf(""));
+      bf16_gemm_weight_a(ctx, a, n, StridedMatrix<float>{b.data(), n * b_cs, b_cs}, got[t].data(),
+                         n, epilogue ? &ep : nullptr);
+    }
+    SCOPED_TRACE(std::string(bf16_gemm_kind_name(kind)) + " m=" + std::to_string(m) + " n=" +
+                 std::to_string(n) + " k=" + std::to_string(k));
+    EXPECT_EQ(0, std::memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(float)))
+        << "2 threads changed the bits";
+    int bad = 0;
+    for (size_t at = 0; at < want.size() && bad < 5; ++at) {
+      if (!(std::fabs(got[0][at] - want[at]) <= tol[at])) {
+        ++bad;
+        ADD_FAILURE() << "C[" << at / n << "][" << at % n << "] = " << got[0][at] << ", want "
+                      << want[at] << " ± " << tol[at];
+      }
+    }
+  }
+  if (pool2 != nullptr) thread_pool_destroy(pool2);
+}
+
+TEST(GemmBf16, WeightAsAMatchesFloat64) {
+  check_weight_a(1, 1, 1, 1, false);
+  check_weight_a(7, 45, 5, 1, true);
+  check_weight_a(64, 196, 256, 1, false);
+  check_weight_a(150, 100, 301, 2, true);
+  check_weight_a(300, 49, 520, 1, true);  // Few columns: split by rows on 2 threads.
+}
+
+TEST(GemmBf16, RoundRowPairsGivesTheScalarBits) {
+  std::mt19937 gen(9);
+  std::uniform_int_distribution<uint32_t> bits;
+  std::vector<float> r0(45), r1(45);
+  for (auto& x : r0) x = bits_float(bits(gen));
+  for (auto& x : r1) x = bits_float(bits(gen));
+  r0[3] = std::nanf("");
+  r1[4] = std::numeric_limits<float>::infinity();
+  for (Bf16GemmKind kind : host_kinds()) {
+    for (bool second : {true, false}) {
+      std::vector<uint32_t> words(r0.size());
+      bf16_round_row_pairs(r0.data(), second ? r1.data() : nullptr, static_cast<int64_t>(r0.size()),
+                           words.data(), kind);
+      for (size_t j = 0; j < r0.size(); ++j) {
+        const uint32_t want = BFloat16::from_float(r0[j]) |
+                              (second ? static_cast<uint32_t>(BFloat16::from_float(r1[j])) << 16 : 0u);
+        EXPECT_EQ(words[j], want) << bf16_gemm_kind_name(kind) << " column " << j;
       }
     }
   }

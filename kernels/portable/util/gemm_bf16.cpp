@@ -11,9 +11,10 @@ namespace {
 
 // k pairs per block: an 8×32 tile's B slice (16 KiB) and A strip (4 KiB)
 // stay in L1 across a block's row strips.
-constexpr int64_t kKcp = 128;
+using bf16_detail::kKcp;
 // Rows of A packed per block (72 KiB of words, L2): 4 and 8 divide it.
-constexpr int64_t kMc = 144;
+using bf16_detail::kMc;
+using bf16_detail::epilogue;
 
 bool host_has_avx512_bf16() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -24,6 +25,7 @@ bool host_has_avx512_bf16() {
 #endif
 }
 
+int tile_mr(Bf16GemmKind kind) { return kind == Bf16GemmKind::kAvx512Bf16 ? 8 : 4; }
 int tile_nr(Bf16GemmKind kind) { return kind == Bf16GemmKind::kAvx512Bf16 ? 32 : 16; }
 
 int64_t pairs_of(int64_t k) { return (k + 1) / 2; }
@@ -61,21 +63,6 @@ void pack_a(const Bf16GemmArgs& g, int64_t i0, int64_t mc, int64_t p0, int64_t k
       for (int ii = 0; ii < kMR; ++ii) d[q * kMR + ii] = rows[ii][q];
     }
   }
-}
-
-void epilogue(Bf16GemmKind kind, const GemmEpilogue<float>& ep, int64_t mr, int64_t nr, float* c,
-              int64_t c_rs) {
-  if (f32_epilogue_vectorisable(ep, 1)) {
-    if (kind == Bf16GemmKind::kAvx512Bf16) {
-      f32_epilogue_avx512f(ep, mr, nr, c, c_rs);
-      return;
-    }
-    if (kind == Bf16GemmKind::kAvx2) {
-      f32_epilogue_avx2(ep, mr, nr, c, c_rs);
-      return;
-    }
-  }
-  ep.apply(mr, nr, c, c_rs, 1);
 }
 
 // Rows [m0, m1) by column strips [s0, s1) of C: k-block-major, then row
@@ -153,7 +140,46 @@ void run(KernelContext& ctx, const Bf16GemmArgs& g) {
   }
 }
 
+// Strips of `tile` rows of W (n × k), k pair by k pair, row fastest.
+void pack_pairs(const uint16_t* w, int64_t n, int64_t k, int64_t w_rs, int64_t w_cs, int64_t tile,
+                uint32_t* dst) {
+  const int64_t kp = pairs_of(k);
+  for (int64_t j0 = 0; j0 < n; j0 += tile) {
+    uint32_t* strip = dst + j0 * kp;
+    for (int64_t q = 0; q < kp; ++q) {
+      for (int64_t jj = 0; jj < tile; ++jj) {
+        const int64_t j = j0 + jj;
+        uint32_t word = 0;
+        if (j < n) {
+          word = w[j * w_rs + 2 * q * w_cs];
+          if (2 * q + 1 < k) word |= static_cast<uint32_t>(w[j * w_rs + (2 * q + 1) * w_cs]) << 16;
+        }
+        strip[q * tile + jj] = word;
+      }
+    }
+  }
+}
+
 }  // namespace
+
+namespace bf16_detail {
+
+void epilogue(Bf16GemmKind kind, const GemmEpilogue<float>& ep, int64_t mr, int64_t nr, float* c,
+              int64_t c_rs) {
+  if (f32_epilogue_vectorisable(ep, 1)) {
+    if (kind == Bf16GemmKind::kAvx512Bf16) {
+      f32_epilogue_avx512f(ep, mr, nr, c, c_rs);
+      return;
+    }
+    if (kind == Bf16GemmKind::kAvx2) {
+      f32_epilogue_avx2(ep, mr, nr, c, c_rs);
+      return;
+    }
+  }
+  ep.apply(mr, nr, c, c_rs, 1);
+}
+
+}  // namespace bf16_detail
 
 Bf16GemmKind bf16_gemm_kind() {
   static const Bf16GemmKind kind = [] {
@@ -189,23 +215,19 @@ int64_t bf16_packed_weight_words(int64_t n, int64_t k, Bf16GemmKind kind) {
 
 Bf16PackedWeight bf16_pack_weight(const uint16_t* w, int64_t n, int64_t k, int64_t w_rs,
                                   int64_t w_cs, Bf16GemmKind kind, uint32_t* dst) {
-  const int64_t nr = tile_nr(kind);
-  const int64_t kp = pairs_of(k);
-  for (int64_t j0 = 0; j0 < n; j0 += nr) {
-    uint32_t* strip = dst + j0 * kp;
-    for (int64_t q = 0; q < kp; ++q) {
-      for (int64_t jj = 0; jj < nr; ++jj) {
-        const int64_t j = j0 + jj;
-        uint32_t word = 0;
-        if (j < n) {
-          word = w[j * w_rs + 2 * q * w_cs];
-          if (2 * q + 1 < k) word |= static_cast<uint32_t>(w[j * w_rs + (2 * q + 1) * w_cs]) << 16;
-        }
-        strip[q * nr + jj] = word;
-      }
-    }
-  }
+  pack_pairs(w, n, k, w_rs, w_cs, tile_nr(kind), dst);
   return Bf16PackedWeight{dst, n, k, kind};
+}
+
+int64_t bf16_packed_rows_words(int64_t m, int64_t k, Bf16GemmKind kind) {
+  const int64_t mr = tile_mr(kind);
+  return (m + mr - 1) / mr * mr * pairs_of(k);
+}
+
+Bf16PackedWeight bf16_pack_weight_rows(const uint16_t* w, int64_t m, int64_t k, int64_t w_rs,
+                                       int64_t w_cs, Bf16GemmKind kind, uint32_t* dst) {
+  pack_pairs(w, m, k, w_rs, w_cs, tile_mr(kind), dst);
+  return Bf16PackedWeight{dst, m, k, kind};
 }
 
 void bf16_gemm(KernelContext& ctx, int64_t m, const float* a, int64_t a_rs, int64_t a_cs,
@@ -256,6 +278,8 @@ namespace bf16_detail {
 // each handles a multiple of its width and returns how many floats it took.
 int64_t round_pairs_avx2(const float* src, int64_t count, uint32_t* words);
 int64_t round_pairs_avx512(const float* src, int64_t count, uint32_t* words);
+int64_t round_row_pairs_avx2(const float* r0, const float* r1, int64_t n, uint32_t* words);
+int64_t round_row_pairs_avx512(const float* r0, const float* r1, int64_t n, uint32_t* words);
 }  // namespace bf16_detail
 
 void bf16_round_pairs(const float* src, int64_t count, int64_t stride, uint32_t* words,
@@ -270,6 +294,21 @@ void bf16_round_pairs(const float* src, int64_t count, int64_t stride, uint32_t*
     uint32_t word = BFloat16::from_float(src[e * stride]);
     if (e + 1 < count) word |= static_cast<uint32_t>(BFloat16::from_float(src[(e + 1) * stride])) << 16;
     words[e / 2] = word;
+  }
+}
+
+void bf16_round_row_pairs(const float* r0, const float* r1, int64_t n, uint32_t* words,
+                          Bf16GemmKind kind) {
+  int64_t done = 0;
+  if (kind == Bf16GemmKind::kAvx512Bf16) {
+    done = bf16_detail::round_row_pairs_avx512(r0, r1, n, words);
+  } else if (kind == Bf16GemmKind::kAvx2) {
+    done = bf16_detail::round_row_pairs_avx2(r0, r1, n, words);
+  }
+  for (int64_t j = done; j < n; ++j) {
+    uint32_t word = BFloat16::from_float(r0[j]);
+    if (r1 != nullptr) word |= static_cast<uint32_t>(BFloat16::from_float(r1[j])) << 16;
+    words[j] = word;
   }
 }
 

@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "kernels/portable/util/gemm_epilogue.h"
+#include "kernels/portable/util/parallel.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace ember::kernels::portable {
@@ -50,7 +51,7 @@ const char* bf16_gemm_kind_name(Bf16GemmKind kind);
 /// A weight packed for one kind (see the file comment for the layout).
 struct Bf16PackedWeight {
   const uint32_t* data = nullptr;
-  int64_t n = 0;  // Columns of C (rows of the weight).
+  int64_t n = 0;  // Rows of the weight: C's columns in bf16_gemm, its rows in bf16_gemm_weight_a.
   int64_t k = 0;  // Depth.
   Bf16GemmKind kind = Bf16GemmKind::kBaseline;
 };
@@ -62,6 +63,12 @@ int64_t bf16_packed_weight_words(int64_t n, int64_t k, Bf16GemmKind kind);
 /// `kind` into `dst` (bf16_packed_weight_words(n, k, kind) words).
 Bf16PackedWeight bf16_pack_weight(const uint16_t* w, int64_t n, int64_t k, int64_t w_rs,
                                   int64_t w_cs, Bf16GemmKind kind, uint32_t* dst);
+
+/// The same weight packed as the GEMM's A operand (bf16_gemm_weight_a): MR-row
+/// strips of k pairs instead of NR-column ones. Words for an m × k weight.
+int64_t bf16_packed_rows_words(int64_t m, int64_t k, Bf16GemmKind kind);
+Bf16PackedWeight bf16_pack_weight_rows(const uint16_t* w, int64_t m, int64_t k, int64_t w_rs,
+                                       int64_t w_cs, Bf16GemmKind kind, uint32_t* dst);
 
 /// C = bf16(A) · Wᵀ, then `ep` (may be null) on every element. A is m × k
 /// float32 at a[i * a_rs + p * a_cs]; C is m × n float32, rows c_rs apart
@@ -88,5 +95,160 @@ void bf16_gemm_4x16_baseline(int64_t kp, const uint32_t* a, const uint32_t* b, f
 /// element as zero. Vectorised per kind for stride 1.
 void bf16_round_pairs(const float* src, int64_t count, int64_t stride, uint32_t* words,
                       Bf16GemmKind kind);
+
+/// Rounds two rows of n floats to bf16 and pairs them column by column:
+/// words[j] = bf16(r0[j]) | bf16(r1[j]) << 16 (r1 null: zero).
+void bf16_round_row_pairs(const float* r0, const float* r1, int64_t n, uint32_t* words,
+                          Bf16GemmKind kind);
+
+/// C[m×n] = W[m×k] · bf16(B)[k×n], then `ep` (may be null): the weight as A,
+/// packed by bf16_pack_weight_rows (convolution: output channels × output
+/// positions). B is a gemm.h B source of float32 (pack_b<kNR>), rounded to
+/// bf16 as it is packed. C rows are c_rs apart and contiguous. Runs on ctx's
+/// thread pool; every C element is the same sum for any thread count.
+template <typename BSource>
+void bf16_gemm_weight_a(KernelContext& ctx, const Bf16PackedWeight& a, int64_t n,
+                        const BSource& b, float* c, int64_t c_rs,
+                        const GemmEpilogue<float>* ep);
+
+}  // namespace ember::kernels::portable
+
+// --- bf16_gemm_weight_a's loop nest (a template: B sources are the callers') ---
+
+namespace ember::kernels::portable {
+namespace bf16_detail {
+
+inline constexpr int64_t kKcp = 128;  // k pairs per block (see gemm_bf16.cpp).
+inline constexpr int64_t kMc = 144;   // Rows of the weight per block.
+inline constexpr int64_t kNc = 96;    // Columns of B packed per block: 16 and 32 divide it.
+
+void epilogue(Bf16GemmKind kind, const GemmEpilogue<float>& ep, int64_t mr, int64_t nr, float* c,
+              int64_t c_rs);
+
+// Columns [j0, j1) of C, all rows: for each block of kNc columns and kKcp
+// pairs, B's strips are packed as floats by the source and rounded into pairs,
+// then every weight strip of each kMc-row block meets them (a B strip stays in
+// L1 across the block's weight strips).
+template <int kMR, int kNR, auto kMicro, typename BSource>
+void weight_a_part(const Bf16PackedWeight& a, const BSource& b, float* c, int64_t c_rs,
+                   const GemmEpilogue<float>* ep, int64_t j0, int64_t j1) {
+  const int64_t kp = (a.k + 1) / 2;
+  alignas(64) float fstrip[2 * kKcp * kNR];
+  alignas(64) uint32_t bpack[kKcp * kNc];
+  alignas(64) float tile[kMR * kNR];
+  for (int64_t jc = j0; jc < j1; jc += kNc) {
+    const int64_t nc = j1 - jc < kNc ? j1 - jc : kNc;
+    const int64_t strips = (nc + kNR - 1) / kNR;
+    for (int64_t pc = 0; pc < kp; pc += kKcp) {
+      const int64_t kcp = kp - pc < kKcp ? kp - pc : kKcp;
+      const int64_t kc = 2 * (pc + kcp) < a.k ? 2 * kcp : a.k - 2 * pc;
+      const bool first = pc == 0;
+      const bool last = pc + kcp == kp;
+      for (int64_t s = 0; s < strips; ++s) {
+        const int64_t cols = nc - s * kNR < kNR ? nc - s * kNR : kNR;
+        b.template pack_b<kNR>(2 * pc, kc, jc + s * kNR, cols, fstrip);
+        uint32_t* words = bpack + s * kcp * kNR;
+        for (int64_t q = 0; q < kcp; ++q) {
+          const float* r1 = 2 * q + 1 < kc ? fstrip + (2 * q + 1) * kNR : nullptr;
+          bf16_round_row_pairs(fstrip + 2 * q * kNR, r1, kNR, words + q * kNR, a.kind);
+        }
+      }
+      for (int64_t ic = 0; ic < a.n; ic += kMc) {
+        const int64_t mc = a.n - ic < kMc ? a.n - ic : kMc;
+        for (int64_t s = 0; s < strips; ++s) {
+          const int64_t nr = nc - s * kNR < kNR ? nc - s * kNR : kNR;
+          const uint32_t* bp = bpack + s * kcp * kNR;
+          for (int64_t ir = ic; ir < ic + mc; ir += kMR) {
+            const int64_t mr = ic + mc - ir < kMR ? ic + mc - ir : kMR;
+            const uint32_t* ap = a.data + ir * kp + pc * kMR;
+            float* ct = c + ir * c_rs + jc + s * kNR;
+            if (mr == kMR && nr == kNR) {
+              kMicro(kcp, ap, bp, ct, c_rs, !first);
+            } else {
+              kMicro(kcp, ap, bp, tile, kNR, false);
+              for (int64_t i = 0; i < mr; ++i) {
+                for (int64_t j = 0; j < nr; ++j) {
+                  float& v = ct[i * c_rs + j];
+                  v = first ? tile[i * kNR + j] : v + tile[i * kNR + j];
+                }
+              }
+            }
+            if (last && ep != nullptr) {
+              epilogue(a.kind, ep->at(ir, jc + s * kNR), mr, nr, ct, c_rs);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Rows [i0, i1) of C (a split by output channel, for planes too small to
+// split by column): the weight seen from row i0.
+template <int kMR, int kNR, auto kMicro, typename BSource>
+void weight_a_rows(const Bf16PackedWeight& a, const BSource& b, int64_t n, float* c,
+                   int64_t c_rs, const GemmEpilogue<float>* ep, int64_t i0, int64_t i1) {
+  Bf16PackedWeight part = a;
+  part.data = a.data + i0 * ((a.k + 1) / 2);
+  part.n = i1 - i0;
+  const GemmEpilogue<float> e = ep != nullptr ? ep->at(i0, 0) : GemmEpilogue<float>{};
+  weight_a_part<kMR, kNR, kMicro>(part, b, c + i0 * c_rs, c_rs, ep != nullptr ? &e : nullptr, 0,
+                                  n);
+}
+
+template <int kMR, int kNR, auto kMicro, typename BSource>
+void weight_a_run(KernelContext& ctx, const Bf16PackedWeight& a, int64_t n, const BSource& b,
+                  float* c, int64_t c_rs, const GemmEpilogue<float>* ep) {
+  const int64_t threads = static_cast<int64_t>(ctx.threads());
+  if (threads <= 1 || a.n * n * a.k < (int64_t{1} << 21)) {
+    weight_a_part<kMR, kNR, kMicro>(a, b, c, c_rs, ep, 0, n);
+    return;
+  }
+  // Whole kNc column blocks per thread, or whole 48-row groups of the weight
+  // (a multiple of both tiles) when that leaves the busiest thread less.
+  auto busiest = [threads](int64_t total, int64_t unit) {
+    const int64_t units = (total + unit - 1) / unit;
+    const int64_t tasks = units < threads ? units : threads;
+    const int64_t most = (units + tasks - 1) / tasks * unit;
+    return most < total ? most : total;
+  };
+  if (busiest(n, kNc) * a.n <= busiest(a.n, 48) * n) {
+    parallel_range(ctx, n, kNc, kNc, [&](int64_t first, int64_t last) {
+      weight_a_part<kMR, kNR, kMicro>(a, b, c, c_rs, ep, first, last);
+    });
+  } else {
+    parallel_range(ctx, a.n, 48, 48, [&](int64_t first, int64_t last) {
+      weight_a_rows<kMR, kNR, kMicro>(a, b, n, c, c_rs, ep, first, last);
+    });
+  }
+}
+
+}  // namespace bf16_detail
+
+template <typename BSource>
+void bf16_gemm_weight_a(KernelContext& ctx, const Bf16PackedWeight& a, int64_t n,
+                        const BSource& b, float* c, int64_t c_rs,
+                        const GemmEpilogue<float>* ep) {
+  if (a.n <= 0 || n <= 0) return;
+  if (ep != nullptr && ep->empty()) ep = nullptr;
+  if (a.k <= 0) {
+    for (int64_t i = 0; i < a.n; ++i) {
+      for (int64_t j = 0; j < n; ++j) c[i * c_rs + j] = 0.0f;
+    }
+    if (ep != nullptr) ep->apply(a.n, n, c, c_rs, 1);
+    return;
+  }
+  switch (a.kind) {
+    case Bf16GemmKind::kAvx512Bf16:
+      bf16_detail::weight_a_run<8, 32, bf16_gemm_8x32_avx512bf16>(ctx, a, n, b, c, c_rs, ep);
+      return;
+    case Bf16GemmKind::kAvx2:
+      bf16_detail::weight_a_run<4, 16, bf16_gemm_4x16_avx2_fma>(ctx, a, n, b, c, c_rs, ep);
+      return;
+    case Bf16GemmKind::kBaseline:
+      bf16_detail::weight_a_run<4, 16, bf16_gemm_4x16_baseline>(ctx, a, n, b, c, c_rs, ep);
+      return;
+  }
+}
 
 }  // namespace ember::kernels::portable

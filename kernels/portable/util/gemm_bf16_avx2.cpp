@@ -58,22 +58,22 @@ __attribute__((target("avx2,fma"))) void bf16_gemm_4x16_avx2_fma(int64_t kp, con
 
 namespace bf16_detail {
 
+// x rounded to bf16 (nearest even, NaN quieted) in the high half of each lane.
+__attribute__((target("avx2"))) inline __m256i round_high(__m256i x) {
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+  const __m256i r = _mm256_add_epi32(x, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lsb));
+  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)),
+                                         _mm256_set1_epi32(0x7f800000));
+  return _mm256_blendv_epi8(r, _mm256_or_si256(x, _mm256_set1_epi32(0x00400000)), nan);
+}
+
 __attribute__((target("avx2"))) int64_t round_pairs_avx2(const float* src, int64_t count,
                                                          uint32_t* words) {
-  const __m256i bias = _mm256_set1_epi32(0x7fff);
-  const __m256i one = _mm256_set1_epi32(1);
-  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff);
-  const __m256i inf = _mm256_set1_epi32(0x7f800000);
-  const __m256i quiet = _mm256_set1_epi32(0x00400000);
   const __m256i high = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
   const __m256i low_words = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
   int64_t e = 0;
   for (; e + 8 <= count; e += 8) {
-    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + e));
-    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), one);
-    __m256i r = _mm256_add_epi32(x, _mm256_add_epi32(bias, lsb));
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs_mask), inf);
-    r = _mm256_blendv_epi8(r, _mm256_or_si256(x, quiet), nan);
+    const __m256i r = round_high(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + e)));
     const __m256i t =
         _mm256_blend_epi32(_mm256_srli_epi32(r, 16), _mm256_and_si256(r, high), 0xaa);
     const __m256i folded = _mm256_or_si256(t, _mm256_srli_epi64(t, 32));
@@ -81,6 +81,23 @@ __attribute__((target("avx2"))) int64_t round_pairs_avx2(const float* src, int64
     _mm_storeu_si128(reinterpret_cast<__m128i*>(words + e / 2), _mm256_castsi256_si128(packed));
   }
   return e;
+}
+
+__attribute__((target("avx2"))) int64_t round_row_pairs_avx2(const float* r0, const float* r1,
+                                                             int64_t n, uint32_t* words) {
+  const __m256i high = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256i lo = _mm256_srli_epi32(
+        round_high(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + j))), 16);
+    const __m256i hi =
+        r1 != nullptr
+            ? _mm256_and_si256(
+                  round_high(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r1 + j))), high)
+            : _mm256_setzero_si256();
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(words + j), _mm256_or_si256(lo, hi));
+  }
+  return j;
 }
 
 }  // namespace bf16_detail
@@ -91,6 +108,7 @@ void bf16_gemm_4x16_avx2_fma(int64_t, const uint32_t*, const uint32_t*, float*, 
 
 namespace bf16_detail {
 int64_t round_pairs_avx2(const float*, int64_t, uint32_t*) { return 0; }
+int64_t round_row_pairs_avx2(const float*, const float*, int64_t, uint32_t*) { return 0; }
 }  // namespace bf16_detail
 
 #endif

@@ -54,22 +54,22 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void bf16_gemm_8x32_avx51
 
 namespace bf16_detail {
 
+// x rounded to bf16 (nearest even, NaN quieted) in the high half of each lane.
+__attribute__((target("avx512f,avx512bw"))) inline __m512i round_high(__m512i x) {
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+  const __m512i r = _mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
+  const __mmask16 nan = _mm512_cmpgt_epi32_mask(
+      _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+  return _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(x, _mm512_set1_epi32(0x00400000)));
+}
+
 __attribute__((target("avx512f,avx512bw"))) int64_t round_pairs_avx512(const float* src,
                                                                        int64_t count,
                                                                        uint32_t* words) {
-  const __m512i bias = _mm512_set1_epi32(0x7fff);
-  const __m512i one = _mm512_set1_epi32(1);
-  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
-  const __m512i inf = _mm512_set1_epi32(0x7f800000);
-  const __m512i quiet = _mm512_set1_epi32(0x00400000);
   const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
   int64_t e = 0;
   for (; e + 16 <= count; e += 16) {
-    const __m512i x = _mm512_loadu_si512(src + e);
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), one);
-    __m512i r = _mm512_add_epi32(x, _mm512_add_epi32(bias, lsb));
-    const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, abs_mask), inf);
-    r = _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(x, quiet));
+    const __m512i r = round_high(_mm512_loadu_si512(src + e));
     // Even lanes' bf16 into the low half, odd lanes' into the high half of
     // each 64-bit lane, then fold the halves and keep the low 32 bits.
     const __m512i t = _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi32(r, 16),
@@ -81,6 +81,22 @@ __attribute__((target("avx512f,avx512bw"))) int64_t round_pairs_avx512(const flo
   return e;
 }
 
+__attribute__((target("avx512f,avx512bw"))) int64_t round_row_pairs_avx512(const float* r0,
+                                                                           const float* r1,
+                                                                           int64_t n,
+                                                                           uint32_t* words) {
+  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512i lo = _mm512_srli_epi32(round_high(_mm512_loadu_si512(r0 + j)), 16);
+    const __m512i hi = r1 != nullptr
+                           ? _mm512_and_si512(round_high(_mm512_loadu_si512(r1 + j)), high)
+                           : _mm512_setzero_si512();
+    _mm512_storeu_si512(words + j, _mm512_or_si512(lo, hi));
+  }
+  return j;
+}
+
 }  // namespace bf16_detail
 
 #else
@@ -89,6 +105,7 @@ void bf16_gemm_8x32_avx512bf16(int64_t, const uint32_t*, const uint32_t*, float*
 
 namespace bf16_detail {
 int64_t round_pairs_avx512(const float*, int64_t, uint32_t*) { return 0; }
+int64_t round_row_pairs_avx512(const float*, const float*, int64_t, uint32_t*) { return 0; }
 }  // namespace bf16_detail
 
 #endif
