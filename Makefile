@@ -113,7 +113,7 @@ fuzz:
 ISA_BASELINE_TESTS := test_kernels_vs_eager.py test_kernels_conv_vs_eager.py test_conv_winograd_end_to_end.py \
   test_kernels_prepared_vs_eager.py test_quantized_fused.py \
   test_kernels_elementwise_vs_eager.py test_kernels_reduce_vs_eager.py test_reduction_order.py \
-  test_xnnpack_models.py -k "not xnnpack]"
+  test_bf16_precision.py test_xnnpack_models.py -k "not xnnpack]"
 test-python:
 	@$(PY) -c "import ember._C as c; print('kernels dispatch on', c.cpu_isa(), '(host:', c.host_isa() + ')')"
 	cd python/tests && $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile .

@@ -13,6 +13,9 @@
 // (no column buffer). Depthwise convolutions (one input channel per group, at
 // most 4 output channels per group) skip the GEMM for a direct loop
 // (run_depthwise). 3-D and the other dtypes take util/conv_direct.h.
+// ember_fused::fused_convolution may carry a constant bfloat16 weight with a
+// float32 input (Ember's bf16 precision, passes/bf16_precision.py): prepare packs
+// it for util/gemm_bf16.h and each (batch, group) is one bf16 GEMM.
 //
 // Prepare packs a constant float32 weight once into the GEMM's A panels
 // (PackedPanels, in method-allocator memory): execute then reads them in
@@ -29,6 +32,7 @@
 #include "kernels/portable/util/conv_winograd.h"
 #include "kernels/portable/util/convolution.h"
 #include "kernels/portable/util/gemm.h"
+#include "kernels/portable/util/gemm_bf16.h"
 #include "kernels/portable/util/gemv.h"
 #include "kernels/portable/util/isa_target.h"
 #include "kernels/portable/util/parallel.h"
@@ -52,6 +56,8 @@ struct ConvPrepared {
   int64_t ocg = 0, k = 0;
   int tile = 0;
   WinogradWeights winograd;  // packed != null: 3×3 stride 1 through util/conv_winograd.h.
+  Bf16PackedWeight bf16;     // data != null: a bfloat16 weight, group 0's rows.
+  int64_t bf16_group_stride = 0;  // Words between two groups' packed rows.
 };
 
 // Walks k = (c, y, x) of a Cg·KH·KW reduction without divides.
@@ -623,6 +629,18 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
         }
       };
       if constexpr (std::is_same_v<T, float>) {
+        if (prepared != nullptr && prepared->bf16.data != nullptr) {
+          Bf16PackedWeight wg = prepared->bf16;
+          wg.data += grp * prepared->bf16_group_stride;
+          if (pointwise) {
+            bf16_gemm_weight_a(ctx, wg, n, StridedMatrix<float>{xg, in_sc, in_sw}, c,
+                               out.strides[1], &ep);
+          } else {
+            bf16_gemm_weight_a(ctx, wg, n, Im2colSource<float>{xg, in_sc, in_sh, in_sw, &g}, c,
+                               out.strides[1], &ep);
+          }
+          continue;
+        }
         if (prepared != nullptr) {
           const PackedPanels<float> panels{prepared->packed + grp * prepared->group_stride, ocg,
                                            k, prepared->tile};
@@ -733,6 +751,36 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
     return ctx.fail(err, "%s", reason);
   }
   int64_t ocg = 0, k = 0;
+  if (weight.dtype == ScalarType::BFloat16 && input.dtype == ScalarType::Float) {
+    EMBER_PREPARE_CHECK(ctx, !transposed && gemm_weight_shape(input, weight, groups, &ocg, &k),
+                        "weight: a bfloat16 weight with a float32 input takes the GEMM path "
+                        "only (1-D or 2-D, not transposed, not depthwise)");
+    EMBER_PREPARE_CHECK(ctx, ctx.is_constant(weight) && weight.data != nullptr &&
+                                 weight.is_contiguous_dim_order(),
+                        "weight: a bfloat16 weight must be a contiguous constant of the program "
+                        "(it is packed at load)");
+    const Bf16GemmKind kind = bf16_gemm_kind();
+    const int64_t group_stride = bf16_packed_rows_words(ocg, k, kind);
+    auto* state = ctx.allocate_state<ConvPrepared>();
+    if (state == nullptr) return ctx.failure();
+    auto* packed = static_cast<uint32_t*>(
+        ctx.allocate(static_cast<size_t>(group_stride * groups) * sizeof(uint32_t), 64));
+    if (packed == nullptr) return ctx.failure();
+    const auto* w = weight.data_ptr<const uint16_t>();
+    for (int64_t grp = 0; grp < groups; ++grp) {
+      const Bf16PackedWeight p = bf16_pack_weight_rows(w + grp * ocg * weight.strides[0], ocg, k,
+                                                       weight.strides[0], 1, kind,
+                                                       packed + grp * group_stride);
+      if (grp == 0) state->bf16 = p;
+    }
+    state->weight_data = weight.data;
+    state->ocg = ocg;
+    state->k = k;
+    state->bf16_group_stride = group_stride;
+    ctx.set_state(state);
+    ctx.mark_packed(weight);
+    return Error::Ok;
+  }
   if (transposed || !ctx.is_constant(weight) || weight.data == nullptr ||
       !gemm_weight_shape(input, weight, groups, &ocg, &k)) {
     return Error::Ok;  // Nothing to pack: execute packs per call as before.
@@ -748,7 +796,7 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
     auto* packed = static_cast<float*>(ctx.allocate(
         static_cast<size_t>(winograd_weight_floats(oc, ic)) * sizeof(float), 64));
     if (packed == nullptr) return ctx.failure();
-    *state = ConvPrepared{weight.data, nullptr, 0, ocg, k, 0, {}};
+    *state = ConvPrepared{weight.data, nullptr, 0, ocg, k, 0, {}, {}, 0};
     state->winograd = winograd_pack_weights(weight.data_ptr<const float>(), weight.strides[0],
                                             weight.strides[1], weight.strides[2],
                                             weight.strides[3], oc, ic, packed);
@@ -777,7 +825,7 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
                                 weight.strides[is_2d ? 3 : 2], &g};
     (void)pack_a_for_gemm<float>(a, ocg, k, packed + grp * group_stride);
   }
-  *state = ConvPrepared{weight.data, packed, group_stride, ocg, k, tile, {}};
+  *state = ConvPrepared{weight.data, packed, group_stride, ocg, k, tile, {}, {}, 0};
   ctx.set_state(state);
   ctx.mark_packed(weight);  // run_conv reads the panels only (the GEMM path is fixed by the weight).
   return Error::Ok;
@@ -808,7 +856,17 @@ void convolution_run(KernelContext& ctx, const Tensor& input_arg, const Tensor& 
     }
   }
   if (bias != nullptr && !check_dtype(ctx, *bias, "bias", input->dtype)) return;
-  if (!check_dtype(ctx, *weight, "weight", input->dtype) ||
+  // A bfloat16 weight with a float32 input: what prepare packed (only
+  // fused_convolution's prepare accepts one).
+  const auto* bf16_state = static_cast<const ConvPrepared*>(ctx.state());
+  const bool bf16_weight = weight->dtype == ScalarType::BFloat16 &&
+                           input->dtype == ScalarType::Float;
+  if (bf16_weight) {
+    EMBER_KERNEL_CHECK(ctx, bf16_state != nullptr && bf16_state->bf16.data != nullptr &&
+                                bf16_state->weight_data == weight->data,
+                       "weight: a bfloat16 weight must be the constant packed at load");
+  }
+  if ((!bf16_weight && !check_dtype(ctx, *weight, "weight", input->dtype)) ||
       !check_dtype(ctx, *out, "out", input->dtype)) {
     return;
   }
@@ -905,6 +963,14 @@ void convolution_run(KernelContext& ctx, const Tensor& input_arg, const Tensor& 
     run_winograd(ctx, *input, bias, g, prepared->winograd, fused, *out);
     return;
   }
+  if (bf16_weight) {
+    // The bf16 GEMM writes each channel's output positions contiguously.
+    const int64_t pos_stride = spatial == 1 || g.out_w == 1 ? out->strides[2] : out->strides[3];
+    EMBER_KERNEL_CHECK(ctx, prepared != nullptr && (pos_stride == 1 || out->numel == 0),
+                       "out: a bfloat16 weight needs an output with contiguous positions (NCHW "
+                       "dim order), its position stride is %lld",
+                       static_cast<long long>(pos_stride));
+  }
   const bool ok = dispatch_dtype<kF32F64>(input->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     run_conv<T>(ctx, *input, *weight, bias, groups, g, prepared, fused, *out);
@@ -916,6 +982,10 @@ Error convolution_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
                               const Tensor& weight, const Tensor* bias, IntSpan stride,
                               IntSpan padding, IntSpan dilation, bool transposed,
                               IntSpan output_padding, int64_t groups, Tensor& out) {
+  EMBER_PREPARE_CHECK(ctx, weight.dtype != ScalarType::BFloat16 || input.dtype != ScalarType::Float,
+                      "weight: dtype %s, the input's is %s (only "
+                      "ember_fused::fused_convolution takes a bfloat16 weight with float32)",
+                      scalar_type_name(weight.dtype), scalar_type_name(input.dtype));
   return convolution_prepare(ctx, input, weight, bias, stride, padding, dilation, transposed,
                              output_padding, groups, out);
 }

@@ -80,6 +80,13 @@ class ExecutorchBackendConfig:
     ``ember_fused::fused_convolution`` whose kernel does both on each output tile
     (``ember.exir.passes.fuse_conv_activation``); False keeps the aten ops,
     which runtimes without Ember's kernels also run.
+    ``precision``: ``"fp32"`` (the default) computes in float32 as the model
+    does; ``"bf16"`` runs every float32 linear layer and GEMM convolution
+    with a constant weight in bf16 (``ember.exir.passes.bf16_precision``;
+    3×3 stride-1 convolutions keep float32 Winograd): the weight is stored as
+    bfloat16, activations are rounded to bfloat16 and products are summed in
+    float32, with AVX512-BF16 where the CPU has it (``docs/bf16.md``: speed
+    and error). Such a program runs only on runtimes with Ember's kernels.
     ``dim_order_ops``: write memory-format/dtype copies as
     ``dim_order_ops::_to_dim_order_copy.out`` / ``_clone_dim_order.out``, as
     other exporters of the format do (False: ``aten::_to_copy.out`` /
@@ -112,6 +119,7 @@ class ExecutorchBackendConfig:
     fold_padding: bool = True
     fuse_quantized_ops: bool = True
     fuse_conv_activation: bool = True
+    precision: str = "fp32"
     dim_order_ops: bool = True
     extract_delegate_segments: bool = True
     segment_alignment: int = 128
@@ -123,6 +131,10 @@ class ExecutorchBackendConfig:
     external_constants: bool | Callable[[Any], str | None] = False
 
     def __post_init__(self) -> None:
+        if self.precision not in ("fp32", "bf16"):
+            raise ValueError(
+                f"ExecutorchBackendConfig(precision={self.precision!r}): expected 'fp32' or 'bf16'"
+            )
         for name in ("segment_alignment", "constant_tensor_alignment", "delegate_alignment"):
             v = getattr(self, name)
             if v is not None and (not isinstance(v, int) or v <= 0 or v & (v - 1)):

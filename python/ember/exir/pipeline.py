@@ -46,6 +46,7 @@ from ember.exir.passes.edge_ops_pass import EdgeOpsPass
 from ember.exir.passes.ember_decompositions import EMBER_CIA_DECOMPOSITIONS
 from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
+from ember.exir.passes.bf16_precision import Bf16PrecisionPass
 from ember.exir.passes.fuse_conv_activation import FuseConvActivationPass
 from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
 from ember.exir.passes.fuse_weight_only_linear import FuseWeightOnlyLinearPass
@@ -174,6 +175,8 @@ def executorch_passes(
         passes.append(("fuse weight-only quantized linear", FuseWeightOnlyLinearPass()))
     if config.fuse_conv_activation:
         passes.append(("fuse convolution + residual + activation", FuseConvActivationPass()))
+    if config.precision == "bf16":
+        passes.append(("linear layers and convolutions in bf16", Bf16PrecisionPass()))
     if config.constant_folding:
         passes.append(("fold constants", ConstantFoldPass()))
     passes.append(("out variants", on_every_graph(lambda g: to_out_variants(g, bounds.shape))))

@@ -12,7 +12,16 @@ order, so a program with fused ops means exactly what the one without meant.
   residual?, min?, max?) -> Tensor``: ``y = convolution(input, weight, bias)``
   (not transposed), then ``y = y + residual`` when there is a residual (the
   output's shape and dtype), then ``y = clamp(y, min, max)`` with either bound
-  optional (relu is ``min=0``, relu6 and hardtanh are both bounds).
+  optional (relu is ``min=0``, relu6 and hardtanh are both bounds). With a
+  bfloat16 ``weight`` and a float32 ``input`` (the bf16 precision) the input
+  is rounded to bfloat16 and the products summed in float32.
+- ``linear_bf16(input, weight, bias?) -> Tensor``: a linear layer in the
+  opt-in bf16 precision (``ExecutorchBackendConfig(precision="bf16")``,
+  ``ember.exir.passes.bf16_precision``): ``input`` (float32) is rounded to
+  bfloat16, multiplied by ``weight`` (bfloat16 ``[out, in]``) with float32
+  sums, and the float32 ``bias`` is added; the output is float32. The kernel
+  (``kernels/portable/op_linear_bf16.cpp``) runs AVX512-BF16 where the CPU
+  has it.
 """
 
 from __future__ import annotations
@@ -30,10 +39,15 @@ _OUT = "*, Tensor(a!) out) -> Tensor(a!)"
 SCHEMAS = {
     "fused_convolution": f"({_CONVOLUTION}) -> Tensor",
     "fused_convolution.out": f"({_CONVOLUTION}, {_OUT}",
+    "linear_bf16": "(Tensor input, Tensor weight, Tensor? bias) -> Tensor",
+    "linear_bf16.out": f"(Tensor input, Tensor weight, Tensor? bias, {_OUT}",
 }
 
 
 def fused_convolution(input, weight, bias, stride, padding, dilation, groups, residual, min, max):
+    if weight.dtype == torch.bfloat16 and input.dtype == torch.float32:
+        # The bf16 precision: the input rounds to bf16 too; float32 sums.
+        input, weight = input.to(torch.bfloat16).to(torch.float32), weight.to(torch.float32)
     y = torch.ops.aten.convolution.default(input, weight, bias, stride, padding, dilation, False,
                                            [0] * len(stride), groups)
     if residual is not None:
@@ -43,7 +57,14 @@ def fused_convolution(input, weight, bias, stride, padding, dilation, groups, re
     return y
 
 
-_FUNCTIONS = {"fused_convolution": fused_convolution}
+def linear_bf16(input, weight, bias):
+    # Products of two bf16 values are exact in float32: only the sums round.
+    y = torch.nn.functional.linear(input.to(torch.bfloat16).to(torch.float32),
+                                   weight.to(torch.float32))
+    return y if bias is None else y + bias
+
+
+_FUNCTIONS = {"fused_convolution": fused_convolution, "linear_bf16": linear_bf16}
 
 
 define_ops("ember_fused", SCHEMAS, _FUNCTIONS)

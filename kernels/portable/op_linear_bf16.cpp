@@ -1,0 +1,112 @@
+// ember_fused::linear_bf16.out(Tensor input, Tensor weight, Tensor? bias, *,
+//     Tensor(a!) out) -> Tensor(a!)
+//
+// out = bf16(input) · weightᵀ + bias: a linear layer in Ember's opt-in bf16
+// precision (ExecutorchBackendConfig(precision="bf16"),
+// passes/bf16_precision.py). input is float32 [..., k] and is rounded to bf16
+// (nearest even) as the GEMM packs it; weight is a constant bfloat16 [n, k]
+// packed once at load; products are summed in float32 and the float32 bias
+// [n] is added to each tile after its last k-block; out is float32 [..., n].
+// The GEMM is util/gemm_bf16.h (VDPBF16PS where the CPU has AVX512-BF16).
+#include "kernels/portable/util/args.h"
+#include "kernels/portable/util/gemm_bf16.h"
+#include "kernels/generated/functions/portable/op_linear_bf16.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+struct LinearBf16State {
+  Bf16PackedWeight weight;
+  const void* weight_data;  // The constant it was packed from.
+};
+
+// Rows of `input` as one m × k matrix: the leading dims must collapse into
+// one stride (any layout of a 2-D input does).
+bool row_stride(const Tensor& input, int64_t* rs) {
+  const int32_t r = input.dim;
+  *rs = r >= 2 ? input.strides[r - 2] : 0;
+  for (int32_t d = 0; d + 2 < r; ++d) {
+    if (input.sizes[d] != 1 && input.strides[d] != input.strides[d + 1] * input.sizes[d + 1]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Error linear_bf16_out_prepare(KernelPrepareContext& ctx, const Tensor& input, const Tensor& weight,
+                              const Tensor* bias, Tensor& out) {
+  EMBER_PREPARE_CHECK(ctx, input.dtype == ScalarType::Float,
+                      "input: dtype %s is not supported (float32 only)",
+                      scalar_type_name(input.dtype));
+  EMBER_PREPARE_CHECK(ctx, weight.dtype == ScalarType::BFloat16,
+                      "weight: dtype %s, expected bfloat16", scalar_type_name(weight.dtype));
+  EMBER_PREPARE_CHECK(ctx, weight.dim == 2, "weight: expected a 2-D [out, in] tensor, got %d-D",
+                      weight.dim);
+  EMBER_PREPARE_CHECK(ctx, out.dtype == ScalarType::Float, "out: dtype %s, expected float32",
+                      scalar_type_name(out.dtype));
+  EMBER_PREPARE_CHECK(ctx, input.dim >= 1 && input.sizes[input.dim - 1] == weight.sizes[1],
+                      "input: its last dimension must be the weight's %d inputs",
+                      weight.sizes[1]);
+  if (bias != nullptr) {
+    EMBER_PREPARE_CHECK(ctx, bias->dtype == ScalarType::Float, "bias: dtype %s, expected float32",
+                        scalar_type_name(bias->dtype));
+    EMBER_PREPARE_CHECK(ctx, bias->dim == 1 && bias->sizes[0] == weight.sizes[0],
+                        "bias: expected shape [%d], one per output", weight.sizes[0]);
+  }
+  EMBER_PREPARE_CHECK(ctx, ctx.is_constant(weight) && weight.data != nullptr,
+                      "weight: must be a constant of the program (it is packed at load)");
+  const int64_t n = weight.sizes[0];
+  const int64_t k = weight.sizes[1];
+  const Bf16GemmKind kind = bf16_gemm_kind();
+  auto* state = ctx.allocate_state<LinearBf16State>();
+  if (state == nullptr) return ctx.failure();
+  const int64_t words = bf16_packed_weight_words(n, k, kind);
+  auto* packed = static_cast<uint32_t*>(ctx.allocate(static_cast<size_t>(words) * 4, 64));
+  if (packed == nullptr) return ctx.failure();
+  state->weight = bf16_pack_weight(weight.data_ptr<const uint16_t>(), n, k, weight.strides[0],
+                                   weight.strides[1], kind, packed);
+  state->weight_data = weight.data;
+  ctx.set_state(state);
+  ctx.mark_packed(weight);
+  return Error::Ok;
+}
+
+void linear_bf16_out(KernelContext& ctx, const Tensor& input, const Tensor& weight,
+                     const Tensor* bias, Tensor& out) {
+  const auto* state = static_cast<const LinearBf16State*>(ctx.state());
+  // Prepare always leaves a state; a different weight would be a program the
+  // method was not loaded with.
+  EMBER_KERNEL_CHECK(ctx, state != nullptr && state->weight_data == weight.data,
+                     "weight: not the constant packed at load");
+  const int64_t n = state->weight.n;
+  const int64_t k = state->weight.k;
+  EMBER_KERNEL_CHECK(ctx, input.dim >= 1 && input.sizes[input.dim - 1] == k,
+                     "input: shape %s, its last dimension must be %lld",
+                     ShapeStr(input.shape()).c_str(), static_cast<long long>(k));
+  int64_t a_rs = 0;
+  EMBER_KERNEL_CHECK(ctx, row_stride(input, &a_rs),
+                     "input: its leading dimensions of shape %s are not one strided run",
+                     ShapeStr(input.shape()).c_str());
+  int32_t shape[kTensorMaxDim];
+  for (int32_t d = 0; d + 1 < input.dim; ++d) shape[d] = input.sizes[d];
+  shape[input.dim - 1] = static_cast<int32_t>(n);
+  if (!resize_out(ctx, out, std::span<const int32_t>(shape, static_cast<size_t>(input.dim)))) {
+    return;
+  }
+  EMBER_KERNEL_CHECK(ctx, out.dim < 2 || out.strides[out.dim - 1] == 1,
+                     "out: its last dimension must be contiguous");
+  int64_t m = 1;
+  for (int32_t d = 0; d + 1 < input.dim; ++d) m *= input.sizes[d];
+  GemmEpilogue<float> ep{};
+  if (bias != nullptr) {
+    ep.col_bias = bias->data_ptr<const float>();
+    ep.col_bias_stride = bias->strides[0];
+  }
+  bf16_gemm(ctx, m, input.data_ptr<const float>(), a_rs, input.strides[input.dim - 1],
+            state->weight, out.data_ptr<float>(), out.dim >= 2 ? out.strides[out.dim - 2] : n,
+            &ep);
+}
+
+}  // namespace ember::kernels::portable
