@@ -7,7 +7,8 @@ set(EMBER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Ember)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ember/runtime
         FILES_MATCHING PATTERN "*.h" PATTERN "test" EXCLUDE)
-foreach(part module tensor data_loader flat_tensor)
+# bundled_program: .bpte test cases (#19), part of Ember::module.
+foreach(part module tensor data_loader flat_tensor bundled_program)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/extension/${part}/
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ember/extension/${part}
           FILES_MATCHING PATTERN "*.h" PATTERN "test" EXCLUDE)

@@ -259,7 +259,8 @@ std::string file_stem(const std::string& method) {
 // --plot DIR: per method the memory plan (JSON, drawn by ember.devtools.plot_cli
 // with matplotlib into a PNG) and the graph (DOT, drawn by Graphviz's dot
 // into an SVG); with --profile, the profile as a chart.
-int plot(const ember_fb::Program* fb, const std::string& dir, const std::string& profile) {
+int plot(const ember_fb::Program* fb, const std::string& dir, const std::string& profile,
+         const std::string& program_path) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
@@ -288,6 +289,9 @@ int plot(const ember_fb::Program* fb, const std::string& dir, const std::string&
   if (!profile.empty()) {
     draw.push_back("--profile");
     draw.push_back(profile);
+    // A profile file of another program is refused (its size and hash).
+    draw.push_back("--program");
+    draw.push_back(program_path);
   }
   const int rc = run(draw);
   if (rc != 0) {
@@ -302,7 +306,7 @@ int plot(const ember_fb::Program* fb, const std::string& dir, const std::string&
 }  // namespace
 
 const char kHelp[] =
-    "usage: ember-inspect model.pte|model.bpte [--data FILE.ptd] [--plot DIR [--profile T.json]]\n"
+    "usage: ember-inspect model.pte|model.bpte [--data FILE.ptd] [--plot DIR [--profile P]]\n"
     "Prints what a program holds: per method its inputs and outputs, instructions,\n"
     "operators, delegates, mutable buffers, planned buffers and how close the plan is\n"
     "to its lower bound, constant methods' values, and what the kernels' prepare\n"
@@ -315,8 +319,10 @@ const char kHelp[] =
     "                    instruction x offset; matplotlib) and the graph\n"
     "                    (<method>.graph.svg; Graphviz's dot), with their data\n"
     "                    (.memory_plan.json, .graph.dot)\n"
-    "  --profile T.json  with --plot: the profile ember-run --profile T.json wrote, as\n"
-    "                    a chart (profile.png: time per operator, one run's timeline)\n"
+    "  --profile P       with --plot: a profile of the program as a chart (profile.png:\n"
+    "                    time per operator, one run's timeline): the profile file\n"
+    "                    ember-run --profile-out P.eprof wrote (refused when it is of\n"
+    "                    another program), or the trace of ember-run --profile P.json\n"
     "  -h, --help        this text\n";
 
 int main(int argc, char** argv) {
@@ -405,7 +411,7 @@ int main(int argc, char** argv) {
   if (!plot_dir.empty()) {
     std::printf("\n");
     std::fflush(stdout);
-    return plot(fb, plot_dir, profile_path);
+    return plot(fb, plot_dir, profile_path, path);
   }
   return 0;
 }

@@ -3,7 +3,8 @@
 //
 //   ember-run model.pte [--method NAME] [--input FILE.npy ...] [--iters N]
 //                       [--warmup N] [--save-outputs DIR] [--seed N] [--data FILE.ptd]
-//                       [--profile [FILE.json]]   (ember-run --help explains each)
+//                       [--profile [FILE.json]] [--profile-out FILE.eprof]
+//                       (ember-run --help explains each)
 //   ember-run model.bpte --verify [--rtol R] [--atol A]   (its bundled test cases)
 #include <algorithm>
 #include <chrono>
@@ -20,6 +21,7 @@
 #include "runtime/kernel/thread_pool.h"
 #include "extension/bundled_program/bundled_program.h"
 #include "extension/data_loader/file_data_loader.h"
+#include "extension/devtools/profile_file.h"
 #include "extension/module/module.h"
 #include "extension/tensor/owned_tensor.h"
 #include "tools/npy.h"
@@ -44,6 +46,7 @@ struct Options {
   int threads = -1;  // Pool threads; -1 = EMBER_NUM_THREADS or one per core
   bool profile = false;
   std::string trace_path;  // --profile FILE.json: a Chrome trace (Perfetto opens it)
+  std::string profile_out;  // --profile-out FILE.eprof: the profile file (schema/profile.fbs)
   Program::Verification verification = Program::Verification::Full;
   bool method_given = false;
   bool verify = false;  // --verify: run a .bpte's test cases instead of timing
@@ -72,7 +75,11 @@ const char kHelp[] =
     "                       (ExecutorchBackendConfig(external_constants=True))\n"
     "  --profile [FILE.json]  time every instruction over the timed runs: a table per\n"
     "                       operator (time, share, calls, output shapes); with a file,\n"
-    "                       also a Chrome trace (open it in Perfetto or chrome://tracing)\n"
+    "                       also a Chrome trace (open it in Perfetto or chrome://tracing);\n"
+    "                       delegates' own events are indented under their calls\n"
+    "  --profile-out FILE.eprof  --profile, and write the profile file (every run's\n"
+    "                       events, the program's size and hash; the Inspector and\n"
+    "                       ember-inspect --plot --profile read it)\n"
     "  --verify             run the test cases bundled in a .bpte (every method's, or\n"
     "                       --method's) and compare the outputs with the expected ones:\n"
     "                       a table per case (pass/fail, max abs/rel error, worst\n"
@@ -115,6 +122,15 @@ long peak_rss_kib() {
   }
   std::fclose(f);
   return kib;
+}
+
+// The size and hash of the program in `path` (a .pte, or inside a .bpte).
+Result<extension::ProgramFingerprint> program_fingerprint_of(const std::string& path) {
+  Result<extension::MmapDataLoader> file = extension::MmapDataLoader::from(path.c_str());
+  if (!file.ok()) return file.error();
+  Result<FreeableBuffer> bytes = file->load(0, file->size().get());
+  if (!bytes.ok()) return bytes.error();
+  return extension::program_fingerprint(bytes->data(), bytes->size());
 }
 
 int fail(const char* what, Error err) {
@@ -267,6 +283,9 @@ int main(int argc, char** argv) {
           std::string(argv[i + 1]).rfind(".json") == std::string(argv[i + 1]).size() - 5) {
         opt.trace_path = argv[++i];
       }
+    } else if (a == "--profile-out" && (v = next())) {
+      opt.profile = true;
+      opt.profile_out = v;
     } else if (!a.empty() && a[0] != '-' && opt.path.empty()) {
       opt.path = a;
     } else if (!a.empty() && a[0] == '-') {
@@ -349,21 +368,30 @@ int main(int argc, char** argv) {
     const Error err = method.execute();
     if (err != Error::Ok) return fail("execute", err);
   }
+  // Sized at load from what one run records (delegates' own events too).
   std::vector<ProfileEvent> events;
   std::optional<EventTracer> tracer;
+  std::optional<extension::ProfileBuilder> profile;
   if (opt.profile) {
-    events.resize(method.num_steps() * static_cast<size_t>(opt.iters) + 1);
+    events.resize(method.profile_events_per_run() * static_cast<size_t>(opt.iters) + 1);
     tracer.emplace(events.data(), events.size());
     method.set_event_tracer(&*tracer);
+  }
+  if (!opt.profile_out.empty()) {
+    Result<extension::ProgramFingerprint> fp = program_fingerprint_of(opt.path);
+    if (!fp.ok()) return fail(("reading " + opt.path).c_str(), fp.error());
+    profile.emplace(method, fp.get(), static_cast<uint32_t>(ember::thread_count()));
   }
   std::vector<double> times_ms;
   for (int i = 0; i < opt.iters; ++i) {
     if (const Error err = set_inputs(); err != Error::Ok) return fail("setting inputs", err);
+    const size_t before = tracer ? tracer->size() : 0;
     const auto s = std::chrono::steady_clock::now();
     const Error err = method.execute();
     const auto e = std::chrono::steady_clock::now();
     if (err != Error::Ok) return fail("execute", err);
     times_ms.push_back(std::chrono::duration<double, std::milli>(e - s).count());
+    if (profile) profile->add_run(tracer->events() + before, tracer->size() - before);
   }
   method.set_event_tracer(nullptr);
 
@@ -416,6 +444,15 @@ int main(int argc, char** argv) {
       }
       std::printf("trace written to %s (open it in https://ui.perfetto.dev)\n",
                   opt.trace_path.c_str());
+    }
+    if (profile) {
+      profile->add_dropped(tracer->dropped());
+      std::string err;
+      if (!extension::write_profile_file(opt.profile_out, profile->data(), &err)) {
+        std::fprintf(stderr, "ember-run: %s\n", err.c_str());
+        return 1;
+      }
+      std::printf("profile written to %s\n", opt.profile_out.c_str());
     }
   }
   if (const long kib = peak_rss_kib(); kib > 0) {

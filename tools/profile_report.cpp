@@ -60,17 +60,28 @@ void print_profile(const Method& method, const EventTracer& tracer, int runs, do
     double ns = 0;
     size_t calls = 0;
     std::set<std::string> shapes;
+    // Events the delegate logged inside these calls, by name (first seen first).
+    std::vector<std::pair<std::string, std::pair<double, size_t>>> inner;
   };
   std::map<std::string, Row> rows;
   double traced_ns = 0;
   for (size_t i = 0; i < tracer.size(); ++i) {
     const ProfileEvent& e = tracer.events()[i];
-    const char* name = method.step(e.instruction).op_name;
-    Row& row = rows[name != nullptr ? name : "?"];
-    row.ns += double(e.end_ns - e.start_ns);
+    const char* op = method.step(e.instruction).op_name;
+    Row& row = rows[op != nullptr ? op : "?"];
+    const double ns = double(e.end_ns - e.start_ns);
+    if (e.name != nullptr) {  // inside a delegate call, counted in the call's time
+      auto it = std::find_if(row.inner.begin(), row.inner.end(),
+                             [&](const auto& r) { return r.first == e.name; });
+      if (it == row.inner.end()) it = row.inner.insert(row.inner.end(), {e.name, {0.0, 0}});
+      it->second.first += ns;
+      ++it->second.second;
+      continue;
+    }
+    row.ns += ns;
     ++row.calls;
     if (row.shapes.size() < 3) row.shapes.insert(output_shape(method, e.instruction));
-    traced_ns += double(e.end_ns - e.start_ns);
+    traced_ns += ns;
   }
   std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
   std::sort(sorted.begin(), sorted.end(),
@@ -85,13 +96,21 @@ void print_profile(const Method& method, const EventTracer& tracer, int runs, do
     for (const std::string& s : row.shapes) shapes += (shapes.empty() ? "" : " ") + s;
     std::printf("%-40s %10.4f %6.1f%% %7.1f %10.2f  %s\n", name.c_str(), row.ns * 1e-6 * per_run,
                 traced_ns > 0 ? 100.0 * row.ns / traced_ns : 0.0, double(row.calls) * per_run,
-                row.ns * 1e-3 / double(row.calls), shapes.c_str());
+                row.calls > 0 ? row.ns * 1e-3 / double(row.calls) : 0.0, shapes.c_str());
+    // The delegate's own events, indented under its calls.
+    for (const auto& [inner, time] : row.inner) {
+      const std::string label = "  - " + inner;
+      std::printf("%-40s %10.4f %6.1f%% %7.1f %10.2f\n", label.c_str(),
+                  time.first * 1e-6 * per_run,
+                  traced_ns > 0 ? 100.0 * time.first / traced_ns : 0.0,
+                  double(time.second) * per_run, time.first * 1e-3 / double(time.second));
+    }
   }
   // The slowest instructions, with the model source line they come from.
   std::map<uint32_t, double> by_instruction;
   for (size_t i = 0; i < tracer.size(); ++i) {
     const ProfileEvent& e = tracer.events()[i];
-    by_instruction[e.instruction] += double(e.end_ns - e.start_ns);
+    if (e.name == nullptr) by_instruction[e.instruction] += double(e.end_ns - e.start_ns);
   }
   std::vector<std::pair<uint32_t, double>> slowest(by_instruction.begin(), by_instruction.end());
   std::sort(slowest.begin(), slowest.end(),
@@ -122,12 +141,22 @@ bool write_chrome_trace(const std::string& path, const Method& method, const Eve
   for (size_t i = 0; i < tracer.size(); ++i) {
     const ProfileEvent& e = tracer.events()[i];
     const Step& step = method.step(e.instruction);
+    const double ts = double(e.start_ns - origin) * 1e-3;
+    const double dur = double(e.end_ns - e.start_ns) * 1e-3;
+    if (e.name != nullptr) {  // a delegate's own event: nested in its call by time
+      std::fprintf(f,
+                   ",{\"name\":\"%s\",\"cat\":\"delegate_event\",\"ph\":\"X\",\"pid\":1,"
+                   "\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"instruction\":%u,"
+                   "\"delegate\":\"%s\"}}\n",
+                   json_escape(e.name).c_str(), ts, dur, e.instruction,
+                   json_escape(step.op_name).c_str());
+      continue;
+    }
     std::fprintf(f,
                  "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":1,"
                  "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"instruction\":%u,\"shape\":\"%s\"}}\n",
                  i == 0 ? "" : ",", json_escape(step.op_name).c_str(),
-                 step.kind == Step::Kind::Delegate ? "delegate" : "kernel",
-                 double(e.start_ns - origin) * 1e-3, double(e.end_ns - e.start_ns) * 1e-3,
+                 step.kind == Step::Kind::Delegate ? "delegate" : "kernel", ts, dur,
                  e.instruction, output_shape(method, e.instruction).c_str());
   }
   std::fprintf(f, "],\"displayTimeUnit\":\"ms\",\"otherData\":{\"method\":\"%s\"}}\n",

@@ -4,8 +4,17 @@
 // init allocates from the method allocator first (handle, staging buffers),
 // then lets XNNPACK build and pack weights on its own heap; execute only
 // converts layouts at the boundary, binds pointers and invokes the runtime.
+//
+// Profiling (#19): while the method is profiled, execute logs its phases as
+// events inside the delegate call (BackendExecutionContext::log_event): the
+// layout conversions in and out, xnn_setup_runtime and xnn_invoke_runtime
+// (named with the subgraph's node count). Debian's XNNPACK (a 2022 snapshot)
+// has no per-operator profiling (XNN_FLAG_BASIC_PROFILING and
+// xnn_get_runtime_profiling_info came later), so the XNNPACK operators inside
+// one invoke are not timed one by one.
 #include <xnnpack.h>
 
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -26,7 +35,16 @@ struct Delegate {
   xnn_external_value* bindings = nullptr;
   // The blob holds the static data of constants XNNPACK does not copy.
   FreeableBuffer blob;
+  // The invoke event's name in profiles ("xnn_invoke_runtime (12 nodes)").
+  char invoke_name[48] = {};
 };
+
+// Profile event names (BackendExecutionContext::log_event).
+constexpr const char* kEventInputs = "inputs NCHW->NHWC";
+constexpr const char* kEventSetup = "xnn_setup_runtime";
+constexpr const char* kEventOutputs = "outputs NHWC->NCHW";
+// The most events one execute logs: the four above.
+constexpr uint32_t kEventsPerExecute = 4;
 
 // Checks a delegate argument against the tensor the blob was built for and
 // returns how to bind it (kUnreadable: unusable, ctx says why). The dim
@@ -102,6 +120,10 @@ class XnnpackBackend final : public BackendInterface {
       ctx.fail("xnn_setup_runtime failed at init");
       return Error::DelegateInvalidCompatibility;
     }
+    const uint32_t nodes = graph->nodes() != nullptr ? graph->nodes()->size() : 0;
+    std::snprintf(delegate->invoke_name, sizeof(delegate->invoke_name),
+                  "xnn_invoke_runtime (%u nodes)", nodes);
+    ctx.events_per_execute = kEventsPerExecute;
     delegate->blob = std::move(*processed);
     return delegate;
   }
@@ -115,6 +137,10 @@ class XnnpackBackend final : public BackendInterface {
                args.size(), n_in, n_out);
       return Error::InvalidArgument;
     }
+    // Phase times while profiling (0 otherwise: no clock reads).
+    const bool timed = ctx.profiling();
+    const uint64_t t_start = timed ? ctx.now_ns() : 0;
+    bool converted_in = false;
     for (uint32_t i = 0; i < n_in; ++i) {
       const ExternalTensor& want = d->io.inputs[i];
       const ArgumentLayout layout = check_argument(ctx, want, args[i], "input", i);
@@ -125,6 +151,7 @@ class XnnpackBackend final : public BackendInterface {
         nchw_to_nhwc(static_cast<const float*>(t.data), want.scratch, want.sizes[0], want.sizes[1],
                      int64_t{want.sizes[2]} * want.sizes[3]);
         data = want.scratch;
+        converted_in = true;
       }
       d->bindings[i] = xnn_external_value{want.xnn_id, data};
     }
@@ -136,12 +163,19 @@ class XnnpackBackend final : public BackendInterface {
                                                       : args[n_in + j]->to_tensor().data;
       d->bindings[n_in + j] = xnn_external_value{want.xnn_id, data};
     }
+    const uint64_t t_setup = timed ? ctx.now_ns() : 0;
+    if (converted_in) ctx.log_event(kEventInputs, t_start, t_setup);
     xnn_status s = xnn_setup_runtime(d->runtime, n_in + n_out, d->bindings);
+    const uint64_t t_invoke = timed ? ctx.now_ns() : 0;
     if (s == xnn_status_success) s = xnn_invoke_runtime(d->runtime);
+    const uint64_t t_out = timed ? ctx.now_ns() : 0;
     if (s != xnn_status_success) {
       ctx.fail("XNNPACK runtime failed (status %d)", static_cast<int>(s));
       return Error::KernelFailed;
     }
+    ctx.log_event(kEventSetup, t_setup, t_invoke);
+    ctx.log_event(d->invoke_name, t_invoke, t_out);
+    bool converted_out = false;
     for (uint32_t j = 0; j < n_out; ++j) {
       const ExternalTensor& want = d->io.outputs[j];
       const Tensor& t = args[n_in + j]->to_tensor();
@@ -149,7 +183,9 @@ class XnnpackBackend final : public BackendInterface {
       if (!want.nchw || !t.is_contiguous_dim_order()) continue;
       nhwc_to_nchw(want.scratch, static_cast<float*>(t.data),
                    want.sizes[0], want.sizes[1], int64_t{want.sizes[2]} * want.sizes[3]);
+      converted_out = true;
     }
+    if (converted_out) ctx.log_event(kEventOutputs, t_out, ctx.now_ns());
     return Error::Ok;
   }
 

@@ -12,6 +12,7 @@
 #include "extension/devtools/instruction_info.h"
 #include "extension/devtools/intermediate_outputs.h"
 #include "extension/devtools/memory_plan_view.h"
+#include "extension/devtools/profile_file.h"
 #include "extension/devtools/program_graph.h"
 #include "extension/module/module.h"
 #include "program/bundled_program_writer.h"
@@ -236,13 +237,18 @@ void bind_devtools(nb::module_& m) {
 
   m.def(
       "run_bundled_program",
-      [](nb::object source, double rtol, double atol, const std::string& method) {
+      [](nb::object source, double rtol, double atol, const std::string& method,
+         nb::object data) {
         AlignedInput in = read_source(source);
         Result<extension::BundledProgram> bundled =
             extension::BundledProgram::load(in.data(), in.size);
         if (!bundled.ok()) raise_error(bundled.error(), "bundled program");
-        Result<std::unique_ptr<extension::Module>> module =
-            extension::Module::from_bytes(in.data(), in.size);
+        // The weights the program keeps outside itself (.ptd), when given.
+        AlignedInput ptd;
+        if (!data.is_none()) ptd = read_source(data);
+        Result<std::unique_ptr<extension::Module>> module = extension::Module::from_bytes(
+            in.data(), in.size, Program::Verification::Full,
+            data.is_none() ? nullptr : ptd.data(), ptd.size);
         if (!module.ok()) raise_error(module.error(), "load_program");
         Result<std::vector<extension::CaseReport>> reports = [&] {
           nb::gil_scoped_release release;
@@ -257,8 +263,10 @@ void bind_devtools(nb::module_& m) {
         return out;
       },
       nb::arg("source"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::arg("method") = "",
+      nb::arg("data") = nb::none(),
       "Runs every test case of a .bpte (path or bytes; of `method` only when given) on the "
-      "C++ runtime and compares its outputs: a dict per case.");
+      "C++ runtime and compares its outputs: a dict per case. `data`: the .ptd (path or "
+      "bytes) of the weights the program keeps outside itself.");
 
   m.def(
       "bundled_program_data",
@@ -271,6 +279,75 @@ void bind_devtools(nb::module_& m) {
         return nb::bytes(static_cast<const char*>(program), size);
       },
       nb::arg("data"), "The program inside a .bpte (verified), or a .pte's bytes as they are.");
+
+  m.def(
+      "program_fingerprint",
+      [](nb::object source) {
+        AlignedInput in = read_source(source);
+        Result<extension::ProgramFingerprint> fp =
+            extension::program_fingerprint(in.data(), in.size);
+        if (!fp.ok()) raise_error(fp.error(), "program_fingerprint");
+        return nb::make_tuple(fp->size, fp->hash);
+      },
+      nb::arg("source"),
+      "(size, hash) of a program (.pte, or the program inside a .bpte; path or bytes): what a "
+      "profile file names its program by.");
+  m.def(
+      "is_profile_file",
+      [](nb::bytes data) { return extension::is_profile_file(data.data(), data.size()); },
+      nb::arg("data"), "True when the bytes start like a profile file (identifier EPF1).");
+  m.def(
+      "read_profile",
+      [](nb::object source, nb::object program) {
+        AlignedInput in = read_source(source);
+        Result<extension::ProfileData> p = extension::read_profile(in.data(), in.size);
+        if (!p.ok()) throw nb::value_error(last_error_message());
+        if (!program.is_none()) {
+          AlignedInput prog = read_source(program);
+          Result<extension::ProgramFingerprint> fp =
+              extension::program_fingerprint(prog.data(), prog.size);
+          if (!fp.ok()) raise_error(fp.error(), "program_fingerprint");
+          if (extension::check_profile_program(p.get(), fp.get()) != Error::Ok) {
+            throw nb::value_error(last_error_message());
+          }
+        }
+        nb::dict d;
+        d["method"] = p->method;
+        d["program_size"] = p->program.size;
+        d["program_hash"] = p->program.hash;
+        d["num_instructions"] = p->num_instructions;
+        d["threads"] = p->threads;
+        d["dropped_events"] = p->dropped_events;
+        nb::list instructions;
+        for (const extension::ProfileInstruction& ins : p->instructions) {
+          nb::dict i;
+          i["index"] = ins.index;
+          i["kind"] = ins.delegate ? "delegate" : "kernel";
+          i["op"] = ins.op;
+          i["node"] = ins.node;
+          i["source"] = ins.source;
+          i["output_shape"] = ins.output_shape;
+          instructions.append(i);
+        }
+        d["instructions"] = instructions;
+        d["names"] = p->names;
+        nb::list runs;
+        for (const auto& run : p->runs) {
+          nb::list events;
+          for (const extension::ProfileRecord& e : run) {
+            events.append(nb::make_tuple(e.instruction, e.name, e.start_ns, e.end_ns));
+          }
+          runs.append(events);
+        }
+        d["runs"] = runs;
+        return d;
+      },
+      nb::arg("source"), nb::arg("program") = nb::none(),
+      "Reads a profile file (.eprof; path or bytes), refusing a corrupt one (ValueError). "
+      "With `program` (a .pte/.bpte path or bytes), also refuses a profile of another "
+      "program. A dict: method, program_size, program_hash, num_instructions, threads, "
+      "dropped_events, instructions [{index, kind, op, node, source, output_shape}], names, "
+      "runs [[(instruction, name index or -1, start ns, end ns)]].");
 
   m.def(
       "memory_plan_json",

@@ -1,6 +1,7 @@
 // Bindings of the runtime: load a program, load a method, run it with NumPy
 // arrays. Every runtime error becomes ember._C.EmberError with its message.
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <nanobind/nanobind.h>
@@ -9,6 +10,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "extension/devtools/intermediate_outputs.h"
+#include "extension/devtools/profile_file.h"
 #include "extension/module/module.h"
 #include "python/bindings/tensor_convert.h"
 #include "runtime/kernel/thread_pool.h"
@@ -294,24 +296,50 @@ nb::tuple execute_capturing(PyMethod& self, nb::list inputs, bool torch_outputs,
 }
 
 // Runs `iters` times with an event tracer: (outputs, [(instruction, start ns,
-// end ns)]) over all runs, as ember-run --profile records them.
-nb::tuple execute_profiled(PyMethod& self, nb::list inputs, int iters, bool torch_outputs) {
+// end ns, name)]) over all runs, as ember-run --profile records them (`name`:
+// None for the instruction, the event's name for one its delegate logged).
+// With `profile_path`, also writes the profile file (.eprof) there;
+// `program_fingerprint` (size, hash) names the program it is of.
+nb::tuple execute_profiled(PyMethod& self, nb::list inputs, int iters, bool torch_outputs,
+                           const std::string& profile_path, nb::object program_fingerprint) {
   if (iters < 1) throw nb::value_error("iters must be at least 1");
+  if (!profile_path.empty() && program_fingerprint.is_none()) {
+    throw nb::value_error("profile_path needs program_fingerprint (size, hash)");
+  }
   Method& method = *self.method;
   std::vector<ArrayTensor> tensors;
-  std::vector<ProfileEvent> events(method.num_steps() * static_cast<size_t>(iters));
+  // Sized from what one run records (delegates' own events included).
+  std::vector<ProfileEvent> events(method.profile_events_per_run() * static_cast<size_t>(iters));
   EventTracer tracer(events.data(), events.size());
+  std::optional<extension::ProfileBuilder> profile;
+  if (!profile_path.empty()) {
+    nb::tuple fp = nb::cast<nb::tuple>(program_fingerprint);
+    profile.emplace(method,
+                    extension::ProgramFingerprint{nb::cast<uint64_t>(fp[0]),
+                                                  nb::cast<uint64_t>(fp[1])},
+                    static_cast<uint32_t>(thread_count()));
+  }
   for (int i = 0; i < iters; ++i) {
     set_inputs(self, inputs, tensors);  // a plan may reuse an input's bytes
     method.set_event_tracer(&tracer);
     Unset unset{method};
+    const size_t before = tracer.size();
     const Error err = run(method);
     if (err != Error::Ok) raise_error(err, "execute");
+    if (profile) profile->add_run(tracer.events() + before, tracer.size() - before);
+  }
+  if (profile) {
+    profile->add_dropped(tracer.dropped());
+    std::string error;
+    if (!extension::write_profile_file(profile_path, profile->data(), &error)) {
+      throw nb::value_error(error.c_str());
+    }
   }
   nb::list out;
   for (size_t i = 0; i < tracer.size(); ++i) {
     const ProfileEvent& e = tracer.events()[i];
-    out.append(nb::make_tuple(e.instruction, e.start_ns, e.end_ns));
+    out.append(nb::make_tuple(e.instruction, e.start_ns, e.end_ns,
+                              e.name != nullptr ? nb::object(nb::str(e.name)) : nb::none()));
   }
   return nb::make_tuple(outputs_of(method, torch_outputs), out);
 }
@@ -348,9 +376,12 @@ void bind_runtime(nb::module_& m) {
            "Runs once, capturing every kernel and delegate instruction's outputs right after "
            "it ran: (outputs, [(instruction, output index, value)]). Numerical debugging.")
       .def("execute_profiled", &execute_profiled, nb::arg("inputs"), nb::arg("iters") = 1,
-           nb::arg("torch_outputs") = false,
+           nb::arg("torch_outputs") = false, nb::arg("profile_path") = "",
+           nb::arg("program_fingerprint") = nb::none(),
            "Runs `iters` times timing each kernel and delegate instruction: (outputs of the "
-           "last run, [(instruction, start ns, end ns)]).")
+           "last run, [(instruction, start ns, end ns, delegate event name or None)]). With "
+           "profile_path, writes the profile file (.eprof) too, of the program whose "
+           "program_fingerprint (size, hash) is given.")
       .def_prop_ro("name", [](PyMethod& self) { return self.name; })
       .def_prop_ro("prepared_bytes", [](PyMethod& self) { return self.method->prepared_bytes(); },
                    "Bytes the kernels' prepare steps took at load (constant weights packed "

@@ -273,3 +273,29 @@ def test_untrusted_files_give_clear_errors(program, tmp_path: Path) -> None:
     assert out.returncode == 1 and "FlatBuffer failed verification" in out.stderr
     out = _run(tool("ember-run"), tmp_path / "missing.bpte", "--verify")
     assert out.returncode == 1
+
+
+def test_external_weights_from_a_ptd(tmp_path: Path) -> None:
+    """A program whose weights live in a .ptd (external_constants=True):
+    verify(data=...) and ember-run --verify --data run its cases; without the
+    data, the load fails naming what is missing."""
+    from ember.exir import ExecutorchBackendConfig
+
+    edge = to_edge(export(MODEL, (INPUTS[0],)))
+    et = edge.to_executorch(ExecutorchBackendConfig(external_constants=True))
+    (ptd_name, ptd), = et.data_files.items()
+    bundled = BundledProgram(et, [MethodTestSuite(method_name="forward", test_cases=_cases())])
+    data = serialize_from_bundled_program_to_flatbuffer(bundled)
+    assert verify(bundled).passed  # the manager's one data file
+    assert verify(data, data=ptd).passed
+    bpte, ptd_path = tmp_path / "ext.bpte", tmp_path / ptd_name
+    bpte.write_bytes(data)
+    ptd_path.write_bytes(ptd)
+    assert verify(bpte, data=ptd_path).passed
+    with pytest.raises(EmberError):
+        verify(data)  # the weights are missing
+    out = _run(tool("ember-run"), bpte, "--verify", "--data", ptd_path)
+    assert out.returncode == 0, out.stderr
+    assert "3 cases: 3 passed, 0 failed" in out.stdout
+    out = _run(tool("ember-run"), bpte, "--verify")
+    assert out.returncode == 1 and "--data" in out.stderr, out.stderr

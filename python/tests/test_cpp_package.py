@@ -148,7 +148,9 @@ def net_pte(tmp_path_factory) -> tuple[Path, list[Path], tuple]:
 def test_install_layout(prefix):
     for header in ["runtime/executor/program.h", "runtime/core/tensor.h",
                    "extension/module/module.h", "extension/tensor/owned_tensor.h",
-                   "extension/data_loader/file_data_loader.h"]:
+                   "extension/data_loader/file_data_loader.h",
+                   "extension/bundled_program/bundled_program.h",
+                   "runtime/executor/event_tracer.h", "runtime/backend/backend_interface.h"]:
         assert (prefix / "include/ember" / header).is_file(), header
     assert not list((prefix / "include/ember").rglob("test")), "test helpers are not installed"
     libdir = next(d for d in [prefix / "lib", prefix / "lib64"] if d.is_dir())

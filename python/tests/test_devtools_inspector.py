@@ -291,7 +291,7 @@ class Loop(torch.nn.Module):
 def test_loop_runs_instructions_repeatedly() -> None:
     """A loop body runs several times: the capture storage grows to what the
     run needs (each instruction keeps its last run's outputs); the body's
-    nodes live in their own graph and are not compared; the outputs are."""
+    nodes are compared with eager's last iteration."""
     torch.manual_seed(3)
     model = Loop().eval()
     args = (torch.tensor(3), torch.randn(2, 4))
@@ -309,5 +309,45 @@ def test_loop_runs_instructions_repeatedly() -> None:
     torch.testing.assert_close(captured[tanh][0], last.detach(), rtol=1e-4, atol=1e-5)
     report = compare_with_eager(edge, program, list(args))
     assert report.passed and report.outputs_passed, str(report)
-    assert not any(r.compared for r in report.rows if r.node.startswith("aten_tanh"))
-    assert any("loop body" in r.note for r in report.rows)
+    body = [r for r in report.rows if r.node.startswith("aten_tanh")]
+    assert body and all(r.compared and r.passed for r in body), str(report)
+
+
+class Branches(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        def yes(x):
+            return torch.sigmoid(self.fc(x)) * 2
+
+        def no(x):
+            return torch.relu(x) - 1
+
+        return torch.cond(x.sum() > 0, yes, no, (x,)) + 1
+
+
+def _sigmoid_to_tanh_everywhere(gm: torch.fx.GraphModule) -> None:
+    for m in gm.modules():
+        if isinstance(m, torch.fx.GraphModule):
+            _sigmoid_to_tanh(m)
+
+
+def test_cond_branches_compared_node_by_node() -> None:
+    """The branch taken is compared node by node; the other did not run; a
+    wrong op inside the branch is the first divergence."""
+    torch.manual_seed(4)
+    x = torch.rand(2, 4) + 0.1  # sum > 0: the first branch
+    edge = to_edge(export(Branches().eval(), (x,)))
+    report = compare_with_eager(edge, edge.to_executorch(), [x])
+    assert report.passed and report.outputs_passed, str(report)
+    by_op = {r.op: r for r in report.rows}
+    assert by_op["aten::sigmoid.out"].compared, str(report)
+    assert not by_op["aten::relu.out"].compared
+    assert "branch not taken" in by_op["aten::relu.out"].note, str(report)
+    wrong = edge.to_executorch(ExecutorchBackendConfig(passes=[_sigmoid_to_tanh_everywhere]))
+    report = compare_with_eager(edge, wrong, [x])
+    assert report.first_divergence is not None, str(report)
+    assert report.first_divergence.op == "aten::tanh.out"
+    assert report.first_divergence.node.startswith("aten_sigmoid")

@@ -16,6 +16,7 @@
 #include "runtime/core/evalue.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/core/result.h"
+#include "runtime/executor/event_tracer.h"
 
 namespace ember {
 
@@ -33,6 +34,10 @@ struct BackendInitContext {
   MemoryAllocator* allocator;
   const char* method_name;
   bool failed = false;
+  /// The most events one `execute` logs (BackendExecutionContext::log_event);
+  /// profilers size their event storage from it at load
+  /// (Method::profile_events_per_run), so execute never allocates for them.
+  uint32_t events_per_execute = 0;
   /// Records why `init` fails: the backend's reason, shown to the user.
   void fail(const char* format, ...) __attribute__((format(printf, 2, 3)));
 };
@@ -41,8 +46,23 @@ struct BackendExecutionContext {
   const char* method_name;
   const char* backend_id;
   bool failed = false;
+  /// Set while the method is profiled (Method::set_event_tracer); null otherwise.
+  EventTracer* event_tracer = nullptr;
+  /// The delegate call's instruction index.
+  uint32_t instruction = 0;
   /// Records why `execute` fails; the message names the backend and method.
   void fail(const char* format, ...) __attribute__((format(printf, 2, 3)));
+
+  /// True while profiling: time what log_event reports, skip the clock otherwise.
+  bool profiling() const { return event_tracer != nullptr; }
+  /// Logs an event inside this delegate call (an inner operator, a layout
+  /// conversion), shown under the call in profiles. `name` must live as long
+  /// as the delegate (a literal, or a string in its handle). At most
+  /// BackendInitContext::events_per_execute per call fit in sized storage.
+  void log_event(const char* name, uint64_t start_ns, uint64_t end_ns) {
+    if (event_tracer != nullptr) event_tracer->record(instruction, start_ns, end_ns, name);
+  }
+  static uint64_t now_ns() { return EventTracer::now_ns(); }
 };
 
 class BackendInterface {

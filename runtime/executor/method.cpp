@@ -79,6 +79,8 @@ void Method::note_source(size_t pc) const {
 Error Method::execute_delegate(const Step& step, size_t pc) {
   const DelegateInstance& d = delegates_[step.a];
   BackendExecutionContext ctx{name(), d.id};
+  ctx.event_tracer = tracer_;
+  ctx.instruction = static_cast<uint32_t>(pc);
   const Error err = d.backend->execute(ctx, d.handle, std::span<EValue* const>(step.args, step.num_args));
   thread_pool_note_use(thread_pool_);  // A delegate may run on the pool's pthreadpool itself.
   if (err != Error::Ok && !ctx.failed) {
@@ -195,8 +197,13 @@ Error Method::execute() {
   size_t pc = 0;
   while (pc < num_steps_) {
     const Step& step = steps_[pc];
-    // Kernels and delegates are timed when a tracer is set (event_tracer.h).
-    const uint64_t start = tracer_ != nullptr ? EventTracer::now_ns() : 0;
+    // Kernels and delegates are timed when a tracer is set (event_tracer.h);
+    // the slot is taken first so a delegate's own events follow it.
+    size_t slot = EventTracer::kNoSlot;
+    if (tracer_ != nullptr &&
+        (step.kind == Step::Kind::Kernel || step.kind == Step::Kind::Delegate)) {
+      slot = tracer_->begin(static_cast<uint32_t>(pc), EventTracer::now_ns());
+    }
     switch (step.kind) {
       case Step::Kind::Kernel:
         ctx.reset(step.op_name);
@@ -237,7 +244,7 @@ Error Method::execute() {
     }
     if (step.kind == Step::Kind::Kernel || step.kind == Step::Kind::Delegate) {
       const uint32_t k = static_cast<uint32_t>(pc);
-      if (tracer_ != nullptr) tracer_->record(k, start, EventTracer::now_ns());
+      if (tracer_ != nullptr) tracer_->end(slot, EventTracer::now_ns());
       if (output_logger_ != nullptr) {
         output_logger_->log_instruction(k, {step.args, step.num_args});
       }
@@ -246,6 +253,16 @@ Error Method::execute() {
   }
   rng_state_ = ctx.rng_state();
   return Error::Ok;
+}
+
+size_t Method::profile_events_per_run() const {
+  size_t n = 0;
+  for (size_t pc = 0; pc < num_steps_; ++pc) {
+    const Step& step = steps_[pc];
+    if (step.kind == Step::Kind::Kernel) ++n;
+    if (step.kind == Step::Kind::Delegate) n += 1 + delegates_[step.a].events_per_execute;
+  }
+  return n;
 }
 
 Result<const EValue*> Method::get_output(size_t index) const {

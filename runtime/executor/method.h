@@ -55,6 +55,7 @@ struct DelegateInstance {
   const BackendInterface* backend = nullptr;
   DelegateHandle* handle = nullptr;
   const char* id = nullptr;
+  uint32_t events_per_execute = 0;  // BackendInitContext::events_per_execute
 };
 
 class Method {
@@ -118,7 +119,12 @@ class Method {
 
   /// Records each kernel and delegate instruction execute() runs (its step
   /// index and start/end times) into `tracer`; null stops recording.
+  /// Delegates add their own events inside their instruction's (after it).
   void set_event_tracer(EventTracer* tracer) { tracer_ = tracer; }
+  /// Events one run records when it runs each instruction once: kernel and
+  /// delegate instructions, and the events each delegate said at load it
+  /// logs per call. (Loops run instructions more often.)
+  size_t profile_events_per_run() const;
 
   /// Hands each kernel and delegate instruction's arguments to `logger` right
   /// after the instruction ran (numerical debugging: capture every op's

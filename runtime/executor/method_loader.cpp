@@ -603,7 +603,7 @@ class MethodLoader {
         return set_error(handle.error(), "method '%s' delegate %u: backend '%s' failed to init: %s",
                          name(), i, id, reason);
       }
-      method_.delegates_[i] = DelegateInstance{backend, handle.get(), id};
+      method_.delegates_[i] = DelegateInstance{backend, handle.get(), id, ctx.events_per_execute};
       method_.num_delegates_ = i + 1;
     }
     return Error::Ok;

@@ -95,22 +95,57 @@ def _lifted_arguments(ep: torch.export.ExportedProgram, inputs: Sequence[Any]) -
 
 
 class _Recorder(torch.fx.Interpreter):
-    """Every call node's output by name. Control flow (cond, while_loop,
-    map) is not recorded: the instructions named after it compute its
-    condition, and the nodes of its branches and bodies live in their own
-    graphs, whose names may repeat the outer graph's."""
+    """Every call node's output by name, the nodes of control flow's
+    branches and loop bodies (cond, while_loop, map) included: while the
+    graph runs, each subgraph module runs under a recording interpreter too,
+    however the control-flow op calls it (the branch taken; a loop body each
+    iteration, the last one's outputs kept, as the runtime's capture keeps).
 
-    def __init__(self, gm: torch.fx.GraphModule) -> None:
+    Not recorded (``unseen``): the control-flow nodes themselves (the
+    instructions named after them compute a condition or move loop values)
+    and node names found in more than one graph (a branch's ``add`` and the
+    method's ``add``): an instruction names its node, not its graph."""
+
+    def __init__(self, gm: torch.fx.GraphModule, values: dict[str, Any] | None = None,
+                 top: bool = True) -> None:
         from ember.exir.delegate import executorch_call_delegate
 
         super().__init__(gm)
-        self.values: dict[str, Any] = {}
+        self.values: dict[str, Any] = {} if values is None else values
         self._delegate = executorch_call_delegate
-        self.unseen = {
-            n.name
-            for name, m in gm.named_modules() if name and isinstance(m, torch.fx.GraphModule)
-            for n in m.graph.nodes if n.op == "call_function"
-        }
+        self.unseen: set[str] = set()
+        self.ambiguous: set[str] = set()
+        self.subgraphs = [m for name, m in gm.named_modules()
+                          if name and isinstance(m, torch.fx.GraphModule)] if top else []
+        if top:
+            graphs = [gm, *self.subgraphs]
+            seen: set[str] = set()
+            for g in graphs:
+                for n in g.graph.nodes:
+                    if n.op != "call_function":
+                        continue
+                    if n.name in seen:
+                        self.ambiguous.add(n.name)
+                    seen.add(n.name)
+            self.unseen |= self.ambiguous
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        # Each subgraph module records its nodes whenever it is called.
+        for sub in self.subgraphs:
+            sub.forward = self._recording(sub)
+        try:
+            return super().run(*args, **kwargs)
+        finally:
+            for sub in self.subgraphs:
+                del sub.forward
+
+    def _recording(self, sub: torch.fx.GraphModule) -> Any:
+        def forward(*args: Any) -> Any:
+            inner = _Recorder(sub, self.values, top=False)
+            inner.unseen = self.unseen
+            return inner.run(*args)
+
+        return forward
 
     def run_node(self, n: torch.fx.Node) -> Any:
         result = super().run_node(n)
@@ -136,22 +171,23 @@ def eager_intermediate_outputs(
 ) -> tuple[list[Any], dict[str, Any]]:
     """Runs ``ep``'s graph in eager (``torch.fx.Interpreter``) on ``inputs``:
     ``(outputs, {node name: its output})`` for every call node of the
-    method's graph (not control flow, nor the nodes of its branches and
-    loop bodies)."""
-    outputs, values, _ = _run_eager(ep, inputs)
+    method's graph and of the control-flow branches and loop bodies that ran
+    (a loop body's last iteration), but not the control-flow nodes
+    themselves nor node names found in more than one graph."""
+    outputs, values, _, _ = _run_eager(ep, inputs)
     return outputs, values
 
 
 def _run_eager(
     ep: torch.export.ExportedProgram, inputs: Sequence[Any]
-) -> tuple[list[Any], dict[str, Any], set[str]]:
+) -> tuple[list[Any], dict[str, Any], set[str], set[str]]:
     recorder = _Recorder(ep.graph_module)
     with torch.no_grad():
         result = recorder.run(*_lifted_arguments(ep, inputs))
     leaves = list(result) if isinstance(result, list | tuple) else [result]
     kinds = [s.kind.name for s in ep.graph_signature.output_specs]
     outputs = [v for v, k in zip(leaves, kinds, strict=False) if k == "USER_OUTPUT"]
-    return outputs, recorder.values, recorder.unseen
+    return outputs, recorder.values, recorder.unseen, recorder.ambiguous
 
 
 def reference_program(
@@ -352,7 +388,11 @@ def compare_with_eager(
     from ember import _C
 
     ep = reference_program(reference, method, config)
-    eager_outputs, eager, unseen = _run_eager(ep, inputs)
+    # Nodes of control flow's branches and loop bodies.
+    cf_nodes = {n.name for name, m in ep.graph_module.named_modules()
+                if name and isinstance(m, torch.fx.GraphModule)
+                for n in m.graph.nodes if n.op == "call_function"}
+    eager_outputs, eager, unseen, ambiguous = _run_eager(ep, inputs)
     outputs, captured = capture_intermediate_outputs(program, inputs, method)
     rows: list[NodeGap] = []
     for ins in _C.instruction_table(_program_source(program), method):
@@ -364,15 +404,21 @@ def compare_with_eager(
         if not row.node:
             row.note = "no node name in the program (emit_stacktrace=False)"
             continue
-        if row.node in unseen:
-            row.note = "control flow: its condition, a branch or a loop body"
+        if row.node in ambiguous:
+            row.note = (f"control flow: node name '{row.node}' is in more than one graph "
+                        "(a branch or loop body and another)")
             continue
-        if row.node not in eager:
-            row.note = "no eager node: made by to_executorch"
+        if row.node in unseen:
+            row.note = "control flow: its condition or loop bookkeeping"
             continue
         actual = captured.get(row.instruction)
+        in_branch = row.node in cf_nodes
+        if row.node not in eager:
+            row.note = ("a branch or loop body eager did not run" if in_branch
+                        else "no eager node: made by to_executorch")
+            continue
         if actual is None:
-            row.note = "did not run"
+            row.note = "did not run (a branch not taken)" if in_branch else "did not run"
             continue
         expected = eager[row.node]
         expected = list(expected) if isinstance(expected, list | tuple) else [expected]

@@ -1,4 +1,4 @@
-"""``python -m ember.devtools.plot_cli DIR [--profile T.json]``: draws every
+"""``python -m ember.devtools.plot_cli DIR [--profile P]``: draws every
 ``DIR/<method>.memory_plan.json`` (``ember-inspect --plot DIR`` writes them)
 as ``<method>.memory_plan.png``, and the profile as ``DIR/profile.png``."""
 
@@ -14,7 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ember.devtools.plot_cli",
                                      description=__doc__)
     parser.add_argument("dir")
-    parser.add_argument("--profile", help="a Chrome trace from ember-run --profile FILE.json")
+    parser.add_argument("--profile", help="a profile: the .eprof file of ember-run --profile-out, "
+                        "or the Chrome trace of ember-run --profile FILE.json")
+    parser.add_argument("--program", help="the .pte/.bpte the profile must be of")
     args = parser.parse_args(argv)
     from ember.devtools.plots import draw_memory_plan, plot_profile
 
@@ -30,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {out}")
     if args.profile:
         try:
-            out = plot_profile(args.profile, directory / "profile.png")
+            out = plot_profile(args.profile, directory / "profile.png", program=args.program)
         except (OSError, ValueError) as e:
             print(f"ember.devtools.plot_cli: {args.profile}: {e}", file=sys.stderr)
             return 1

@@ -137,17 +137,24 @@ def plot_graph(program: Any, path: str | os.PathLike, method: str = "forward") -
     return Path(path)
 
 
-def _trace_events(trace: Any) -> list[dict]:
-    if isinstance(trace, str | os.PathLike):
-        with open(trace) as f:
-            trace = json.load(f)
+def _all_trace_events(trace: Any) -> list[dict]:
+    from ember.devtools.profile_file import load_trace
+
+    if not isinstance(trace, list):
+        trace = load_trace(trace)
     events = trace.get("traceEvents", []) if isinstance(trace, dict) else list(trace)
     return [e for e in events if e.get("ph") == "X"]
 
 
+def _trace_events(trace: Any) -> list[dict]:
+    """The instructions' events (not the events delegates log inside them)."""
+    return [e for e in _all_trace_events(trace) if e.get("cat") != "delegate_event"]
+
+
 def profile_summary(trace: Any) -> list[tuple[str, float, int]]:
-    """Per operator of an ``ember-run --profile FILE.json`` trace: (name, ms
-    per run, calls per run), slowest first."""
+    """Per operator of a profile (the profile file ``ember-run --profile-out
+    FILE.eprof`` writes, or the Chrome trace of ``--profile FILE.json``):
+    (name, ms per run, calls per run), slowest first."""
     events = _trace_events(trace)
     if not events:
         raise ValueError("the trace holds no events (was it written by ember-run --profile?)")
@@ -165,13 +172,23 @@ def profile_summary(trace: Any) -> list[tuple[str, float, int]]:
     return sorted(rows, key=lambda r: -r[1])
 
 
-def plot_profile(trace: Any, path: str | os.PathLike, top: int = 15) -> Path:
-    """A chart of a profile (the Chrome trace ``ember-run --profile FILE.json``
-    writes, as a path or the loaded JSON): time per run of the ``top``
-    slowest operators with their share, and one run's timeline."""
+def plot_profile(
+    trace: Any, path: str | os.PathLike, top: int = 15, program: Any = None
+) -> Path:
+    """A chart of a profile (the profile file ``ember-run --profile-out
+    FILE.eprof`` writes, or the Chrome trace of ``--profile FILE.json``, as a
+    path or the loaded JSON): time per run of the ``top`` slowest operators
+    with their share, and one run's timeline (a delegate's own events drawn
+    inside its bar). With ``program``, a profile of another program is
+    refused (``ValueError``)."""
     from matplotlib.figure import Figure
 
+    if isinstance(trace, str | os.PathLike | bytes) or program is not None:
+        from ember.devtools.profile_file import load_trace
+
+        trace = load_trace(trace, program)
     rows = profile_summary(trace)
+    inner = [e for e in _all_trace_events(trace) if e.get("cat") == "delegate_event"]
     events = _trace_events(trace)
     total = sum(r[1] for r in rows)
     shown = rows[:top]
@@ -205,6 +222,13 @@ def plot_profile(trace: Any, path: str | os.PathLike, top: int = 15) -> Path:
         y = row_of.get(e["name"], other)
         timeline.broken_barh([(e["ts"] - t0, max(e["dur"], 1e-3))], (y - 0.4, 0.8),
                              facecolors="#ec7063" if e.get("cat") == "delegate" else "#58d68d")
+        if e.get("cat") == "delegate":  # its own events, as thin dark bars inside
+            end = e["ts"] + e["dur"]
+            for d in inner:
+                if d.get("args", {}).get("instruction") == e.get("args", {}).get("instruction") \
+                        and e["ts"] <= d["ts"] <= end:
+                    timeline.broken_barh([(d["ts"] - t0, max(d["dur"], 1e-3))], (y - 0.15, 0.3),
+                                         facecolors="#7b241c")
     timeline.set_yticks(range(len(labels)), labels, fontsize=7)
     timeline.set_xlabel("µs from the run's start")
     timeline.set_title("one run (green: kernels, red: delegates)", fontsize=10)

@@ -101,6 +101,8 @@ class BundledProgram:
 
         source = pte_file if executorch_program is None else executorch_program
         self.program = _program_bytes(source)
+        # The weights a manager's program keeps outside itself (.ptd), for verify.
+        self.data_files: dict[str, bytes] = dict(getattr(source, "data_files", None) or {})
         self.method_test_suites = list(method_test_suites)
         loaded = _C.load_program(self.program)
         methods = list(loaded.method_names)

@@ -73,7 +73,11 @@ class VerificationReport:
 
 
 def verify(
-    bpte: Any, rtol: float = 1e-5, atol: float = 1e-8, method: str | None = None
+    bpte: Any,
+    rtol: float = 1e-5,
+    atol: float = 1e-8,
+    method: str | None = None,
+    data: Any = None,
 ) -> VerificationReport:
     """Runs every test case of a bundled program (``.bpte`` bytes, a path, or a
     ``BundledProgram``) with the C++ runtime and compares each output:
@@ -81,7 +85,13 @@ def verify(
     matches NaN). Returns the report (``report.passed``,
     ``report.raise_for_failure()``); a malformed file or a case that does not
     fit its method (counts, dtypes, shapes) raises ``EmberError`` naming the
-    method, case and value."""
+    method, case and value.
+
+    ``data``: the ``.ptd`` file (a path or its bytes) of the weights a program
+    exported with ``ExecutorchBackendConfig(external_constants=True)`` keeps
+    outside itself (``ember-run --verify --data``); a ``BundledProgram`` made
+    from a program manager with one data file uses that file when ``data``
+    is not given."""
     from ember import _C
     from ember.devtools.bundled_program.core import BundledProgram
     from ember.devtools.bundled_program.serialize import (
@@ -91,12 +101,18 @@ def verify(
     if rtol < 0 or atol < 0:
         raise ValueError(f"rtol and atol must be >= 0, got {rtol} and {atol}")
     if isinstance(bpte, BundledProgram):
+        if data is None and len(bpte.data_files) == 1:
+            data = next(iter(bpte.data_files.values()))
         bpte = serialize_from_bundled_program_to_flatbuffer(bpte)
     elif isinstance(bpte, bytearray | memoryview):
         bpte = bytes(bpte)
     elif isinstance(bpte, os.PathLike):
         bpte = os.fspath(bpte)
-    cases = _C.run_bundled_program(bpte, rtol, atol, method or "")
+    if isinstance(data, bytearray | memoryview):
+        data = bytes(data)
+    elif isinstance(data, os.PathLike):
+        data = os.fspath(data)
+    cases = _C.run_bundled_program(bpte, rtol, atol, method or "", data)
     results = [
         CaseResult(
             method=c["method"], test_case=c["test_case"], compared=c["compared"],
