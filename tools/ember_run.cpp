@@ -377,10 +377,15 @@ int main(int argc, char** argv) {
     tracer.emplace(events.data(), events.size());
     method.set_event_tracer(&*tracer);
   }
-  if (!opt.profile_out.empty()) {
+  // The program the profile is of (its size and hash), for the file and the trace.
+  extension::ProgramFingerprint fingerprint;
+  if (opt.profile) {
     Result<extension::ProgramFingerprint> fp = program_fingerprint_of(opt.path);
     if (!fp.ok()) return fail(("reading " + opt.path).c_str(), fp.error());
-    profile.emplace(method, fp.get(), static_cast<uint32_t>(ember::thread_count()));
+    fingerprint = fp.get();
+  }
+  if (!opt.profile_out.empty()) {
+    profile.emplace(method, fingerprint, static_cast<uint32_t>(ember::thread_count()));
   }
   std::vector<double> times_ms;
   for (int i = 0; i < opt.iters; ++i) {
@@ -438,7 +443,8 @@ int main(int argc, char** argv) {
     tools::print_profile(method, *tracer, opt.iters, total_ms);
     if (!opt.trace_path.empty()) {
       std::string err;
-      if (!tools::write_chrome_trace(opt.trace_path, method, *tracer, &err)) {
+      if (!tools::write_chrome_trace(opt.trace_path, method, *tracer, &err, fingerprint.size,
+                                     fingerprint.hash)) {
         std::fprintf(stderr, "ember-run: %s\n", err.c_str());
         return 1;
       }

@@ -130,7 +130,7 @@ void print_profile(const Method& method, const EventTracer& tracer, int runs, do
 }
 
 bool write_chrome_trace(const std::string& path, const Method& method, const EventTracer& tracer,
-                        std::string* error) {
+                        std::string* error, uint64_t program_size, uint64_t program_hash) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) {
     *error = "cannot write " + path;
@@ -159,8 +159,14 @@ bool write_chrome_trace(const std::string& path, const Method& method, const Eve
                  step.kind == Step::Kind::Delegate ? "delegate" : "kernel", ts, dur,
                  e.instruction, output_shape(method, e.instruction).c_str());
   }
-  std::fprintf(f, "],\"displayTimeUnit\":\"ms\",\"otherData\":{\"method\":\"%s\"}}\n",
+  std::fprintf(f, "],\"displayTimeUnit\":\"ms\",\"otherData\":{\"method\":\"%s\"",
                json_escape(method.name()).c_str());
+  if (program_size > 0) {  // the program it was taken of (readers refuse another's)
+    std::fprintf(f, ",\"program_size\":%llu,\"program_hash\":%llu",
+                 static_cast<unsigned long long>(program_size),
+                 static_cast<unsigned long long>(program_hash));
+  }
+  std::fprintf(f, "}}\n");
   const bool ok = std::fclose(f) == 0;
   if (!ok) *error = "cannot finish writing " + path;
   return ok;

@@ -16,6 +16,7 @@ void print_profile(const Method& method, const EventTracer& tracer, int runs, do
 /// The events as Chrome trace JSON ("X" events, microseconds); false and
 /// `error` set when the file cannot be written.
 bool write_chrome_trace(const std::string& path, const Method& method, const EventTracer& tracer,
-                        std::string* error);
+                        std::string* error, uint64_t program_size = 0,
+                        uint64_t program_hash = 0);
 
 }  // namespace ember::tools

@@ -13,6 +13,9 @@ constexpr uint32_t kUnused = 0xFFFFFFFFu;
 constexpr uint32_t kMaxCount = 1u << 20;  // Bounds every count before any allocation.
 
 enum Opcode : uint8_t { kSin = 1, kAdd = 2, kSub = 3, kMul = 4, kMm = 5 };
+// Each instruction's event name in profiles (BackendExecutionContext::log_event).
+constexpr const char* kOpNames[] = {"?", "demo::sin", "demo::add", "demo::sub", "demo::mul",
+                                    "demo::mm"};
 
 struct Slot {
   int32_t rank = 0;
@@ -248,6 +251,8 @@ class DemoBackend final : public BackendInterface {
       s.scratch = static_cast<float*>(alloc->allocate(static_cast<size_t>(s.numel) * sizeof(float), 64));
       if (s.scratch == nullptr) return Error::MemoryAllocationFailed;
     }
+    // Profiled, execute logs one event per instruction it runs.
+    ctx.events_per_execute = compiled->num_instructions;
     return static_cast<DelegateHandle*>(compiled);
   }
 
@@ -276,7 +281,15 @@ class DemoBackend final : public BackendInterface {
       }
       s.data = t.data_ptr<float>();
     }
-    for (uint32_t k = 0; k < c->num_instructions; ++k) run(*c, c->program[k]);
+    if (!ctx.profiling()) {
+      for (uint32_t k = 0; k < c->num_instructions; ++k) run(*c, c->program[k]);
+      return Error::Ok;
+    }
+    for (uint32_t k = 0; k < c->num_instructions; ++k) {
+      const uint64_t start = ctx.now_ns();
+      run(*c, c->program[k]);
+      ctx.log_event(kOpNames[c->program[k].opcode], start, ctx.now_ns());
+    }
     return Error::Ok;
   }
 

@@ -151,7 +151,7 @@ def test_delegate_events_under_their_call(delegated, tmp_path: Path) -> None:
         assert "  - xnn_invoke_runtime (" in out.getvalue()
 
 
-def test_ember_run_table_and_trace_show_delegate_events(delegated, tmp_path: Path) -> None:
+def test_ember_run_table_and_trace_show_delegate_events(cnn, delegated, tmp_path: Path) -> None:
     _, program = delegated
     pte, trace = tmp_path / "d.pte", tmp_path / "d.json"
     program.save(pte)
@@ -165,6 +165,10 @@ def test_ember_run_table_and_trace_show_delegate_events(delegated, tmp_path: Pat
     assert any(e["cat"] == "delegate_event" for e in events)
     df = Inspector(pte, profile=trace).to_dataframe()
     assert "delegate_event" in set(df["kind"])
+    # The trace names its program (size and hash): another program refuses it.
+    assert json.loads(trace.read_text())["otherData"]["program_size"] == pte.stat().st_size
+    with pytest.raises(ValueError, match="the profile is of another program"):
+        Inspector(cnn[1], profile=trace)
 
 
 def test_ember_inspect_plots_a_profile_file(cnn, delegated, tmp_path: Path) -> None:

@@ -140,6 +140,39 @@ TEST_P(DemoBackendTest, RunsTheCompiledBlob) {
   }
 }
 
+// Profiled, the delegate logs one event per instruction of its blob (sin,
+// mm, sub) inside its call's event; storage sized from the method fits them.
+TEST(DemoBackendProfile, LogsEachInnerInstruction) {
+  const std::vector<uint8_t> bytes =
+      write(delegate_program("BackendWithCompilerDemo"), demo_blob(), 0);
+  auto module = extension::Module::from_bytes(bytes.data(), bytes.size());
+  ASSERT_TRUE(module.ok()) << last_error_message();
+  Method* method = module.get()->method("forward").get();
+  ASSERT_NE(method, nullptr);
+  Input x({0.1f, 0.2f, 0.3f, 0.4f});
+  Input y({1, 2, 3, 4});
+  ASSERT_EQ(method->set_input(0, x.t), Error::Ok);
+  ASSERT_EQ(method->set_input(1, y.t), Error::Ok);
+  std::vector<ProfileEvent> events(method->profile_events_per_run());
+  EventTracer tracer(events.data(), events.size());
+  method->set_event_tracer(&tracer);
+  ASSERT_EQ(method->execute(), Error::Ok) << last_error_message();
+  method->set_event_tracer(nullptr);
+  EXPECT_EQ(tracer.dropped(), 0u);
+  ASSERT_EQ(tracer.size(), 4u);  // the call, then sin, mm and sub inside it
+  const ProfileEvent& call = tracer.events()[0];
+  EXPECT_EQ(call.name, nullptr);
+  const char* expected[] = {"demo::sin", "demo::mm", "demo::sub"};
+  for (size_t i = 1; i < 4; ++i) {
+    const ProfileEvent& e = tracer.events()[i];
+    ASSERT_NE(e.name, nullptr);
+    EXPECT_STREQ(e.name, expected[i - 1]);
+    EXPECT_EQ(e.instruction, call.instruction);
+    EXPECT_GE(e.start_ns, call.start_ns);
+    EXPECT_LE(e.end_ns, call.end_ns);
+  }
+}
+
 // 0: the blob goes to a segment; 1 MiB: it stays inline.
 INSTANTIATE_TEST_SUITE_P(InlineAndSegment, DemoBackendTest, ::testing::Values(0u, 1u << 20));
 

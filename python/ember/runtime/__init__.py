@@ -163,13 +163,24 @@ class Method:
         return outputs, [tuple(c) for c in captured]
 
     def execute_profiled(
-        self, inputs: Sequence[Any], iters: int = 1
-    ) -> tuple[list[Any], list[tuple[int, int, int]]]:
+        self,
+        inputs: Sequence[Any],
+        iters: int = 1,
+        profile_path: str = "",
+        program_fingerprint: tuple[int, int] | None = None,
+    ) -> tuple[list[Any], list[tuple[int, int, int, str | None]]]:
         """Runs ``iters`` times (inputs set before each run) timing every kernel
-        and delegate instruction: ``(outputs, [(instruction, start_ns, end_ns),
-        ...])``; ``ember.devtools.profile`` makes a trace of it."""
+        and delegate instruction: ``(outputs, [(instruction, start_ns, end_ns,
+        name), ...])``, ``name`` None for the instruction itself and the
+        event's name for one its delegate logged inside it (its inner
+        operators); ``ember.devtools.profile`` makes a trace of it. With
+        ``profile_path``, the profile file (``.eprof``) is written there too,
+        naming the program by ``program_fingerprint`` (``(size, hash)``,
+        ``ember._C.program_fingerprint``)."""
         converted = self._converted(inputs)
-        outputs, events = self._method.execute_profiled(converted, iters, torch_outputs=True)
+        outputs, events = self._method.execute_profiled(
+            converted, iters, torch_outputs=True, profile_path=profile_path,
+            program_fingerprint=program_fingerprint)
         self._write_back(inputs)
         return outputs, [tuple(e) for e in events]
 
