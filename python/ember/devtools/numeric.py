@@ -413,12 +413,12 @@ def compare_with_eager(
             continue
         actual = captured.get(row.instruction)
         in_branch = row.node in cf_nodes
-        if row.node not in eager:
-            row.note = ("a branch or loop body eager did not run" if in_branch
-                        else "no eager node: made by to_executorch")
-            continue
         if actual is None:
             row.note = "did not run (a branch not taken)" if in_branch else "did not run"
+            continue
+        if row.node not in eager:
+            row.note = ("ran on the runtime, not in eager (a branch eager did not take)"
+                        if in_branch else "no eager node: made by to_executorch")
             continue
         expected = eager[row.node]
         expected = list(expected) if isinstance(expected, list | tuple) else [expected]
