@@ -153,6 +153,45 @@ TEST(ExecuteAllocationTest, CapturingOutputsRunsWithoutHeapAllocation) {
   EXPECT_EQ(checked, 3);
 }
 
+// Profiling (an event tracer with storage sized from profile_events_per_run,
+// the XNNPACK delegate's own events included) allocates nothing either, and
+// the storage fits every event.
+TEST(ExecuteAllocationTest, ProfilingRunsWithoutHeapAllocation) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan owns malloc in this build";
+#endif
+  const std::filesystem::path dir = std::filesystem::path(EMBER_SOURCE_DIR) / "tests/programs";
+  for (const char* file : {"m.pte", "simple_conv.pte", "xnnpack_cnn.pte"}) {
+    auto module = extension::Module::load((dir / file).string());
+    ASSERT_TRUE(module.ok()) << file << ": " << last_error_message();
+    Result<Method*> method = module.get()->method("forward");
+    ASSERT_TRUE(method.ok()) << file << ": " << last_error_message();
+    const MethodMeta meta = method.get()->method_meta();
+    std::vector<extension::OwnedTensor> inputs;
+    for (size_t i = 0; i < meta.num_inputs(); ++i) {
+      TensorInfo info = meta.input_tensor_info(i).get();
+      inputs.emplace_back(info.dtype, info.sizes, info.dim_order);
+    }
+    constexpr int kRuns = 3;
+    std::vector<ProfileEvent> events(method.get()->profile_events_per_run() * kRuns);
+    EventTracer tracer(events.data(), events.size());
+    method.get()->set_event_tracer(&tracer);
+    g_allocations = 0;
+    g_counting = true;
+    for (int run = 0; run < kRuns; ++run) {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        ASSERT_EQ(method.get()->set_input(i, inputs[i].tensor()), Error::Ok);
+      }
+      ASSERT_EQ(method.get()->execute(), Error::Ok) << last_error_message();
+    }
+    g_counting = false;
+    method.get()->set_event_tracer(nullptr);
+    EXPECT_EQ(g_allocations.load(), 0) << file;
+    EXPECT_GT(tracer.size(), 0u) << file;
+    EXPECT_EQ(tracer.dropped(), 0u) << file;
+  }
+}
+
 // The tutorial programs are too small to wake the thread pool; a product
 // above the parallel threshold on a 2-thread pool must not allocate either.
 TEST(ExecuteAllocationTest, KernelsOnTheThreadPoolRunWithoutHeapAllocation) {
