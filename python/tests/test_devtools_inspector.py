@@ -351,3 +351,20 @@ def test_cond_branches_compared_node_by_node() -> None:
     assert report.first_divergence is not None, str(report)
     assert report.first_divergence.op == "aten::tanh.out"
     assert report.first_divergence.node.startswith("aten_sigmoid")
+
+
+def test_map_is_compared_per_slice() -> None:
+    """map is unrolled (one copy of the body per slice) in the program and in
+    the reference graph alike: every copy is compared."""
+    from functorch.experimental.control_flow import map as control_flow_map
+
+    class Mapped(torch.nn.Module):
+        def forward(self, xs, y):
+            return control_flow_map(lambda x, y: (x.sin() + y).sum(0, keepdim=True), xs, y)
+
+    xs, y = torch.randn(3, 2, 4), torch.randn(4)
+    edge = to_edge(export(Mapped(), (xs, y)))
+    report = compare_with_eager(edge, edge.to_executorch(), [xs, y])
+    assert report.passed and report.outputs_passed, str(report)
+    sins = [r for r in report.rows if r.op == "aten::sin.out"]
+    assert len(sins) == 3 and all(r.compared for r in sins), str(report)
