@@ -4,7 +4,7 @@
 // events of its own inside its instruction (its inner operators:
 // BackendExecutionContext::log_event). Off (no tracer), it costs one pointer
 // test per instruction; on, two clock reads. No heap: size the storage from
-// Method::profile_events_per_run() (what fits no more is counted, dropped()).
+// Method::profile_events_per_run() (events that do not fit are counted: dropped()).
 #pragma once
 
 #include <cstddef>
