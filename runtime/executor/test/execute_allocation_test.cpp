@@ -59,6 +59,35 @@ int posix_memalign(void** out, size_t a, size_t n) {
 namespace ember {
 namespace {
 
+// tests/programs/<file>'s forward, loaded, with zero inputs of its shapes.
+struct LoadedForward {
+  std::unique_ptr<extension::Module> module;
+  Method* method = nullptr;
+  std::vector<extension::OwnedTensor> inputs;
+
+  explicit LoadedForward(const char* file) {
+    const std::filesystem::path dir =
+        std::filesystem::path(EMBER_SOURCE_DIR) / "tests/programs";
+    auto loaded = extension::Module::load((dir / file).string());
+    if (!loaded.ok()) return;
+    module = std::move(loaded.get());
+    Result<Method*> m = module->method("forward");
+    if (!m.ok()) return;
+    method = m.get();
+    const MethodMeta meta = method->method_meta();
+    for (size_t i = 0; i < meta.num_inputs(); ++i) {
+      TensorInfo info = meta.input_tensor_info(i).get();
+      inputs.emplace_back(info.dtype, info.sizes, info.dim_order);
+    }
+  }
+  Error set_inputs() {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (const Error err = method->set_input(i, inputs[i].tensor()); err != Error::Ok) return err;
+    }
+    return Error::Ok;
+  }
+};
+
 // The hook itself must see allocations, or the test below proves nothing.
 TEST(ExecuteAllocationTest, CounterSeesHeapAllocations) {
 #if defined(__SANITIZE_ADDRESS__)
@@ -118,33 +147,21 @@ TEST(ExecuteAllocationTest, CapturingOutputsRunsWithoutHeapAllocation) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "ASan owns malloc in this build";
 #endif
-  const std::filesystem::path dir = std::filesystem::path(EMBER_SOURCE_DIR) / "tests/programs";
   int checked = 0;
   for (const char* file : {"m.pte", "simple_conv.pte", "xnnpack_cnn.pte"}) {
-    auto module = extension::Module::load((dir / file).string());
-    ASSERT_TRUE(module.ok()) << file << ": " << last_error_message();
-    Result<Method*> method = module.get()->method("forward");
-    ASSERT_TRUE(method.ok()) << file << ": " << last_error_message();
-    const MethodMeta meta = method.get()->method_meta();
-    std::vector<extension::OwnedTensor> inputs;
-    for (size_t i = 0; i < meta.num_inputs(); ++i) {
-      TensorInfo info = meta.input_tensor_info(i).get();
-      inputs.emplace_back(info.dtype, info.sizes, info.dim_order);
-    }
-    const extension::CaptureSize size =
-        extension::IntermediateOutputRecorder::one_run(*method.get());
+    LoadedForward f(file);
+    ASSERT_NE(f.method, nullptr) << file << ": " << last_error_message();
+    const extension::CaptureSize size = extension::IntermediateOutputRecorder::one_run(*f.method);
     std::vector<extension::CapturedOutput> records(size.records);
     std::vector<uint8_t> bytes(size.bytes);
-    extension::IntermediateOutputRecorder recorder(*method.get(), records, bytes);
-    method.get()->set_output_logger(&recorder);
+    extension::IntermediateOutputRecorder recorder(*f.method, records, bytes);
+    f.method->set_output_logger(&recorder);
     g_allocations = 0;
     g_counting = true;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      ASSERT_EQ(method.get()->set_input(i, inputs[i].tensor()), Error::Ok);
-    }
-    ASSERT_EQ(method.get()->execute(), Error::Ok) << last_error_message();
+    ASSERT_EQ(f.set_inputs(), Error::Ok);
+    ASSERT_EQ(f.method->execute(), Error::Ok) << last_error_message();
     g_counting = false;
-    method.get()->set_output_logger(nullptr);
+    f.method->set_output_logger(nullptr);
     EXPECT_EQ(g_allocations.load(), 0) << file;
     EXPECT_GT(recorder.captured().size(), 0u) << file;
     EXPECT_EQ(recorder.dropped(), 0u) << file;
@@ -160,32 +177,21 @@ TEST(ExecuteAllocationTest, ProfilingRunsWithoutHeapAllocation) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "ASan owns malloc in this build";
 #endif
-  const std::filesystem::path dir = std::filesystem::path(EMBER_SOURCE_DIR) / "tests/programs";
   for (const char* file : {"m.pte", "simple_conv.pte", "xnnpack_cnn.pte"}) {
-    auto module = extension::Module::load((dir / file).string());
-    ASSERT_TRUE(module.ok()) << file << ": " << last_error_message();
-    Result<Method*> method = module.get()->method("forward");
-    ASSERT_TRUE(method.ok()) << file << ": " << last_error_message();
-    const MethodMeta meta = method.get()->method_meta();
-    std::vector<extension::OwnedTensor> inputs;
-    for (size_t i = 0; i < meta.num_inputs(); ++i) {
-      TensorInfo info = meta.input_tensor_info(i).get();
-      inputs.emplace_back(info.dtype, info.sizes, info.dim_order);
-    }
+    LoadedForward f(file);
+    ASSERT_NE(f.method, nullptr) << file << ": " << last_error_message();
     constexpr int kRuns = 3;
-    std::vector<ProfileEvent> events(method.get()->profile_events_per_run() * kRuns);
+    std::vector<ProfileEvent> events(f.method->profile_events_per_run() * kRuns);
     EventTracer tracer(events.data(), events.size());
-    method.get()->set_event_tracer(&tracer);
+    f.method->set_event_tracer(&tracer);
     g_allocations = 0;
     g_counting = true;
     for (int run = 0; run < kRuns; ++run) {
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        ASSERT_EQ(method.get()->set_input(i, inputs[i].tensor()), Error::Ok);
-      }
-      ASSERT_EQ(method.get()->execute(), Error::Ok) << last_error_message();
+      ASSERT_EQ(f.set_inputs(), Error::Ok);
+      ASSERT_EQ(f.method->execute(), Error::Ok) << last_error_message();
     }
     g_counting = false;
-    method.get()->set_event_tracer(nullptr);
+    f.method->set_event_tracer(nullptr);
     EXPECT_EQ(g_allocations.load(), 0) << file;
     EXPECT_GT(tracer.size(), 0u) << file;
     EXPECT_EQ(tracer.dropped(), 0u) << file;
