@@ -219,15 +219,18 @@ class Winograd(torch.nn.Module):
         return self.pw(self.dw(self.conv3(x)))
 
 
-def test_winograd_and_depthwise_convolutions_stay_float32():
+@pytest.mark.parametrize("side,converted", [(32, 1), (8, 2)])
+def test_large_winograd_and_depthwise_convolutions_stay_float32(side, converted):
+    """A 3×3 stride-1 convolution keeps float32 Winograd on a 32×32 plane and
+    converts on an 8×8 one; the depthwise one never converts."""
     torch.manual_seed(3)
     model = Winograd().eval()
-    x = torch.randn(1, 32, 16, 16)
+    x = torch.randn(1, 32, side, side)
     program = _program(model, (x,), precision="bf16")
     ep = program.exported_program()
     convs = [n for n in ep.graph.nodes if n.op == "call_function" and "conv" in str(n.target)]
     dtypes = [n.args[1].meta["val"].dtype for n in convs]
-    assert dtypes.count(torch.bfloat16) == 1 and len(dtypes) == 3  # Only the 1×1.
+    assert dtypes.count(torch.bfloat16) == converted and len(dtypes) == 3
     (got,) = _run(program, (x,))
     with torch.no_grad():
         want = model(x)

@@ -83,7 +83,8 @@ class ExecutorchBackendConfig:
     ``precision``: ``"fp32"`` (the default) computes in float32 as the model
     does; ``"bf16"`` runs every float32 linear layer and GEMM convolution
     with a constant weight in bf16 (``ember.exir.passes.bf16_precision``;
-    3×3 stride-1 convolutions keep float32 Winograd): the weight is stored as
+    3×3 stride-1 convolutions on planes of 28×28 or more keep float32
+    Winograd): the weight is stored as
     bfloat16, activations are rounded to bfloat16 and products are summed in
     float32, with AVX512-BF16 where the CPU has it (``docs/bf16.md``: speed
     and error). Such a program runs only on runtimes with Ember's kernels.
