@@ -151,7 +151,8 @@ def _conv_reference(x, conv: torch.nn.Module, residual=None, lo=None, hi=None):
     xr = x.to(torch.bfloat16).double()
     wr = conv.weight.detach().to(torch.bfloat16).double()
     f = torch.nn.functional.conv2d if wr.dim() == 4 else torch.nn.functional.conv1d
-    kw = dict(stride=conv.stride, padding=conv.padding, dilation=conv.dilation, groups=conv.groups)
+    kw = {"stride": conv.stride, "padding": conv.padding, "dilation": conv.dilation,
+          "groups": conv.groups}
     y = f(xr, wr, None, **kw)
     mag = f(xr.abs(), wr.abs(), None, **kw)
     if conv.bias is not None:
