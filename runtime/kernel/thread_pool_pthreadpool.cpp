@@ -1,15 +1,30 @@
-// ThreadPool on pthreadpool (EMBER_THREADS=ON). A ThreadPool* is the
-// pthreadpool_t itself (thread_pool_pthreadpool.h converts back).
+// ThreadPool with threads (EMBER_THREADS=ON): Ember's kernels run on a
+// WorkPool (work_pool.h: the caller never waits for a worker that has not
+// started), and libraries built on pthreadpool (the XNNPACK delegate) get a
+// pthreadpool of the same size (thread_pool_pthreadpool.h). Both sleep when
+// idle.
 #include <pthreadpool.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 
 #include "runtime/kernel/thread_pool.h"
 #include "runtime/kernel/thread_pool_pthreadpool.h"
+#include "runtime/kernel/work_pool.h"
 
 namespace ember {
+
+struct ThreadPool {
+  WorkPool* work;
+  pthreadpool_t pthreadpool;
+};
+
+pthreadpool_t native_pthreadpool(ThreadPool* pool) {
+  return pool != nullptr ? pool->pthreadpool : nullptr;
+}
+
 namespace {
 
 std::mutex g_mutex;  // Load-time only: execute never takes it.
@@ -31,7 +46,6 @@ size_t requested_threads() {
   return 0;
 }
 
-ThreadPool* wrap(pthreadpool_t pool) { return reinterpret_cast<ThreadPool*>(pool); }
 
 // Set when work ran on a pool since the last thread_pool_release (any pool:
 // a private pool only costs one spare release). Relaxed: a hint, lock-free.
@@ -80,7 +94,7 @@ size_t thread_count() {
 
 size_t thread_pool_threads(const ThreadPool* pool) {
   if (pool == nullptr) return 1;
-  return pthreadpool_get_threads_count(native_pthreadpool(const_cast<ThreadPool*>(pool)));
+  return pool->work->threads();
 }
 
 void thread_pool_run(ThreadPool* pool, ParallelTask task, void* context, size_t n) {
@@ -88,9 +102,7 @@ void thread_pool_run(ThreadPool* pool, ParallelTask task, void* context, size_t 
     for (size_t i = 0; i < n; ++i) task(context, i);
     return;
   }
-  // pthreadpool's 1-D task has the same shape: (context, index).
-  pthreadpool_parallelize_1d(native_pthreadpool(pool), task, context, n, 0);
-  g_used.store(true, std::memory_order_relaxed);
+  pool->work->run(task, context, n);
 }
 
 void thread_pool_note_use(ThreadPool* pool) {
@@ -98,6 +110,8 @@ void thread_pool_note_use(ThreadPool* pool) {
 }
 
 void thread_pool_release(ThreadPool* pool) {
+  // The WorkPool's workers sleep by themselves; a delegate that used the
+  // pthreadpool (thread_pool_note_use) left its workers spinning.
   if (pool == nullptr || !g_used.exchange(false, std::memory_order_relaxed)) return;
   // An empty command whose flag tells every worker to wait in the kernel
   // (futex) rather than spin for the next one.
@@ -106,10 +120,28 @@ void thread_pool_release(ThreadPool* pool) {
                              PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
-ThreadPool* thread_pool_create(size_t threads) { return wrap(pthreadpool_create(threads)); }
+ThreadPool* thread_pool_create(size_t threads) {
+  pthreadpool_t pthreads = pthreadpool_create(threads);
+  if (pthreads == nullptr) return nullptr;
+  // Its workers spin-wait from creation until a command with this flag; only
+  // a delegate may ever use them, so they sleep from the start.
+  pthreadpool_parallelize_1d(pthreads, noop, nullptr, pthreadpool_get_threads_count(pthreads),
+                             PTHREADPOOL_FLAG_YIELD_WORKERS);
+  // The same size as the pthreadpool (which resolves 0 to one per core).
+  WorkPool* work = WorkPool::create(pthreadpool_get_threads_count(pthreads));
+  auto* pool = work != nullptr ? new (std::nothrow) ThreadPool{work, pthreads} : nullptr;
+  if (pool == nullptr) {
+    WorkPool::destroy(work);
+    pthreadpool_destroy(pthreads);
+  }
+  return pool;
+}
 
 void thread_pool_destroy(ThreadPool* pool) {
-  if (pool != nullptr) pthreadpool_destroy(native_pthreadpool(pool));
+  if (pool == nullptr) return;
+  WorkPool::destroy(pool->work);
+  pthreadpool_destroy(pool->pthreadpool);
+  delete pool;
 }
 
 }  // namespace ember

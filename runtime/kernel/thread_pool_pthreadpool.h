@@ -10,9 +10,8 @@
 
 namespace ember {
 
-/// The pthreadpool of `pool` (null for null).
-inline pthreadpool_t native_pthreadpool(ThreadPool* pool) {
-  return reinterpret_cast<pthreadpool_t>(pool);
-}
+/// The pthreadpool of `pool` (null for null), with as many threads as the
+/// pool. Ember's own kernels run on the pool's WorkPool (work_pool.h).
+pthreadpool_t native_pthreadpool(ThreadPool* pool);
 
 }  // namespace ember
