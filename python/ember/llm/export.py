@@ -92,24 +92,35 @@ def model_metadata(model: torch.nn.Module, max_seq_len: int, max_prefill_len: in
     }
 
 
-# `quantize=` values: torchao weight-only configs for every nn.Linear (the
-# embedding stays float); to_executorch fuses them into
-# ember_quantized::linear_weight_only (passes/fuse_weight_only_linear.py).
+# `quantize=` values: torchao configs for every nn.Linear (the embedding stays
+# float). "int8"/"int4" are weight-only, fused into
+# ember_quantized::linear_weight_only (passes/fuse_weight_only_linear.py);
+# "8da4w"/"8da8w" quantize activations per token to int8 as well
+# (Int8DynamicActivationIntxWeightConfig), fused into
+# ember_quantized::linear_dynamic_intx (passes/fuse_dynamic_intx_linear.py).
 WEIGHT_ONLY_SCHEMES = ("int8", "int4")
+QUANTIZE_SCHEMES = WEIGHT_ONLY_SCHEMES + ("8da4w", "8da8w")
 
 
 def _quantize_linears(model: torch.nn.Module, scheme: str | None) -> None:
     if scheme is None:
         return
-    if scheme not in WEIGHT_ONLY_SCHEMES:
-        raise ValueError(f"quantize={scheme!r}: supported: {', '.join(WEIGHT_ONLY_SCHEMES)} or None")
-    from torchao.quantization import Int8WeightOnlyConfig, IntxWeightOnlyConfig, quantize_
-    from torchao.quantization.granularity import PerGroup
+    if scheme not in QUANTIZE_SCHEMES:
+        raise ValueError(f"quantize={scheme!r}: supported: {', '.join(QUANTIZE_SCHEMES)} or None")
+    from torchao.quantization import (Int8DynamicActivationIntxWeightConfig,
+                                      Int8WeightOnlyConfig, IntxWeightOnlyConfig, quantize_)
+    from torchao.quantization.granularity import PerAxis, PerGroup
 
     if scheme == "int8":
         config = Int8WeightOnlyConfig()
-    else:
+    elif scheme == "int4":
         config = IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32))
+    elif scheme == "8da4w":
+        config = Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4,
+                                                       weight_granularity=PerGroup(32))
+    else:
+        config = Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int8,
+                                                       weight_granularity=PerAxis(0))
     # A weight tied to the embedding stays float: the embedding reads it too.
     tied = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Embedding)}
 
@@ -144,7 +155,12 @@ def export(
     `quantize="int8"` (per output channel) or `"int4"` (groups of 32) stores
     every linear layer's weight as integers (torchao's weight-only configs,
     fused into ``ember_quantized::linear_weight_only``: decoding reads a
-    quarter of the float32 bytes); the embedding stays float.
+    quarter of the float32 bytes); the embedding stays float. `"8da4w"`
+    (int4 weights in groups of 32) and `"8da8w"` (int8 per output channel)
+    also quantize each token's activations to int8 at run time (torchao's
+    Int8DynamicActivationIntxWeightConfig, fused into
+    ``ember_quantized::linear_dynamic_intx``: int8 × int4/int8 products summed
+    in int32, int4 stored two per byte).
 
     `use_sdpa_with_kv_cache` (default): each attention over the cache is
     fused into ``llama::custom_sdpa`` (``passes/kv_cache_attention.py``: no

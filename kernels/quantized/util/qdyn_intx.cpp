@@ -1,0 +1,399 @@
+#include "kernels/quantized/util/qdyn_intx.h"
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/portable/util/isa_target.h"
+
+#if EMBER_ISA_X86
+#include <immintrin.h>
+// GCC 12's AVX-512 conversion intrinsics start from _mm512_undefined_*(),
+// which -Wmaybe-uninitialized reports as a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace ember::kernels::quantized {
+namespace {
+
+constexpr int64_t kChunk = 64;
+
+size_t round64(size_t b) { return (b + 63) / 64 * 64; }
+
+int64_t scale_stride_of(int64_t k, int64_t group) {
+  // Groups of 32 are read in pairs per chunk of 64: padded to whole chunks.
+  const int64_t kp = (k + kChunk - 1) / kChunk * kChunk;
+  return group == 32 ? kp / 32 : k / group;
+}
+
+// Rows of the activation tile the kernels keep in registers.
+constexpr int64_t kRowTile = 4;
+// Output columns per block: their packed weights stay in cache while every
+// row tile passes over them.
+constexpr int64_t kColBlock = 16;
+
+// The plain loops: exact int32 per group, any group size.
+void rows_baseline(const IntxWeights& w, const uint8_t* u, const float* sx, const int32_t* zx,
+                   int64_t rows, int64_t first, int64_t last, float* y, int64_t ldy) {
+  const int64_t groups = w.k / w.group;
+  for (int64_t c = first; c < last; ++c) {
+    const float* s = w.scales + c * w.scale_stride;
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t* ur = u + r * w.kp;
+      const int32_t shift = 128 + zx[r];
+      float acc = 0.0f;
+      for (int64_t g = 0; g < groups; ++g) {
+        int32_t d = 0;
+        for (int64_t i = g * w.group; i < (g + 1) * w.group; ++i) {
+          d += (static_cast<int32_t>(ur[i]) - shift) * intx_weight_at(w, c, i);
+        }
+        acc += s[g] * static_cast<float>(d);
+      }
+      const float v = sx[r] * acc;
+      y[r * ldy + c] = w.bias != nullptr ? v + w.bias[c] : v;
+    }
+  }
+}
+
+#if EMBER_ISA_X86
+
+#define EMBER_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni,avx2,fma")))
+
+// 64 weights of one chunk as int8 (int4: unpacked from 32 bytes).
+template <int kBits>
+EMBER_TARGET_VNNI inline __m512i load_w_vnni(const uint8_t* p) {
+  if constexpr (kBits == 8) {
+    return _mm512_loadu_si512(p);
+  } else {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(b),
+                                            _mm256_srli_epi16(b, 4), 1);
+    return _mm512_sub_epi8(_mm512_and_si512(both, _mm512_set1_epi8(0x0F)),
+                           _mm512_set1_epi8(8));
+  }
+}
+
+EMBER_TARGET_VNNI inline float hsum512(__m512 v) { return _mm512_reduce_add_ps(v); }
+
+// R rows × one column: Σ_g s_g · Σ (u − 128 − zx) w, as
+// Σ_g s_g · (Σ u·w) − (128 + zx) · s1. kG32: groups of 32, a chunk holds two
+// (lanes 0-7 and 8-15 of VPDPBUSD's sums); else group % 64 == 0.
+template <int kBits, bool kG32, int R>
+EMBER_TARGET_VNNI void column_vnni(const IntxWeights& w, const uint8_t* u, int64_t c,
+                                   float (&out)[R]) {
+  const uint8_t* wr = w.w + c * w.row_bytes();
+  const float* s = w.scales + c * w.scale_stride;
+  const int64_t chunks = w.kp / kChunk;
+  constexpr int64_t kStep = kBits == 4 ? 32 : 64;
+  __m512 acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  if constexpr (kG32) {
+    const __m512i pair_idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    int64_t ch = 0;
+    for (; ch < chunks; ++ch) {
+      const __m512i wv = load_w_vnni<kBits>(wr + ch * kStep);
+      double two;
+      std::memcpy(&two, s + 2 * ch, sizeof(two));
+      const __m512 sv = _mm512_permutexvar_ps(
+          pair_idx, _mm512_castps128_ps512(_mm_castpd_ps(_mm_set_sd(two))));
+      const int half = static_cast<int>(ch & 1);
+      for (int r = 0; r < R; ++r) {
+        const __m512i xv = _mm512_loadu_si512(u + r * w.kp + ch * kChunk);
+        const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), xv, wv);
+        acc[r][half] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), sv, acc[r][half]);
+      }
+    }
+  } else {
+    const int64_t per_group = w.group / kChunk;
+    const int64_t groups = w.k / w.group;
+    for (int64_t g = 0; g < groups; ++g) {
+      __m512i d[R][2];
+      for (int r = 0; r < R; ++r) d[r][0] = d[r][1] = _mm512_setzero_si512();
+      const int64_t c0 = g * per_group;
+      int64_t ch = 0;
+      for (; ch + 2 <= per_group; ch += 2) {
+        const __m512i w0 = load_w_vnni<kBits>(wr + (c0 + ch) * kStep);
+        const __m512i w1 = load_w_vnni<kBits>(wr + (c0 + ch + 1) * kStep);
+        for (int r = 0; r < R; ++r) {
+          const uint8_t* ur = u + r * w.kp + (c0 + ch) * kChunk;
+          d[r][0] = _mm512_dpbusd_epi32(d[r][0], _mm512_loadu_si512(ur), w0);
+          d[r][1] = _mm512_dpbusd_epi32(d[r][1], _mm512_loadu_si512(ur + kChunk), w1);
+        }
+      }
+      if (ch < per_group) {
+        const __m512i w0 = load_w_vnni<kBits>(wr + (c0 + ch) * kStep);
+        for (int r = 0; r < R; ++r) {
+          const uint8_t* ur = u + r * w.kp + (c0 + ch) * kChunk;
+          d[r][0] = _mm512_dpbusd_epi32(d[r][0], _mm512_loadu_si512(ur), w0);
+        }
+      }
+      const __m512 sv = _mm512_set1_ps(s[g]);
+      const int half = static_cast<int>(g & 1);
+      for (int r = 0; r < R; ++r) {
+        const __m512i dd = _mm512_add_epi32(d[r][0], d[r][1]);
+        acc[r][half] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dd), sv, acc[r][half]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = hsum512(_mm512_add_ps(acc[r][0], acc[r][1]));
+}
+
+// AVX2: one 256-bit vector of 32 weights at a time (int4: a chunk's low
+// nibbles are its first 32 weights, the high nibbles the next 32).
+template <int kBits>
+EMBER_TARGET_AVX2_FMA inline void load_w_avx2(const uint8_t* p, __m256i* lo, __m256i* hi) {
+  if constexpr (kBits == 8) {
+    *lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    *hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+  } else {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i m = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
+    *lo = _mm256_sub_epi8(_mm256_and_si256(b, m), eight);
+    *hi = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(b, 4), m), eight);
+  }
+}
+
+// Σ over 32 k of u·w into 8 int32 lanes. int4: VPMADDUBSW's int16 pair sums
+// are at most 2·255·8 and cannot saturate; int8 could (2·255·128), so those
+// widen to int16 and use VPMADDWD.
+template <int kBits>
+EMBER_TARGET_AVX2_FMA inline __m256i dot32_avx2(__m256i x, __m256i wv) {
+  if constexpr (kBits == 4) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(x, wv), _mm256_set1_epi16(1));
+  } else {
+    const __m256i x0 = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(x));
+    const __m256i x1 = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(x, 1));
+    const __m256i w0 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(wv));
+    const __m256i w1 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(wv, 1));
+    return _mm256_add_epi32(_mm256_madd_epi16(x0, w0), _mm256_madd_epi16(x1, w1));
+  }
+}
+
+EMBER_TARGET_AVX2_FMA inline float hsum256(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+template <int kBits, bool kG32, int R>
+EMBER_TARGET_AVX2_FMA void column_avx2(const IntxWeights& w, const uint8_t* u, int64_t c,
+                                       float (&out)[R]) {
+  const uint8_t* wr = w.w + c * w.row_bytes();
+  const float* s = w.scales + c * w.scale_stride;
+  const int64_t chunks = w.kp / kChunk;
+  constexpr int64_t kStep = kBits == 4 ? 32 : 64;
+  __m256 acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  if constexpr (kG32) {
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      __m256i lo, hi;
+      load_w_avx2<kBits>(wr + ch * kStep, &lo, &hi);
+      const __m256 s0 = _mm256_set1_ps(s[2 * ch]), s1 = _mm256_set1_ps(s[2 * ch + 1]);
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* ur = u + r * w.kp + ch * kChunk;
+        const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ur));
+        const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ur + 32));
+        acc[r][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot32_avx2<kBits>(x0, lo)), s0,
+                                    acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot32_avx2<kBits>(x1, hi)), s1,
+                                    acc[r][1]);
+      }
+    }
+  } else {
+    const int64_t per_group = w.group / kChunk;
+    const int64_t groups = w.k / w.group;
+    for (int64_t g = 0; g < groups; ++g) {
+      __m256i d[R];
+      for (int r = 0; r < R; ++r) d[r] = _mm256_setzero_si256();
+      for (int64_t ch = g * per_group; ch < (g + 1) * per_group; ++ch) {
+        __m256i lo, hi;
+        load_w_avx2<kBits>(wr + ch * kStep, &lo, &hi);
+        for (int r = 0; r < R; ++r) {
+          const uint8_t* ur = u + r * w.kp + ch * kChunk;
+          const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ur));
+          const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ur + 32));
+          d[r] = _mm256_add_epi32(d[r], _mm256_add_epi32(dot32_avx2<kBits>(x0, lo),
+                                                         dot32_avx2<kBits>(x1, hi)));
+        }
+      }
+      const __m256 sv = _mm256_set1_ps(s[g]);
+      const int half = static_cast<int>(g & 1);
+      for (int r = 0; r < R; ++r) {
+        acc[r][half] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d[r]), sv, acc[r][half]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = hsum256(_mm256_add_ps(acc[r][0], acc[r][1]));
+}
+
+#endif  // EMBER_ISA_X86
+
+template <int R, typename Column>
+void rows_simd(const IntxWeights& w, const uint8_t* u, const float* sx, const int32_t* zx,
+               int64_t first, int64_t last, float* y, int64_t ldy, Column column) {
+  for (int64_t c = first; c < last; ++c) {
+    float dot[R];
+    column(u, c, dot);
+    for (int r = 0; r < R; ++r) {
+      const float v = sx[r] * (dot[r] - static_cast<float>(128 + zx[r]) * w.s1[c]);
+      y[r * ldy + c] = w.bias != nullptr ? v + w.bias[c] : v;
+    }
+  }
+}
+
+template <int kBits, bool kG32>
+void rows_kind(const IntxWeights& w, const uint8_t* u, const float* sx, const int32_t* zx,
+               int64_t rows, int64_t first, int64_t last, float* y, int64_t ldy) {
+  // Column blocks outermost: a block's weights are read from cache by every row tile.
+  for (int64_t c0 = first; c0 < last; c0 += kColBlock) {
+    const int64_t c1 = c0 + kColBlock < last ? c0 + kColBlock : last;
+    for (int64_t r0 = 0; r0 < rows; r0 += kRowTile) {
+      const int64_t rt = rows - r0 < kRowTile ? rows - r0 : kRowTile;
+      const uint8_t* ur = u + r0 * w.kp;
+      float* yr = y + r0 * ldy;
+      auto run = [&]<int R>() {
+#if EMBER_ISA_X86
+        if (w.kind == QGemmKind::kAvx512Vnni) {
+          rows_simd<R>(w, ur, sx + r0, zx + r0, c0, c1, yr, ldy,
+                       [&](const uint8_t* uu, int64_t c, float (&d)[R]) {
+                         column_vnni<kBits, kG32, R>(w, uu, c, d);
+                       });
+          return;
+        }
+        rows_simd<R>(w, ur, sx + r0, zx + r0, c0, c1, yr, ldy,
+                     [&](const uint8_t* uu, int64_t c, float (&d)[R]) {
+                       column_avx2<kBits, kG32, R>(w, uu, c, d);
+                     });
+#endif
+      };
+      switch (rt) {
+        case 1: run.template operator()<1>(); break;
+        case 2: run.template operator()<2>(); break;
+        case 3: run.template operator()<3>(); break;
+        default: run.template operator()<4>(); break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+size_t intx_packed_bytes(int bits, int64_t n, int64_t k, int64_t group) {
+  const int64_t kp = (k + kChunk - 1) / kChunk * kChunk;
+  const int64_t row = bits == 4 ? kp / 2 : kp;
+  return round64(static_cast<size_t>(n * row)) +
+         round64(static_cast<size_t>(n * scale_stride_of(k, group)) * sizeof(float)) +
+         round64(static_cast<size_t>(n) * sizeof(float));
+}
+
+IntxWeights intx_pack(QGemmKind kind, int bits, const uint8_t* weight, const float* scales,
+                      int64_t n, int64_t k, int64_t group, const float* bias, void* mem) {
+  IntxWeights w;
+  w.kind = kind;
+  w.bits = bits;
+  w.n = n;
+  w.k = k;
+  w.kp = (k + kChunk - 1) / kChunk * kChunk;
+  w.group = group;
+  w.scale_stride = scale_stride_of(k, group);
+  w.bias = bias;
+  auto* base = static_cast<uint8_t*>(mem);
+  auto* packed = base;
+  auto* sc = reinterpret_cast<float*>(base + round64(static_cast<size_t>(n * w.row_bytes())));
+  auto* s1 = reinterpret_cast<float*>(
+      reinterpret_cast<uint8_t*>(sc) +
+      round64(static_cast<size_t>(n * w.scale_stride) * sizeof(float)));
+  const int64_t groups = k / group;
+  for (int64_t r = 0; r < n; ++r) {
+    auto at = [&](int64_t i) -> int {
+      if (i >= k) return 0;
+      if (bits == 8) return static_cast<int8_t>(weight[r * k + i]);
+      const uint8_t b = weight[r * (k / 2) + i / 2];
+      return static_cast<int>((i & 1) ? (b >> 4) : (b & 0x0F)) - 8;
+    };
+    uint8_t* out = packed + r * w.row_bytes();
+    for (int64_t c = 0; c < w.kp / kChunk; ++c) {
+      for (int64_t i = 0; i < kChunk; ++i) {
+        const int v = at(c * kChunk + i);
+        if (bits == 8) {
+          out[c * kChunk + i] = static_cast<uint8_t>(static_cast<int8_t>(v));
+        } else if (i < 32) {
+          out[c * 32 + i] = static_cast<uint8_t>(v + 8);
+        } else {
+          out[c * 32 + i - 32] = static_cast<uint8_t>(out[c * 32 + i - 32] | ((v + 8) << 4));
+        }
+      }
+    }
+    double t = 0.0;
+    for (int64_t g = 0; g < w.scale_stride; ++g) {
+      sc[r * w.scale_stride + g] = g < groups ? scales[r * groups + g] : 0.0f;
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t sum = 0;
+      for (int64_t i = g * group; i < (g + 1) * group; ++i) sum += at(i);
+      t += static_cast<double>(scales[r * groups + g]) * static_cast<double>(sum);
+    }
+    s1[r] = static_cast<float>(t);
+  }
+  w.w = packed;
+  w.scales = sc;
+  w.s1 = s1;
+  return w;
+}
+
+int intx_weight_at(const IntxWeights& w, int64_t row, int64_t col) {
+  const uint8_t* r = w.w + row * w.row_bytes();
+  if (w.bits == 8) return static_cast<int8_t>(r[col]);
+  const int64_t c = col / kChunk, i = col % kChunk;
+  const uint8_t b = r[c * 32 + (i % 32)];
+  return static_cast<int>(i < 32 ? (b & 0x0F) : (b >> 4)) - 8;
+}
+
+void intx_quantize_row(const float* x, int64_t k, int64_t kp, uint8_t* u, float* scale,
+                       int32_t* zero_point) {
+  float mn = 0.0f, mx = 0.0f;
+  for (int64_t i = 0; i < k; ++i) {
+    mn = x[i] < mn ? x[i] : mn;
+    mx = x[i] > mx ? x[i] : mx;
+  }
+  // choose_qparams_affine (ASYMMETRIC, int8): float32 throughout, as eager.
+  float s = (mx - mn) / 255.0f;
+  if (s < FLT_MIN) s = FLT_MIN;
+  float zf = -128.0f - std::nearbyint(mn / s);
+  zf = zf < -128.0f ? -128.0f : (zf > 127.0f ? 127.0f : zf);
+  // quantize_affine: x times the float32 reciprocal, rounded half to even.
+  const float inv = 1.0f / s;
+  for (int64_t i = 0; i < k; ++i) {
+    float q = std::nearbyint(x[i] * inv) + zf;
+    q = q < -128.0f ? -128.0f : (q > 127.0f ? 127.0f : q);
+    u[i] = static_cast<uint8_t>(static_cast<int32_t>(q) + 128);
+  }
+  for (int64_t i = k; i < kp; ++i) u[i] = 0;
+  *scale = s;
+  *zero_point = static_cast<int32_t>(zf);
+}
+
+void intx_linear_rows(const IntxWeights& w, const uint8_t* u, const float* sx,
+                      const int32_t* zx, int64_t rows, int64_t first, int64_t last, float* y,
+                      int64_t ldy) {
+  const bool g32 = w.group == 32;
+  const bool simd = w.kind != QGemmKind::kBaseline && (g32 || w.group % kChunk == 0);
+  if (!simd || !EMBER_ISA_X86) {
+    rows_baseline(w, u, sx, zx, rows, first, last, y, ldy);
+    return;
+  }
+  if (w.bits == 4) {
+    if (g32) {
+      rows_kind<4, true>(w, u, sx, zx, rows, first, last, y, ldy);
+    } else {
+      rows_kind<4, false>(w, u, sx, zx, rows, first, last, y, ldy);
+    }
+  } else if (g32) {
+    rows_kind<8, true>(w, u, sx, zx, rows, first, last, y, ldy);
+  } else {
+    rows_kind<8, false>(w, u, sx, zx, rows, first, last, y, ldy);
+  }
+}
+
+}  // namespace ember::kernels::quantized
