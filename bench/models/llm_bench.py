@@ -158,9 +158,10 @@ def main() -> None:
     ap.add_argument("--no-eager", action="store_true")
     ap.add_argument("--unfused-attention", action="store_true",
                     help="export with use_sdpa_with_kv_cache=False (the decomposed attention)")
-    ap.add_argument("--quantize", choices=["int8", "int4"], default=None,
-                    help="weight-only linear layers (ember.llm.export(quantize=...)); eager "
-                         "runs the float model")
+    ap.add_argument("--quantize", choices=["int8", "int4", "8da4w", "8da8w"], default=None,
+                    help="quantized linear layers (ember.llm.export(quantize=...): weight-only "
+                         "int8/int4, or int8 activations per token with int4/int8 weights); "
+                         "eager runs the float model")
     ap.add_argument("--eager-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.eager_worker:

@@ -45,3 +45,29 @@ def test_quantized_export_matches_eager_quantized_model(scheme):
 def test_unknown_scheme_is_refused():
     with pytest.raises(ValueError, match="quantize='int3': supported: int8, int4"):
         llm.export(tiny_llama(), max_seq_len=16, quantize="int3")
+
+
+@pytest.mark.parametrize("scheme", ["8da4w", "8da8w"])
+def test_dynamic_activation_export_decodes_as_eager(scheme):
+    """8da4w / 8da8w (torchao's Int8DynamicActivationIntxWeightConfig): every
+    projection runs ember_quantized::linear_dynamic_intx; greedy decoding (a
+    prompt, then one token per call) picks eager's quantized model's tokens,
+    with logits within 1e-4 of their magnitude (the activations are quantized
+    to the same int8 values; the float sums of groups differ in order)."""
+    model = tiny_llama()
+    et = llm.export(model, max_seq_len=32, quantize=scheme)
+    ops = [str(n.target) for n in et.exported_program().graph.nodes if n.op == "call_function"]
+    assert sum("linear_dynamic_intx" in o for o in ops) == 2 * 7 + 1
+    assert not any("linear_weight_only" in o for o in ops)
+    method = Runtime.get().load_program(bytes(et.buffer)).load_method("forward")
+    tokens = torch.randint(0, 256, (1, 8), generator=torch.Generator().manual_seed(2))
+    got = method.execute([tokens, torch.arange(8)])[0][:, -1]
+    for step in range(8):
+        with torch.no_grad():
+            want = model(tokens).logits[:, -1]
+        assert (got - want).abs().max().item() <= 1e-4 * want.abs().max().item(), step
+        nxt = int(got.argmax())
+        assert nxt == int(want.argmax()), step
+        tokens = torch.cat([tokens, torch.tensor([[nxt]])], dim=1)
+        pos = tokens.shape[1] - 1
+        got = method.execute([tokens[:, -1:], torch.tensor([pos])])[0][:, -1]

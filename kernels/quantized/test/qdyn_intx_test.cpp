@@ -17,6 +17,11 @@
 namespace ember::kernels::quantized {
 namespace {
 
+void* align64(std::vector<uint8_t>& mem) {
+  return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) &
+                                 ~uintptr_t{63});
+}
+
 std::vector<QGemmKind> host_kinds() {
   std::vector<QGemmKind> kinds{QGemmKind::kBaseline};
 #if defined(__x86_64__)
@@ -55,7 +60,7 @@ void check(const Case& c, QGemmKind kind, uint32_t seed) {
   for (auto& s : scales) s = sd(rng);
   for (auto& b : bias) b = xd(rng);
   std::vector<uint8_t> mem(intx_packed_bytes(c.bits, c.n, c.k, c.group) + 64);
-  void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~63u);
+  void* aligned = align64(mem);
   const IntxWeights pw = intx_pack(kind, c.bits, file.data(), scales.data(), c.n, c.k, c.group,
                                    bias.data(), aligned);
   for (int64_t r = 0; r < c.n; r += 7) {
@@ -133,7 +138,7 @@ TEST(QDynIntx, ExtremeValuesStayExact) {
       }
       std::vector<float> scales(static_cast<size_t>(n * (k / group)), 1.0f);
       std::vector<uint8_t> mem(intx_packed_bytes(bits, n, k, group) + 64);
-      void* al = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~63u);
+      void* al = align64(mem);
       const IntxWeights pw = intx_pack(kind, bits, file.data(), scales.data(), n, k, group,
                                        nullptr, al);
       std::vector<float> x(static_cast<size_t>(k), -1.0f);

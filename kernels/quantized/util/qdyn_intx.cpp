@@ -73,7 +73,36 @@ EMBER_TARGET_VNNI inline __m512i load_w_vnni(const uint8_t* p) {
   }
 }
 
-EMBER_TARGET_VNNI inline float hsum512(__m512 v) { return _mm512_reduce_add_ps(v); }
+// Lanes stored and added as a tree (GCC 12's _mm512_reduce_add_ps starts
+// from an undefined vector, which -Wuninitialized reports).
+EMBER_TARGET_VNNI inline float hsum512(__m512 v) {
+  float t[16];
+  _mm512_storeu_ps(t, v);
+  for (int width = 8; width > 0; width /= 2) {
+    for (int l = 0; l < width; ++l) t[l] += t[l + width];
+  }
+  return t[0];
+}
+
+// One chunk of 64 k holding two groups of 32 (lanes 0-7 and 8-15 of
+// VPDPBUSD's sums), scaled per group into a[r].
+template <int kBits, int R>
+EMBER_TARGET_VNNI __attribute__((always_inline)) inline void g32_chunk_vnni(
+    const uint8_t* wr, const float* s, const uint8_t* u, int64_t kp, int64_t ch,
+    __m512i pair_idx, __m512 (&a)[R]) {
+  constexpr int64_t kStep = kBits == 4 ? 32 : 64;
+  const __m512i wv = load_w_vnni<kBits>(wr + ch * kStep);
+  double two;
+  std::memcpy(&two, s + 2 * ch, sizeof(two));
+  const __m512 sv = _mm512_permutexvar_ps(
+      pair_idx, _mm512_castps128_ps512(_mm_castpd_ps(_mm_set_sd(two))));
+  #pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const __m512i xv = _mm512_loadu_si512(u + r * kp + ch * kChunk);
+    const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), xv, wv);
+    a[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), sv, a[r]);
+  }
+}
 
 // R rows × one column: Σ_g s_g · Σ (u − 128 − zx) w, as
 // Σ_g s_g · (Σ u·w) − (128 + zx) · s1. kG32: groups of 32, a chunk holds two
@@ -86,34 +115,39 @@ EMBER_TARGET_VNNI void column_vnni(const IntxWeights& w, const uint8_t* u, int64
   const int64_t chunks = w.kp / kChunk;
   constexpr int64_t kStep = kBits == 4 ? 32 : 64;
   __m512 acc[R][2];
+  #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   if constexpr (kG32) {
     const __m512i pair_idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    // Two chunks per step, each into its own accumulators (fixed indices:
+    // a computed one would put the accumulators in memory).
+    __m512 a0[R], a1[R];
+    #pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) a0[r] = a1[r] = _mm512_setzero_ps();
     int64_t ch = 0;
-    for (; ch < chunks; ++ch) {
-      const __m512i wv = load_w_vnni<kBits>(wr + ch * kStep);
-      double two;
-      std::memcpy(&two, s + 2 * ch, sizeof(two));
-      const __m512 sv = _mm512_permutexvar_ps(
-          pair_idx, _mm512_castps128_ps512(_mm_castpd_ps(_mm_set_sd(two))));
-      const int half = static_cast<int>(ch & 1);
-      for (int r = 0; r < R; ++r) {
-        const __m512i xv = _mm512_loadu_si512(u + r * w.kp + ch * kChunk);
-        const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), xv, wv);
-        acc[r][half] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), sv, acc[r][half]);
-      }
+    for (; ch + 2 <= chunks; ch += 2) {
+      g32_chunk_vnni<kBits, R>(wr, s, u, w.kp, ch, pair_idx, a0);
+      g32_chunk_vnni<kBits, R>(wr, s, u, w.kp, ch + 1, pair_idx, a1);
+    }
+    if (ch < chunks) g32_chunk_vnni<kBits, R>(wr, s, u, w.kp, ch, pair_idx, a0);
+    #pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      acc[r][0] = a0[r];
+      acc[r][1] = a1[r];
     }
   } else {
     const int64_t per_group = w.group / kChunk;
     const int64_t groups = w.k / w.group;
     for (int64_t g = 0; g < groups; ++g) {
       __m512i d[R][2];
+      #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) d[r][0] = d[r][1] = _mm512_setzero_si512();
       const int64_t c0 = g * per_group;
       int64_t ch = 0;
       for (; ch + 2 <= per_group; ch += 2) {
         const __m512i w0 = load_w_vnni<kBits>(wr + (c0 + ch) * kStep);
         const __m512i w1 = load_w_vnni<kBits>(wr + (c0 + ch + 1) * kStep);
+        #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
           const uint8_t* ur = u + r * w.kp + (c0 + ch) * kChunk;
           d[r][0] = _mm512_dpbusd_epi32(d[r][0], _mm512_loadu_si512(ur), w0);
@@ -122,20 +156,64 @@ EMBER_TARGET_VNNI void column_vnni(const IntxWeights& w, const uint8_t* u, int64
       }
       if (ch < per_group) {
         const __m512i w0 = load_w_vnni<kBits>(wr + (c0 + ch) * kStep);
+        #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
           const uint8_t* ur = u + r * w.kp + (c0 + ch) * kChunk;
           d[r][0] = _mm512_dpbusd_epi32(d[r][0], _mm512_loadu_si512(ur), w0);
         }
       }
       const __m512 sv = _mm512_set1_ps(s[g]);
-      const int half = static_cast<int>(g & 1);
+      #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
         const __m512i dd = _mm512_add_epi32(d[r][0], d[r][1]);
-        acc[r][half] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dd), sv, acc[r][half]);
+        acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dd), sv, acc[r][0]);
       }
     }
   }
+  #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) out[r] = hsum512(_mm512_add_ps(acc[r][0], acc[r][1]));
+}
+
+// R rows × two columns, groups of 32: each activation chunk is loaded once
+// for both columns (a prompt's rows come from L2; loads, not products, would
+// bound a one-column tile).
+template <int kBits, int R>
+EMBER_TARGET_VNNI void pair_g32_vnni(const IntxWeights& w, const uint8_t* u, int64_t c,
+                                     float (&out)[R][2]) {
+  const uint8_t* w0 = w.w + c * w.row_bytes();
+  const uint8_t* w1 = w0 + w.row_bytes();
+  const float* s0 = w.scales + c * w.scale_stride;
+  const float* s1 = s0 + w.scale_stride;
+  const int64_t chunks = w.kp / kChunk;
+  constexpr int64_t kStep = kBits == 4 ? 32 : 64;
+  const __m512i pair_idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  __m512 acc[R][2];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    const __m512i wa = load_w_vnni<kBits>(w0 + ch * kStep);
+    const __m512i wb = load_w_vnni<kBits>(w1 + ch * kStep);
+    double two;
+    std::memcpy(&two, s0 + 2 * ch, sizeof(two));
+    const __m512 sa = _mm512_permutexvar_ps(
+        pair_idx, _mm512_castps128_ps512(_mm_castpd_ps(_mm_set_sd(two))));
+    std::memcpy(&two, s1 + 2 * ch, sizeof(two));
+    const __m512 sb = _mm512_permutexvar_ps(
+        pair_idx, _mm512_castps128_ps512(_mm_castpd_ps(_mm_set_sd(two))));
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m512i xv = _mm512_loadu_si512(u + r * w.kp + ch * kChunk);
+      const __m512i da = _mm512_dpbusd_epi32(_mm512_setzero_si512(), xv, wa);
+      const __m512i db = _mm512_dpbusd_epi32(_mm512_setzero_si512(), xv, wb);
+      acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(da), sa, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(db), sb, acc[r][1]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    out[r][0] = hsum512(acc[r][0]);
+    out[r][1] = hsum512(acc[r][1]);
+  }
 }
 
 // AVX2: one 256-bit vector of 32 weights at a time (int4: a chunk's low
@@ -184,12 +262,14 @@ EMBER_TARGET_AVX2_FMA void column_avx2(const IntxWeights& w, const uint8_t* u, i
   const int64_t chunks = w.kp / kChunk;
   constexpr int64_t kStep = kBits == 4 ? 32 : 64;
   __m256 acc[R][2];
+  #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   if constexpr (kG32) {
     for (int64_t ch = 0; ch < chunks; ++ch) {
       __m256i lo, hi;
       load_w_avx2<kBits>(wr + ch * kStep, &lo, &hi);
       const __m256 s0 = _mm256_set1_ps(s[2 * ch]), s1 = _mm256_set1_ps(s[2 * ch + 1]);
+      #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
         const uint8_t* ur = u + r * w.kp + ch * kChunk;
         const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ur));
@@ -205,10 +285,12 @@ EMBER_TARGET_AVX2_FMA void column_avx2(const IntxWeights& w, const uint8_t* u, i
     const int64_t groups = w.k / w.group;
     for (int64_t g = 0; g < groups; ++g) {
       __m256i d[R];
+      #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) d[r] = _mm256_setzero_si256();
       for (int64_t ch = g * per_group; ch < (g + 1) * per_group; ++ch) {
         __m256i lo, hi;
         load_w_avx2<kBits>(wr + ch * kStep, &lo, &hi);
+        #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
           const uint8_t* ur = u + r * w.kp + ch * kChunk;
           const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ur));
@@ -218,16 +300,26 @@ EMBER_TARGET_AVX2_FMA void column_avx2(const IntxWeights& w, const uint8_t* u, i
         }
       }
       const __m256 sv = _mm256_set1_ps(s[g]);
-      const int half = static_cast<int>(g & 1);
+      #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
-        acc[r][half] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d[r]), sv, acc[r][half]);
+        acc[r][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d[r]), sv, acc[r][0]);
       }
     }
   }
+  #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) out[r] = hsum256(_mm256_add_ps(acc[r][0], acc[r][1]));
 }
 
 #endif  // EMBER_ISA_X86
+
+template <int R>
+inline void finish(const IntxWeights& w, const float* sx, const int32_t* zx, int64_t c,
+                   const float (&dot)[R], float* y, int64_t ldy) {
+  for (int r = 0; r < R; ++r) {
+    const float v = sx[r] * (dot[r] - static_cast<float>(128 + zx[r]) * w.s1[c]);
+    y[r * ldy + c] = w.bias != nullptr ? v + w.bias[c] : v;
+  }
+}
 
 template <int R, typename Column>
 void rows_simd(const IntxWeights& w, const uint8_t* u, const float* sx, const int32_t* zx,
@@ -235,12 +327,33 @@ void rows_simd(const IntxWeights& w, const uint8_t* u, const float* sx, const in
   for (int64_t c = first; c < last; ++c) {
     float dot[R];
     column(u, c, dot);
-    for (int r = 0; r < R; ++r) {
-      const float v = sx[r] * (dot[r] - static_cast<float>(128 + zx[r]) * w.s1[c]);
-      y[r * ldy + c] = w.bias != nullptr ? v + w.bias[c] : v;
-    }
+    finish<R>(w, sx, zx, c, dot, y, ldy);
   }
 }
+
+#if EMBER_ISA_X86
+template <int kBits, int R>
+void rows_pairs_vnni(const IntxWeights& w, const uint8_t* u, const float* sx, const int32_t* zx,
+                     int64_t first, int64_t last, float* y, int64_t ldy) {
+  int64_t c = first;
+  for (; c + 2 <= last; c += 2) {
+    float dot[R][2];
+    pair_g32_vnni<kBits, R>(w, u, c, dot);
+    float d0[R], d1[R];
+    for (int r = 0; r < R; ++r) {
+      d0[r] = dot[r][0];
+      d1[r] = dot[r][1];
+    }
+    finish<R>(w, sx, zx, c, d0, y, ldy);
+    finish<R>(w, sx, zx, c + 1, d1, y, ldy);
+  }
+  if (c < last) {
+    float dot[R];
+    column_vnni<kBits, true, R>(w, u, c, dot);
+    finish<R>(w, sx, zx, c, dot, y, ldy);
+  }
+}
+#endif
 
 template <int kBits, bool kG32>
 void rows_kind(const IntxWeights& w, const uint8_t* u, const float* sx, const int32_t* zx,
@@ -254,6 +367,10 @@ void rows_kind(const IntxWeights& w, const uint8_t* u, const float* sx, const in
       float* yr = y + r0 * ldy;
       auto run = [&]<int R>() {
 #if EMBER_ISA_X86
+        if (w.kind == QGemmKind::kAvx512Vnni && kG32) {
+          rows_pairs_vnni<kBits, R>(w, ur, sx + r0, zx + r0, c0, c1, yr, ldy);
+          return;
+        }
         if (w.kind == QGemmKind::kAvx512Vnni) {
           rows_simd<R>(w, ur, sx + r0, zx + r0, c0, c1, yr, ldy,
                        [&](const uint8_t* uu, int64_t c, float (&d)[R]) {
