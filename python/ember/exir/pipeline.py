@@ -48,8 +48,8 @@ from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
 from ember.exir.passes.bf16_precision import Bf16PrecisionPass
 from ember.exir.passes.fuse_conv_activation import FuseConvActivationPass
-from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
 from ember.exir.passes.fuse_dynamic_intx_linear import FuseDynamicIntxLinearPass
+from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
 from ember.exir.passes.fuse_weight_only_linear import FuseWeightOnlyLinearPass
 from ember.exir.passes.linalg_error_checks import drop_linalg_error_checks
 from ember.exir.passes.memory_planning import MemoryPlan

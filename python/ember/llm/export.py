@@ -107,8 +107,12 @@ def _quantize_linears(model: torch.nn.Module, scheme: str | None) -> None:
         return
     if scheme not in QUANTIZE_SCHEMES:
         raise ValueError(f"quantize={scheme!r}: supported: {', '.join(QUANTIZE_SCHEMES)} or None")
-    from torchao.quantization import (Int8DynamicActivationIntxWeightConfig,
-                                      Int8WeightOnlyConfig, IntxWeightOnlyConfig, quantize_)
+    from torchao.quantization import (
+        Int8DynamicActivationIntxWeightConfig,
+        Int8WeightOnlyConfig,
+        IntxWeightOnlyConfig,
+        quantize_,
+    )
     from torchao.quantization.granularity import PerAxis, PerGroup
 
     if scheme == "int8":

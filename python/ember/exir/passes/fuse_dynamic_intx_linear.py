@@ -216,7 +216,7 @@ class FuseDynamicIntxLinearPass:
             bias = FuseWeightOnlyLinearPass._constant_behind(inputs, b)
             if bias is None or bias.dim() != 1:
                 return False
-        n, k = w.shape
+        k = w.shape[1]
         group = k // scales.shape[1]
         bits = 4 if k % 2 == 0 and int(w.min()) >= -8 and int(w.max()) <= 7 else 8
         packed = ember_quantized.pack_int4(w) if bits == 4 else w
