@@ -80,8 +80,8 @@ void check(const Case& c, QGemmKind kind, uint32_t seed) {
     intx_quantize_row(x.data() + r * c.k, c.k, pw.kp, u.data() + r * pw.kp, &sx[r], &zx[r]);
   }
   std::vector<float> y(static_cast<size_t>(c.rows * c.n), NAN);
-  // Two column ranges, as two threads would split them.
-  const int64_t mid = c.n / 2;
+  // Two column ranges, as two threads would split them (at a multiple of 16).
+  const int64_t mid = c.n / 2 / 16 * 16;
   intx_linear_rows(pw, u.data(), sx.data(), zx.data(), c.rows, 0, mid, y.data(), c.n);
   intx_linear_rows(pw, u.data(), sx.data(), zx.data(), c.rows, mid, c.n, y.data(), c.n);
   double peak = 0.0, worst = 0.0;
@@ -115,7 +115,7 @@ TEST(QDynIntx, EveryKindMatchesTheReference) {
       {4, 37, 128, 32, 1}, {4, 37, 128, 32, 2}, {4, 19, 96, 32, 3}, {4, 40, 256, 64, 4},
       {4, 33, 256, 128, 5}, {4, 17, 384, 384, 9}, {4, 21, 80, 16, 6}, {4, 18, 2, 2, 1},
       {8, 37, 128, 32, 1}, {8, 19, 96, 32, 7}, {8, 35, 192, 192, 4}, {8, 20, 320, 64, 9},
-      {8, 9, 24, 8, 3},
+      {8, 9, 24, 8, 3}, {4, 50, 512, 32, 13}, {4, 64, 256, 256, 2}, {8, 33, 160, 32, 4},
   };
   uint32_t seed = 1;
   for (QGemmKind kind : host_kinds()) {

@@ -2,6 +2,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/portable/util/isa_target.h"
@@ -17,6 +18,9 @@ namespace ember::kernels::quantized {
 namespace {
 
 constexpr int64_t kChunk = 64;
+constexpr int64_t kTileCols = 16;  // columns per tile of the VNNI layout
+constexpr int64_t kBlock = 32;     // k per block of the VNNI layout
+constexpr int64_t kMaxTiledBlocks = 1024;  // the tiled kernel's block sums: k up to 32768
 
 size_t round64(size_t b) { return (b + 63) / 64 * 64; }
 
@@ -398,14 +402,193 @@ void rows_kind(const IntxWeights& w, const uint8_t* u, const float* sx, const in
   }
 }
 
+
+// The VNNI tile layout (qdyn_intx.h).
+IntxWeights pack_tiled(IntxWeights w, const uint8_t* weight, const float* scales, void* mem) {
+  const int64_t n = w.n, k = w.k, groups = k / w.group, blocks = k / kBlock;
+  const int64_t tiles = (n + kTileCols - 1) / kTileCols;
+  const int64_t block_bytes = w.bits == 4 ? 4 * 64 : 8 * 64;
+  auto* base = static_cast<uint8_t*>(mem);
+  uint8_t* packed = base;
+  auto* sc = reinterpret_cast<float*>(
+      base + round64(static_cast<size_t>(tiles * blocks * block_bytes)));
+  auto* s1 = reinterpret_cast<float*>(
+      reinterpret_cast<uint8_t*>(sc) +
+      round64(static_cast<size_t>(tiles * kTileCols * groups) * sizeof(float)));
+  auto value = [&](int64_t row, int64_t col) -> int {
+    if (row >= n) return 0;
+    if (w.bits == 8) return static_cast<int8_t>(weight[row * k + col]);
+    return ((weight[row * (k / 2) + (col >> 1)] >> ((col & 1) * 4)) & 0x0F) - 8;
+  };
+  for (int64_t t = 0; t < tiles; ++t) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint8_t* out = packed + (t * blocks + b) * block_bytes;
+      for (int64_t j = 0; j < kTileCols; ++j) {
+        for (int64_t q = 0; q < 8; ++q) {
+          for (int64_t i = 0; i < 4; ++i) {
+            const int v = value(t * kTileCols + j, b * kBlock + 4 * q + i);
+            if (w.bits == 8) {
+              out[q * 64 + j * 4 + i] = static_cast<uint8_t>(static_cast<int8_t>(v));
+            } else if (q % 2 == 0) {
+              out[(q / 2) * 64 + j * 4 + i] = static_cast<uint8_t>(v + 8);
+            } else {
+              uint8_t& o = out[(q / 2) * 64 + j * 4 + i];
+              o = static_cast<uint8_t>(o | ((v + 8) << 4));
+            }
+          }
+        }
+      }
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int64_t j = 0; j < kTileCols; ++j) {
+        const int64_t row = t * kTileCols + j;
+        sc[(t * groups + g) * kTileCols + j] = row < n ? scales[row * groups + g] : 0.0f;
+      }
+    }
+    for (int64_t j = 0; j < kTileCols; ++j) {
+      const int64_t row = t * kTileCols + j;
+      double acc = 0.0;
+      for (int64_t g = 0; row < n && g < groups; ++g) {
+        int64_t sum = 0;
+        for (int64_t i = g * w.group; i < (g + 1) * w.group; ++i) sum += value(row, i);
+        acc += static_cast<double>(scales[row * groups + g]) * static_cast<double>(sum);
+      }
+      s1[row] = static_cast<float>(acc);
+    }
+  }
+  w.w = packed;
+  w.scales = sc;
+  w.s1 = s1;
+  w.scale_stride = groups;
+  return w;
+}
+
+#if EMBER_ISA_X86
+// R rows × one tile of 16 columns: per block of 32 k, 8 VPDPBUSD (one
+// broadcast quad of activation bytes each) into 16 int32 column sums per row;
+// per group, those sums times the tile's 16 scales into float accumulators.
+template <int kBits, int R>
+EMBER_TARGET_VNNI void tile_vnni(const IntxWeights& w, const uint8_t* u, const int32_t* usum8,
+                                 int64_t t, __m512 (&acc)[R]) {
+  const int64_t blocks = w.k / kBlock, per_group = w.group / kBlock, groups = w.k / w.group;
+  constexpr int64_t kBlockBytes = kBits == 4 ? 4 * 64 : 8 * 64;
+  const uint8_t* wt = w.w + t * blocks * kBlockBytes;
+  const float* st = w.scales + t * groups * kTileCols;
+  const __m512i low = _mm512_set1_epi8(0x0F);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512i d[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) d[r] = _mm512_setzero_si512();
+    for (int64_t b = g * per_group; b < (g + 1) * per_group; ++b) {
+      const uint8_t* wb = wt + b * kBlockBytes;
+      __m512i wq[8];
+      if constexpr (kBits == 8) {
+#pragma GCC unroll 8
+        for (int q = 0; q < 8; ++q) wq[q] = _mm512_loadu_si512(wb + q * 64);
+      } else {
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) {
+          const __m512i v = _mm512_loadu_si512(wb + m * 64);
+          wq[2 * m] = _mm512_and_si512(v, low);
+          wq[2 * m + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+        }
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* ub = u + r * w.kp + b * kBlock;
+#pragma GCC unroll 8
+        for (int q = 0; q < 8; ++q) {
+          int32_t quad;
+          std::memcpy(&quad, ub + 4 * q, sizeof(quad));
+          d[r] = _mm512_dpbusd_epi32(d[r], _mm512_set1_epi32(quad), wq[q]);
+        }
+        if constexpr (kBits == 4) {
+          d[r] = _mm512_sub_epi32(d[r], _mm512_set1_epi32(usum8[r * blocks + b]));
+        }
+      }
+    }
+    const __m512 sv = _mm512_loadu_ps(st + g * kTileCols);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d[r]), sv, acc[r]);
+  }
+}
+
+template <int kBits, int R>
+EMBER_TARGET_VNNI void tiles_vnni(const IntxWeights& w, const uint8_t* u, const float* sx,
+                                  const int32_t* zx, const int32_t* usum8, int64_t t0,
+                                  int64_t t1, float* y, int64_t ldy) {
+  for (int64_t t = t0; t < t1; ++t) {
+    __m512 acc[R];
+    tile_vnni<kBits, R>(w, u, usum8, t, acc);
+    const int64_t c0 = t * kTileCols;
+    const int64_t cols = std::min<int64_t>(kTileCols, w.n - c0);
+    const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1u);
+    const __m512 s1 = _mm512_loadu_ps(w.s1 + c0);
+    const __m512 bias = w.bias != nullptr ? _mm512_maskz_loadu_ps(mask, w.bias + c0)
+                                          : _mm512_setzero_ps();
+    for (int r = 0; r < R; ++r) {
+      const __m512 shift = _mm512_set1_ps(static_cast<float>(128 + zx[r]));
+      const __m512 v = _mm512_mul_ps(_mm512_set1_ps(sx[r]),
+                                     _mm512_sub_ps(acc[r], _mm512_mul_ps(shift, s1)));
+      _mm512_mask_storeu_ps(y + r * ldy + c0, mask, _mm512_add_ps(v, bias));
+    }
+  }
+}
+
+// Σ u per block of 32 times 8, for R rows (the int4 nibbles hold w + 8).
+void block_sums8(const uint8_t* u, int64_t kp, int64_t k, int64_t rows, int32_t* out) {
+  const int64_t blocks = k / kBlock;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      int32_t s = 0;
+      for (int64_t i = 0; i < kBlock; ++i) s += u[r * kp + b * kBlock + i];
+      out[r * blocks + b] = 8 * s;
+    }
+  }
+}
+
+// Tiles [t0, t1) for every row: column blocks of 4 tiles (their weights stay
+// in cache) outermost, then tiles of up to 4 rows.
+void rows_tiled(const IntxWeights& w, const uint8_t* u, const float* sx, const int32_t* zx,
+                int64_t rows, int64_t t0, int64_t t1, float* y, int64_t ldy) {
+  int32_t usum8[kRowTile * kMaxTiledBlocks];
+  const int64_t tile_block = rows > kRowTile ? 4 : t1 - t0;
+  for (int64_t b0 = t0; b0 < t1; b0 += tile_block) {
+    const int64_t b1 = std::min(t1, b0 + tile_block);
+    for (int64_t r0 = 0; r0 < rows; r0 += kRowTile) {
+      const int64_t rt = std::min(kRowTile, rows - r0);
+      const uint8_t* ur = u + r0 * w.kp;
+      if (w.bits == 4) block_sums8(ur, w.kp, w.k, rt, usum8);
+      auto run = [&]<int R>() {
+        if (w.bits == 4) {
+          tiles_vnni<4, R>(w, ur, sx + r0, zx + r0, usum8, b0, b1, y + r0 * ldy, ldy);
+        } else {
+          tiles_vnni<8, R>(w, ur, sx + r0, zx + r0, usum8, b0, b1, y + r0 * ldy, ldy);
+        }
+      };
+      switch (rt) {
+        case 1: run.template operator()<1>(); break;
+        case 2: run.template operator()<2>(); break;
+        case 3: run.template operator()<3>(); break;
+        default: run.template operator()<4>(); break;
+      }
+    }
+  }
+}
+#endif  // EMBER_ISA_X86
 }  // namespace
 
 size_t intx_packed_bytes(int bits, int64_t n, int64_t k, int64_t group) {
   const int64_t kp = (k + kChunk - 1) / kChunk * kChunk;
   const int64_t row = bits == 4 ? kp / 2 : kp;
-  return round64(static_cast<size_t>(n * row)) +
-         round64(static_cast<size_t>(n * scale_stride_of(k, group)) * sizeof(float)) +
-         round64(static_cast<size_t>(n) * sizeof(float));
+  // Room for either layout: the tiled one pads the columns to 16.
+  const int64_t np = (n + kTileCols - 1) / kTileCols * kTileCols;
+  const int64_t stride = std::max(scale_stride_of(k, group), k / group);
+  return round64(static_cast<size_t>(np * row)) +
+         round64(static_cast<size_t>(np * stride) * sizeof(float)) +
+         round64(static_cast<size_t>(np) * sizeof(float));
 }
 
 IntxWeights intx_pack(QGemmKind kind, int bits, const uint8_t* weight, const float* scales,
@@ -419,6 +602,9 @@ IntxWeights intx_pack(QGemmKind kind, int bits, const uint8_t* weight, const flo
   w.group = group;
   w.scale_stride = scale_stride_of(k, group);
   w.bias = bias;
+  w.tiled = kind == QGemmKind::kAvx512Vnni && group % kBlock == 0 &&
+            k / kBlock <= kMaxTiledBlocks;
+  if (w.tiled) return pack_tiled(w, weight, scales, mem);
   auto* base = static_cast<uint8_t*>(mem);
   auto* packed = base;
   auto* sc = reinterpret_cast<float*>(base + round64(static_cast<size_t>(n * w.row_bytes())));
@@ -465,6 +651,14 @@ IntxWeights intx_pack(QGemmKind kind, int bits, const uint8_t* weight, const flo
 }
 
 int intx_weight_at(const IntxWeights& w, int64_t row, int64_t col) {
+  if (w.tiled) {
+    const int64_t t = row / kTileCols, j = row % kTileCols, b = col / kBlock;
+    const int64_t q = (col % kBlock) / 4, i = col % 4;
+    const int64_t block = t * (w.k / kBlock) + b;
+    if (w.bits == 8) return static_cast<int8_t>(w.w[(block * 8 + q) * 64 + j * 4 + i]);
+    const uint8_t v = w.w[(block * 4 + q / 2) * 64 + j * 4 + i];
+    return static_cast<int>((q & 1) ? (v >> 4) : (v & 0x0F)) - 8;
+  }
   const uint8_t* r = w.w + row * w.row_bytes();
   if (w.bits == 8) return static_cast<int8_t>(r[col]);
   const int64_t c = col / kChunk, i = col % kChunk;
@@ -499,6 +693,14 @@ void intx_quantize_row(const float* x, int64_t k, int64_t kp, uint8_t* u, float*
 void intx_linear_rows(const IntxWeights& w, const uint8_t* u, const float* sx,
                       const int32_t* zx, int64_t rows, int64_t first, int64_t last, float* y,
                       int64_t ldy) {
+#if EMBER_ISA_X86
+  if (w.tiled) {
+    // Column ranges are multiples of 16 (the op splits them so) but the last.
+    rows_tiled(w, u, sx, zx, rows, first / kTileCols, (last + kTileCols - 1) / kTileCols, y,
+               ldy);
+    return;
+  }
+#endif
   const bool g32 = w.group == 32;
   const bool simd = w.kind != QGemmKind::kBaseline && (g32 || w.group % kChunk == 0);
   if (!simd || !EMBER_ISA_X86) {

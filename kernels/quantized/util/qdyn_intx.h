@@ -15,6 +15,15 @@
 // high nibble, so one 256-bit load gives 64 weights in order (AVX-512: low
 // then high nibbles; AVX2: two vectors of 32, one per half).
 //
+// With AVX-512 VNNI and groups that are multiples of 32 (`tiled`), the
+// weight is stored in tiles of 16 output columns instead: for each tile and
+// each block of 32 k, 8 vectors of 64 bytes, vector q holding w[col][4q + i]
+// at byte 4·col + i (VPDPBUSD's operand: one broadcast group of 4 activation
+// bytes times 16 columns). int4 blocks are 4 × 64 bytes, vector m holding
+// quad 2m in the low nibbles and quad 2m + 1 in the high ones, as w + 8 (the
+// sums are corrected by 8 · Σ u per block). Scales are stored per tile and
+// group as 16 floats; s1 and the columns padded to 16.
+//
 // Activations are passed as uint8 u = qx + 128 (the operand VPDPBUSD wants
 // unsigned), Kp bytes per row (the padding is read and multiplied by zero).
 #pragma once
@@ -38,6 +47,8 @@ struct IntxWeights {
   const float* s1 = nullptr;  // [n]: Σ_g s[n][g] · Σ_{k in g} w[n][k]
   const float* bias = nullptr;  // [n] or null
 
+  bool tiled = false;     // the VNNI tile layout (below) instead of rows of chunks
+
   int64_t row_bytes() const { return bits == 4 ? kp / 2 : kp; }
 };
 
@@ -60,7 +71,8 @@ int intx_weight_at(const IntxWeights& w, int64_t row, int64_t col);
 void intx_quantize_row(const float* x, int64_t k, int64_t kp, uint8_t* u, float* scale,
                        int32_t* zero_point);
 
-/// y[r * ldy + c] for rows [0, rows) and columns c in [first, last), from
+/// y[r * ldy + c] for rows [0, rows) and columns c in [first, last) (first a
+/// multiple of 16, and last too unless it is n: the tiled layout's tiles), from
 /// activations u (rows × kp bytes) with per-row scale sx and zero point zx.
 void intx_linear_rows(const IntxWeights& w, const uint8_t* u, const float* sx,
                       const int32_t* zx, int64_t rows, int64_t first, int64_t last, float* y,
