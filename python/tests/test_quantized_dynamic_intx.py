@@ -20,22 +20,12 @@ import torch
 pytest.importorskip("torchao")
 from ember import _C, exir
 from ember.exir.operator.ember_quantized import pack_int4, unpack_int4
-from ember.runtime import Runtime
+from test_quantized_fused import ops_of, run
 from torchao.quantization import Int8DynamicActivationIntxWeightConfig, quantize_
 from torchao.quantization.granularity import PerAxis, PerGroup
 
 eq = torch.ops.ember_quantized
 TOL = 1e-5
-
-
-def ops_of(program) -> list[str]:
-    gm = program.exported_program().graph_module
-    return [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
-
-
-def run(program, inputs):
-    method = Runtime.get().load_program(bytes(program.buffer)).load_method("forward")
-    return method.execute(list(inputs))[0]
 
 
 CONFIGS = {  # weight dtype, granularity, bias

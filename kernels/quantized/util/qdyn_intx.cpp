@@ -63,163 +63,6 @@ void rows_baseline(const IntxWeights& w, const uint8_t* u, const float* sx, cons
 
 #define EMBER_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni,avx2,fma")))
 
-// 64 weights of one chunk as int8 (int4: unpacked from 32 bytes).
-template <int kBits>
-EMBER_TARGET_VNNI inline __m512i load_w_vnni(const uint8_t* p) {
-  if constexpr (kBits == 8) {
-    return _mm512_loadu_si512(p);
-  } else {
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(b),
-                                            _mm256_srli_epi16(b, 4), 1);
-    return _mm512_sub_epi8(_mm512_and_si512(both, _mm512_set1_epi8(0x0F)),
-                           _mm512_set1_epi8(8));
-  }
-}
-
-// Lanes stored and added as a tree (GCC 12's _mm512_reduce_add_ps starts
-// from an undefined vector, which -Wuninitialized reports).
-EMBER_TARGET_VNNI inline float hsum512(__m512 v) {
-  float t[16];
-  _mm512_storeu_ps(t, v);
-  for (int width = 8; width > 0; width /= 2) {
-    for (int l = 0; l < width; ++l) t[l] += t[l + width];
-  }
-  return t[0];
-}
-
-// One chunk of 64 k holding two groups of 32 (lanes 0-7 and 8-15 of
-// VPDPBUSD's sums), scaled per group into a[r].
-template <int kBits, int R>
-EMBER_TARGET_VNNI __attribute__((always_inline)) inline void g32_chunk_vnni(
-    const uint8_t* wr, const float* s, const uint8_t* u, int64_t kp, int64_t ch,
-    __m512i pair_idx, __m512 (&a)[R]) {
-  constexpr int64_t kStep = kBits == 4 ? 32 : 64;
-  const __m512i wv = load_w_vnni<kBits>(wr + ch * kStep);
-  double two;
-  std::memcpy(&two, s + 2 * ch, sizeof(two));
-  const __m512 sv = _mm512_permutexvar_ps(
-      pair_idx, _mm512_castps128_ps512(_mm_castpd_ps(_mm_set_sd(two))));
-  #pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-    const __m512i xv = _mm512_loadu_si512(u + r * kp + ch * kChunk);
-    const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), xv, wv);
-    a[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), sv, a[r]);
-  }
-}
-
-// R rows × one column: Σ_g s_g · Σ (u − 128 − zx) w, as
-// Σ_g s_g · (Σ u·w) − (128 + zx) · s1. kG32: groups of 32, a chunk holds two
-// (lanes 0-7 and 8-15 of VPDPBUSD's sums); else group % 64 == 0.
-template <int kBits, bool kG32, int R>
-EMBER_TARGET_VNNI void column_vnni(const IntxWeights& w, const uint8_t* u, int64_t c,
-                                   float (&out)[R]) {
-  const uint8_t* wr = w.w + c * w.row_bytes();
-  const float* s = w.scales + c * w.scale_stride;
-  const int64_t chunks = w.kp / kChunk;
-  constexpr int64_t kStep = kBits == 4 ? 32 : 64;
-  __m512 acc[R][2];
-  #pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-  if constexpr (kG32) {
-    const __m512i pair_idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    // Two chunks per step, each into its own accumulators (fixed indices:
-    // a computed one would put the accumulators in memory).
-    __m512 a0[R], a1[R];
-    #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) a0[r] = a1[r] = _mm512_setzero_ps();
-    int64_t ch = 0;
-    for (; ch + 2 <= chunks; ch += 2) {
-      g32_chunk_vnni<kBits, R>(wr, s, u, w.kp, ch, pair_idx, a0);
-      g32_chunk_vnni<kBits, R>(wr, s, u, w.kp, ch + 1, pair_idx, a1);
-    }
-    if (ch < chunks) g32_chunk_vnni<kBits, R>(wr, s, u, w.kp, ch, pair_idx, a0);
-    #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      acc[r][0] = a0[r];
-      acc[r][1] = a1[r];
-    }
-  } else {
-    const int64_t per_group = w.group / kChunk;
-    const int64_t groups = w.k / w.group;
-    for (int64_t g = 0; g < groups; ++g) {
-      __m512i d[R][2];
-      #pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) d[r][0] = d[r][1] = _mm512_setzero_si512();
-      const int64_t c0 = g * per_group;
-      int64_t ch = 0;
-      for (; ch + 2 <= per_group; ch += 2) {
-        const __m512i w0 = load_w_vnni<kBits>(wr + (c0 + ch) * kStep);
-        const __m512i w1 = load_w_vnni<kBits>(wr + (c0 + ch + 1) * kStep);
-        #pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) {
-          const uint8_t* ur = u + r * w.kp + (c0 + ch) * kChunk;
-          d[r][0] = _mm512_dpbusd_epi32(d[r][0], _mm512_loadu_si512(ur), w0);
-          d[r][1] = _mm512_dpbusd_epi32(d[r][1], _mm512_loadu_si512(ur + kChunk), w1);
-        }
-      }
-      if (ch < per_group) {
-        const __m512i w0 = load_w_vnni<kBits>(wr + (c0 + ch) * kStep);
-        #pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) {
-          const uint8_t* ur = u + r * w.kp + (c0 + ch) * kChunk;
-          d[r][0] = _mm512_dpbusd_epi32(d[r][0], _mm512_loadu_si512(ur), w0);
-        }
-      }
-      const __m512 sv = _mm512_set1_ps(s[g]);
-      #pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) {
-        const __m512i dd = _mm512_add_epi32(d[r][0], d[r][1]);
-        acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dd), sv, acc[r][0]);
-      }
-    }
-  }
-  #pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) out[r] = hsum512(_mm512_add_ps(acc[r][0], acc[r][1]));
-}
-
-// R rows × two columns, groups of 32: each activation chunk is loaded once
-// for both columns (a prompt's rows come from L2; loads, not products, would
-// bound a one-column tile).
-template <int kBits, int R>
-EMBER_TARGET_VNNI void pair_g32_vnni(const IntxWeights& w, const uint8_t* u, int64_t c,
-                                     float (&out)[R][2]) {
-  const uint8_t* w0 = w.w + c * w.row_bytes();
-  const uint8_t* w1 = w0 + w.row_bytes();
-  const float* s0 = w.scales + c * w.scale_stride;
-  const float* s1 = s0 + w.scale_stride;
-  const int64_t chunks = w.kp / kChunk;
-  constexpr int64_t kStep = kBits == 4 ? 32 : 64;
-  const __m512i pair_idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-  __m512 acc[R][2];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-  for (int64_t ch = 0; ch < chunks; ++ch) {
-    const __m512i wa = load_w_vnni<kBits>(w0 + ch * kStep);
-    const __m512i wb = load_w_vnni<kBits>(w1 + ch * kStep);
-    double two;
-    std::memcpy(&two, s0 + 2 * ch, sizeof(two));
-    const __m512 sa = _mm512_permutexvar_ps(
-        pair_idx, _mm512_castps128_ps512(_mm_castpd_ps(_mm_set_sd(two))));
-    std::memcpy(&two, s1 + 2 * ch, sizeof(two));
-    const __m512 sb = _mm512_permutexvar_ps(
-        pair_idx, _mm512_castps128_ps512(_mm_castpd_ps(_mm_set_sd(two))));
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      const __m512i xv = _mm512_loadu_si512(u + r * w.kp + ch * kChunk);
-      const __m512i da = _mm512_dpbusd_epi32(_mm512_setzero_si512(), xv, wa);
-      const __m512i db = _mm512_dpbusd_epi32(_mm512_setzero_si512(), xv, wb);
-      acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(da), sa, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(db), sb, acc[r][1]);
-    }
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-    out[r][0] = hsum512(acc[r][0]);
-    out[r][1] = hsum512(acc[r][1]);
-  }
-}
-
 // AVX2: one 256-bit vector of 32 weights at a time (int4: a chunk's low
 // nibbles are its first 32 weights, the high nibbles the next 32).
 template <int kBits>
@@ -335,29 +178,19 @@ void rows_simd(const IntxWeights& w, const uint8_t* u, const float* sx, const in
   }
 }
 
-#if EMBER_ISA_X86
-template <int kBits, int R>
-void rows_pairs_vnni(const IntxWeights& w, const uint8_t* u, const float* sx, const int32_t* zx,
-                     int64_t first, int64_t last, float* y, int64_t ldy) {
-  int64_t c = first;
-  for (; c + 2 <= last; c += 2) {
-    float dot[R][2];
-    pair_g32_vnni<kBits, R>(w, u, c, dot);
-    float d0[R], d1[R];
-    for (int r = 0; r < R; ++r) {
-      d0[r] = dot[r][0];
-      d1[r] = dot[r][1];
+
+// f.template operator()<R>(r0) for each tile of R <= 4 rows starting at r0.
+template <typename F>
+void by_row_tiles(int64_t rows, F f) {
+  for (int64_t r0 = 0; r0 < rows; r0 += kRowTile) {
+    switch (rows - r0 < kRowTile ? rows - r0 : kRowTile) {
+      case 1: f.template operator()<1>(r0); break;
+      case 2: f.template operator()<2>(r0); break;
+      case 3: f.template operator()<3>(r0); break;
+      default: f.template operator()<4>(r0); break;
     }
-    finish<R>(w, sx, zx, c, d0, y, ldy);
-    finish<R>(w, sx, zx, c + 1, d1, y, ldy);
-  }
-  if (c < last) {
-    float dot[R];
-    column_vnni<kBits, true, R>(w, u, c, dot);
-    finish<R>(w, sx, zx, c, dot, y, ldy);
   }
 }
-#endif
 
 template <int kBits, bool kG32>
 void rows_kind(const IntxWeights& w, const uint8_t* u, const float* sx, const int32_t* zx,
@@ -365,40 +198,15 @@ void rows_kind(const IntxWeights& w, const uint8_t* u, const float* sx, const in
   // Column blocks outermost: a block's weights are read from cache by every row tile.
   for (int64_t c0 = first; c0 < last; c0 += kColBlock) {
     const int64_t c1 = c0 + kColBlock < last ? c0 + kColBlock : last;
-    for (int64_t r0 = 0; r0 < rows; r0 += kRowTile) {
-      const int64_t rt = rows - r0 < kRowTile ? rows - r0 : kRowTile;
-      const uint8_t* ur = u + r0 * w.kp;
-      float* yr = y + r0 * ldy;
-      auto run = [&]<int R>() {
+    by_row_tiles(rows, [&]<int R>(int64_t r0) {
 #if EMBER_ISA_X86
-        // Pairs of columns for a prompt (activations from L2, loaded once for
-        // two columns); one column at a time for decoding, which streams the
-        // weights from DRAM faster that way (measured: 2.9 against 7.1 ms for
-        // a 32000 × 2048 int4 weight).
-        if (w.kind == QGemmKind::kAvx512Vnni && kG32 && rows > kRowTile) {
-          rows_pairs_vnni<kBits, R>(w, ur, sx + r0, zx + r0, c0, c1, yr, ldy);
-          return;
-        }
-        if (w.kind == QGemmKind::kAvx512Vnni) {
-          rows_simd<R>(w, ur, sx + r0, zx + r0, c0, c1, yr, ldy,
-                       [&](const uint8_t* uu, int64_t c, float (&d)[R]) {
-                         column_vnni<kBits, kG32, R>(w, uu, c, d);
-                       });
-          return;
-        }
-        rows_simd<R>(w, ur, sx + r0, zx + r0, c0, c1, yr, ldy,
-                     [&](const uint8_t* uu, int64_t c, float (&d)[R]) {
-                       column_avx2<kBits, kG32, R>(w, uu, c, d);
-                     });
+      // AVX2 (also on VNNI hosts for weights the tiled layout does not take).
+      rows_simd<R>(w, u + r0 * w.kp, sx + r0, zx + r0, c0, c1, y + r0 * ldy, ldy,
+                   [&](const uint8_t* uu, int64_t c, float (&d)[R]) {
+                     column_avx2<kBits, kG32, R>(w, uu, c, d);
+                   });
 #endif
-      };
-      switch (rt) {
-        case 1: run.template operator()<1>(); break;
-        case 2: run.template operator()<2>(); break;
-        case 3: run.template operator()<3>(); break;
-        default: run.template operator()<4>(); break;
-      }
-    }
+    });
   }
 }
 
@@ -557,24 +365,15 @@ void rows_tiled(const IntxWeights& w, const uint8_t* u, const float* sx, const i
   const int64_t tile_block = rows > kRowTile ? 4 : t1 - t0;
   for (int64_t b0 = t0; b0 < t1; b0 += tile_block) {
     const int64_t b1 = std::min(t1, b0 + tile_block);
-    for (int64_t r0 = 0; r0 < rows; r0 += kRowTile) {
-      const int64_t rt = std::min(kRowTile, rows - r0);
+    by_row_tiles(rows, [&]<int R>(int64_t r0) {
       const uint8_t* ur = u + r0 * w.kp;
-      if (w.bits == 4) block_sums8(ur, w.kp, w.k, rt, usum8);
-      auto run = [&]<int R>() {
-        if (w.bits == 4) {
-          tiles_vnni<4, R>(w, ur, sx + r0, zx + r0, usum8, b0, b1, y + r0 * ldy, ldy);
-        } else {
-          tiles_vnni<8, R>(w, ur, sx + r0, zx + r0, usum8, b0, b1, y + r0 * ldy, ldy);
-        }
-      };
-      switch (rt) {
-        case 1: run.template operator()<1>(); break;
-        case 2: run.template operator()<2>(); break;
-        case 3: run.template operator()<3>(); break;
-        default: run.template operator()<4>(); break;
+      if (w.bits == 4) {
+        block_sums8(ur, w.kp, w.k, R, usum8);
+        tiles_vnni<4, R>(w, ur, sx + r0, zx + r0, usum8, b0, b1, y + r0 * ldy, ldy);
+      } else {
+        tiles_vnni<8, R>(w, ur, sx + r0, zx + r0, usum8, b0, b1, y + r0 * ldy, ldy);
       }
-    }
+    });
   }
 }
 #endif  // EMBER_ISA_X86

@@ -29,10 +29,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch.export import ExportedProgram
 
 from ember.exir.dialects.edge._ops import calls_op, to_edge_op
-from ember.exir.exported import copy_graph_module
 from ember.exir.lifted_constants import LiftedConstants
 from ember.exir.operator import ember_quantized
 from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
@@ -68,26 +66,15 @@ def _clamp(node: Any, lo: Any, hi: Any) -> Any:
     return _strip(node.args[0])
 
 
-class FuseDynamicIntxLinearPass:
+class FuseDynamicIntxLinearPass(FuseWeightOnlyLinearPass):
     """``FuseDynamicIntxLinearPass()(ep)`` returns the program with every
-    8da4w / 8da8w linear fused (``ep`` is not changed); ``fused`` counts them."""
+    8da4w / 8da8w linear fused (``ep`` is not changed); ``fused`` counts them.
+    The weight half is matched as the weight-only pass matches it."""
 
-    def __init__(self) -> None:
-        self.fused = 0
-
-    def __call__(self, ep: ExportedProgram) -> ExportedProgram:
-        inputs = LiftedConstants(ep, copy_graph_module(ep.graph_module))
-        self.fused = 0
-        for node in list(inputs.gm.graph.nodes):
-            if node.graph is None:
-                continue
-            if calls_op(node, aten.addmm.default) or calls_op(node, aten.mm.default):
-                self.fused += self._fuse(inputs, node)
-        if not self.fused:
-            return ep
-        FuseQuantizedOpsPass.remove_dead(inputs.gm.graph)
-        inputs.remove_unused()
-        return inputs.program()
+    def _fuse_node(self, inputs: LiftedConstants, node: torch.fx.Node) -> bool:
+        if calls_op(node, aten.addmm.default) or calls_op(node, aten.mm.default):
+            return self._fuse(inputs, node)
+        return False
 
     # -- the activation ------------------------------------------------------
 
@@ -204,8 +191,7 @@ class FuseDynamicIntxLinearPass:
         x = self._token_quantized(inputs, xq)
         if x is None:
             return False
-        # pylint: disable=protected-access
-        parts = FuseWeightOnlyLinearPass()._affine_weight(inputs, wt.args[0])
+        parts = self._affine_weight(inputs, wt.args[0])
         if parts is None:
             return False
         w, scales, zeros = parts
@@ -213,7 +199,7 @@ class FuseDynamicIntxLinearPass:
             return False
         bias = None
         if b is not None:
-            bias = FuseWeightOnlyLinearPass._constant_behind(inputs, b)
+            bias = self._constant_behind(inputs, b)
             if bias is None or bias.dim() != 1:
                 return False
         k = w.shape[1]
