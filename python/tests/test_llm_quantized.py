@@ -75,3 +75,24 @@ def test_dynamic_activation_export_decodes_as_eager(scheme):
         tokens = torch.cat([tokens, torch.tensor([[nxt]])], dim=1)
         pos = tokens.shape[1] - 1
         got = method.execute([tokens[:, -1:], torch.tensor([pos])])[0][:, -1]
+
+
+def test_last_position_logits_only():
+    """full_logits=False: forward returns [1, 1, vocab], the last position's
+    logits (the output layer runs on one row), for a prompt and for a decode
+    step; fp32, so within 1e-5 of eager's."""
+    model = tiny_llama()
+    et = llm.export(model, max_seq_len=32, full_logits=False)
+    method = Runtime.get().load_program(bytes(et.buffer)).load_method("forward")
+    tokens = torch.randint(0, 256, (1, 8), generator=torch.Generator().manual_seed(3))
+    got = method.execute([tokens, torch.arange(8)])[0]
+    with torch.no_grad():
+        want = model(tokens).logits[:, -1:]
+    assert got.shape == (1, 1, 256)
+    assert (got - want).abs().max().item() <= 1e-5 * want.abs().max().item()
+    nxt = torch.tensor([[int(got.argmax())]])
+    got = method.execute([nxt, torch.tensor([8])])[0]
+    with torch.no_grad():
+        want = model(torch.cat([tokens, nxt], dim=1)).logits[:, -1:]
+    assert got.shape == (1, 1, 256)
+    assert (got - want).abs().max().item() <= 1e-5 * want.abs().max().item()

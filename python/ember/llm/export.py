@@ -46,6 +46,17 @@ class _TokensAndPositions(torch.nn.Module):
         return self.inner(input_ids=tokens, cache_position=input_pos)
 
 
+class _LastPosition(torch.nn.Module):
+    """The output layer applied to the last position only (`full_logits=False`)."""
+
+    def __init__(self, head: torch.nn.Module) -> None:
+        super().__init__()
+        self.head = head
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.head(hidden[:, -1:, :])
+
+
 def _text_config(model: torch.nn.Module) -> Any:
     config = getattr(model, "config", None)
     if config is None:
@@ -146,6 +157,7 @@ def export(
     eos_ids: list[int] | None = None,
     backend_config: ExecutorchBackendConfig | None = None,
     use_sdpa_with_kv_cache: bool = True,
+    full_logits: bool = True,
 ) -> ExecutorchProgramManager:
     """Export a transformers decoder (`SUPPORTED_MODEL_TYPES`) with a static KV
     cache of `max_seq_len` positions to an `ExecutorchProgramManager`.
@@ -170,7 +182,12 @@ def export(
     fused into ``llama::custom_sdpa`` (``passes/kv_cache_attention.py``: no
     repeated cache for grouped-query attention, only the filled positions
     read); the `use_sdpa_with_kv_cache` constant method says whether every
-    one was. False keeps the decomposed attention transformers exports."""
+    one was. False keeps the decomposed attention transformers exports.
+
+    `full_logits=False`: `forward` returns the last position's logits only,
+    `[1, 1, vocab]` (the output layer runs on one row instead of every
+    prompt position; ExecuTorch's Llama export does the same by default).
+    Both runners read the last row of whatever `forward` returns."""
     import transformers
     from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
@@ -196,6 +213,9 @@ def export(
     model.generation_config = transformers.GenerationConfig(
         use_cache=True, cache_implementation="static",
         cache_config={"batch_size": 1, "max_cache_len": max_seq_len})
+    head = model.get_output_embeddings()
+    if not full_logits:
+        model.set_output_embeddings(_LastPosition(head))
     try:
         wrapped = _TokensAndPositions(TorchExportableModuleWithStaticCache(model)).eval()
         n = min(2, max_prefill_len)
@@ -208,6 +228,8 @@ def export(
             ep = torch.export.export(wrapped, example, dynamic_shapes=dynamic, strict=True)
     finally:
         model.generation_config = saved
+        if not full_logits:
+            model.set_output_embeddings(head)
     if use_sdpa_with_kv_cache:
         fused = fuse_kv_cache_attention(
             ep, lambda n, start: (torch.zeros(1, n, dtype=torch.long),
