@@ -111,7 +111,7 @@ fuzz:
 # dispatch; docs/determinism.md), so every ISA path the host has is checked
 # against eager and the models' bounds. XNNPACK picks its own microkernels.
 ISA_BASELINE_TESTS := test_kernels_vs_eager.py test_kernels_conv_vs_eager.py test_conv_winograd_end_to_end.py \
-  test_kernels_prepared_vs_eager.py test_quantized_fused.py \
+  test_kernels_prepared_vs_eager.py test_quantized_fused.py test_quantized_dynamic_intx.py \
   test_kernels_elementwise_vs_eager.py test_kernels_reduce_vs_eager.py test_reduction_order.py \
   test_bf16_precision.py test_xnnpack_models.py -k "not xnnpack]"
 test-python:

@@ -72,17 +72,18 @@ def tokenizer_and_prompt(out: Path, prompt_len: int) -> tuple[Path, str]:
 
 
 def export(size: str, layers: int | None, out: Path, max_seq_len: int, fused: bool = True,
-           quantize: str | None = None) -> Path:
+           quantize: str | None = None, full_logits: bool = True) -> Path:
     from ember import llm
 
-    suffix = ("" if fused else "-unfused") + (f"-{quantize}" if quantize else "")
+    suffix = (("" if fused else "-unfused") + (f"-{quantize}" if quantize else "")
+              + ("" if full_logits else "-last"))
     pte = out / f"llama-{size}-{layers or SIZES[size]['num_hidden_layers']}l{suffix}.pte"
     if pte.exists():
         return pte
     t = time.perf_counter()
     model = build_model(size, layers)
     et = llm.export(model, max_seq_len=max_seq_len, eos_ids=[], use_sdpa_with_kv_cache=fused,
-                    quantize=quantize)
+                    quantize=quantize, full_logits=full_logits)
     et.save(pte)
     print(f"export {size}: {time.perf_counter() - t:.0f} s, {pte.stat().st_size / 2**20:.0f} MiB",
           file=sys.stderr)
@@ -158,9 +159,13 @@ def main() -> None:
     ap.add_argument("--no-eager", action="store_true")
     ap.add_argument("--unfused-attention", action="store_true",
                     help="export with use_sdpa_with_kv_cache=False (the decomposed attention)")
-    ap.add_argument("--quantize", choices=["int8", "int4"], default=None,
-                    help="weight-only linear layers (ember.llm.export(quantize=...)); eager "
-                         "runs the float model")
+    ap.add_argument("--quantize", choices=["int8", "int4", "8da4w", "8da8w"], default=None,
+                    help="quantized linear layers (ember.llm.export(quantize=...): weight-only "
+                         "int8/int4, or int8 activations per token with int4/int8 weights); "
+                         "eager runs the float model")
+    ap.add_argument("--last-logits", action="store_true",
+                    help="export with full_logits=False (the output layer on the last position "
+                         "only, as llama.cpp computes it)")
     ap.add_argument("--eager-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.eager_worker:
@@ -170,7 +175,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     tok, prompt = tokenizer_and_prompt(args.out, args.prompt_len)
     pte = export(args.size, args.layers, args.out, args.max_seq_len, not args.unfused_attention,
-                 args.quantize)
+                 args.quantize, not args.last_logits)
     rows = []
     for threads in args.threads:
         rows.append(run_ember(pte, tok, prompt, args.new_tokens, threads))

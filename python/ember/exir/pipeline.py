@@ -48,6 +48,7 @@ from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
 from ember.exir.passes.bf16_precision import Bf16PrecisionPass
 from ember.exir.passes.fuse_conv_activation import FuseConvActivationPass
+from ember.exir.passes.fuse_dynamic_intx_linear import FuseDynamicIntxLinearPass
 from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
 from ember.exir.passes.fuse_weight_only_linear import FuseWeightOnlyLinearPass
 from ember.exir.passes.linalg_error_checks import drop_linalg_error_checks
@@ -172,6 +173,7 @@ def executorch_passes(
         passes.append(("fold batch norm into convolutions", FoldBatchNormPass()))
     if config.fuse_quantized_ops:
         passes.append(("fuse quantized ops", FuseQuantizedOpsPass()))
+        passes.append(("fuse 8da4w/8da8w linear", FuseDynamicIntxLinearPass()))
         passes.append(("fuse weight-only quantized linear", FuseWeightOnlyLinearPass()))
     if config.fuse_conv_activation:
         passes.append(("fuse convolution + residual + activation", FuseConvActivationPass()))

@@ -46,6 +46,17 @@ class _TokensAndPositions(torch.nn.Module):
         return self.inner(input_ids=tokens, cache_position=input_pos)
 
 
+class _LastPosition(torch.nn.Module):
+    """The output layer applied to the last position only (`full_logits=False`)."""
+
+    def __init__(self, head: torch.nn.Module) -> None:
+        super().__init__()
+        self.head = head
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.head(hidden[:, -1:, :])
+
+
 def _text_config(model: torch.nn.Module) -> Any:
     config = getattr(model, "config", None)
     if config is None:
@@ -92,24 +103,39 @@ def model_metadata(model: torch.nn.Module, max_seq_len: int, max_prefill_len: in
     }
 
 
-# `quantize=` values: torchao weight-only configs for every nn.Linear (the
-# embedding stays float); to_executorch fuses them into
-# ember_quantized::linear_weight_only (passes/fuse_weight_only_linear.py).
+# `quantize=` values: torchao configs for every nn.Linear (the embedding stays
+# float). "int8"/"int4" are weight-only, fused into
+# ember_quantized::linear_weight_only (passes/fuse_weight_only_linear.py);
+# "8da4w"/"8da8w" quantize activations per token to int8 as well
+# (Int8DynamicActivationIntxWeightConfig), fused into
+# ember_quantized::linear_dynamic_intx (passes/fuse_dynamic_intx_linear.py).
 WEIGHT_ONLY_SCHEMES = ("int8", "int4")
+QUANTIZE_SCHEMES = WEIGHT_ONLY_SCHEMES + ("8da4w", "8da8w")
 
 
 def _quantize_linears(model: torch.nn.Module, scheme: str | None) -> None:
     if scheme is None:
         return
-    if scheme not in WEIGHT_ONLY_SCHEMES:
-        raise ValueError(f"quantize={scheme!r}: supported: {', '.join(WEIGHT_ONLY_SCHEMES)} or None")
-    from torchao.quantization import Int8WeightOnlyConfig, IntxWeightOnlyConfig, quantize_
-    from torchao.quantization.granularity import PerGroup
+    if scheme not in QUANTIZE_SCHEMES:
+        raise ValueError(f"quantize={scheme!r}: supported: {', '.join(QUANTIZE_SCHEMES)} or None")
+    from torchao.quantization import (
+        Int8DynamicActivationIntxWeightConfig,
+        Int8WeightOnlyConfig,
+        IntxWeightOnlyConfig,
+        quantize_,
+    )
+    from torchao.quantization.granularity import PerAxis, PerGroup
 
     if scheme == "int8":
         config = Int8WeightOnlyConfig()
-    else:
+    elif scheme == "int4":
         config = IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32))
+    elif scheme == "8da4w":
+        config = Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4,
+                                                       weight_granularity=PerGroup(32))
+    else:
+        config = Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int8,
+                                                       weight_granularity=PerAxis(0))
     # A weight tied to the embedding stays float: the embedding reads it too.
     tied = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Embedding)}
 
@@ -131,6 +157,7 @@ def export(
     eos_ids: list[int] | None = None,
     backend_config: ExecutorchBackendConfig | None = None,
     use_sdpa_with_kv_cache: bool = True,
+    full_logits: bool = True,
 ) -> ExecutorchProgramManager:
     """Export a transformers decoder (`SUPPORTED_MODEL_TYPES`) with a static KV
     cache of `max_seq_len` positions to an `ExecutorchProgramManager`.
@@ -144,13 +171,23 @@ def export(
     `quantize="int8"` (per output channel) or `"int4"` (groups of 32) stores
     every linear layer's weight as integers (torchao's weight-only configs,
     fused into ``ember_quantized::linear_weight_only``: decoding reads a
-    quarter of the float32 bytes); the embedding stays float.
+    quarter of the float32 bytes); the embedding stays float. `"8da4w"`
+    (int4 weights in groups of 32) and `"8da8w"` (int8 per output channel)
+    also quantize each token's activations to int8 at run time (torchao's
+    Int8DynamicActivationIntxWeightConfig, fused into
+    ``ember_quantized::linear_dynamic_intx``: int8 × int4/int8 products summed
+    in int32, int4 stored two per byte).
 
     `use_sdpa_with_kv_cache` (default): each attention over the cache is
     fused into ``llama::custom_sdpa`` (``passes/kv_cache_attention.py``: no
     repeated cache for grouped-query attention, only the filled positions
     read); the `use_sdpa_with_kv_cache` constant method says whether every
-    one was. False keeps the decomposed attention transformers exports."""
+    one was. False keeps the decomposed attention transformers exports.
+
+    `full_logits=False`: `forward` returns the last position's logits only,
+    `[1, 1, vocab]` (the output layer runs on one row instead of every
+    prompt position; ExecuTorch's Llama export does the same by default).
+    Both runners read the last row of whatever `forward` returns."""
     import transformers
     from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
@@ -176,6 +213,9 @@ def export(
     model.generation_config = transformers.GenerationConfig(
         use_cache=True, cache_implementation="static",
         cache_config={"batch_size": 1, "max_cache_len": max_seq_len})
+    head = model.get_output_embeddings()
+    if not full_logits:
+        model.set_output_embeddings(_LastPosition(head))
     try:
         wrapped = _TokensAndPositions(TorchExportableModuleWithStaticCache(model)).eval()
         n = min(2, max_prefill_len)
@@ -188,6 +228,8 @@ def export(
             ep = torch.export.export(wrapped, example, dynamic_shapes=dynamic, strict=True)
     finally:
         model.generation_config = saved
+        if not full_logits:
+            model.set_output_embeddings(head)
     if use_sdpa_with_kv_cache:
         fused = fuse_kv_cache_attention(
             ep, lambda n, start: (torch.zeros(1, n, dtype=torch.long),

@@ -170,6 +170,9 @@ _EXTRA: dict[str, Any] = {
     "ember_quantized.linear_weight_only.default": lambda d: [
         ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), _W_LINEAR, _W_SCALES.reshape(3, 1), None, 4,
           _W_BIAS), {})],
+    "ember_quantized.linear_dynamic_intx.default": lambda d: [
+        ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), _W_LINEAR, _W_SCALES.reshape(3, 1), 4, 8,
+          _W_BIAS), {})],
     # fused float ops (kernels/portable/op_fused_convolution.cpp)
     "ember_fused.fused_convolution.default": lambda d: [
         ((_t(torch.arange(32.0).reshape(1, 2, 4, 4) - 16, d),

@@ -25,6 +25,14 @@ with fused ops means exactly what the one without meant.
   group_size, bias?) -> float32 [..., N]``: torchao's weight-only flows
   (int8 per channel, int4/int8 per group); the weight is
   ``(weight - zero_points) * scales`` per group.
+- ``linear_dynamic_intx(input float32 [..., K], weight, weight_scales float32
+  [N, K / group_size], group_size, weight_bits, bias?) -> float32 [..., N]``:
+  torchao's Int8DynamicActivationIntxWeightConfig (8da4w, 8da8w). Each row of
+  the input is quantized to int8 with its own scale and zero point (torchao's
+  asymmetric per-token choose_qparams_affine / quantize_affine); the weight is
+  symmetric, int8 [N, K] (weight_bits 8) or int4 two per byte, uint8 [N, K / 2]
+  (weight_bits 4: ``w[n, 2j] + 8`` in byte j's low nibble, ``w[n, 2j + 1] + 8``
+  in its high nibble; ``pack_int4`` / ``unpack_int4``).
 
 Weights of the others are symmetric (zero point 0), one scale per output channel; a fused
 relu or hardtanh is the output's clamp range [output_min, output_max].
@@ -59,6 +67,10 @@ _ADD = (
 _WEIGHT_ONLY = (
     "Tensor input, Tensor weight, Tensor scales, Tensor? zero_points, int group_size, Tensor? bias"
 )
+_DYNAMIC_INTX = (
+    "Tensor input, Tensor weight, Tensor weight_scales, int group_size, int weight_bits, "
+    "Tensor? bias"
+)
 _OUT = "*, Tensor(a!) out) -> Tensor(a!)"
 
 SCHEMAS = {
@@ -72,6 +84,8 @@ SCHEMAS = {
     "linear_weight_only": f"({_WEIGHT_ONLY}) -> Tensor",
     "linear_weight_only.out": f"({_WEIGHT_ONLY}, {_OUT}",
     "add.out": f"({_ADD}, {_OUT}",
+    "linear_dynamic_intx": f"({_DYNAMIC_INTX}) -> Tensor",
+    "linear_dynamic_intx.out": f"({_DYNAMIC_INTX}, {_OUT}",
 }
 
 
@@ -127,8 +141,44 @@ def linear_weight_only(input, weight, scales, zero_points, group_size, bias):
     return torch.nn.functional.linear(input, w, bias)
 
 
+def pack_int4(w: torch.Tensor) -> torch.Tensor:
+    """int4 values (int8 [N, K] in [-8, 7], K even) two per byte: uint8 [N, K / 2]."""
+    v = (w.to(torch.int16) + 8).to(torch.uint8)
+    return v[:, 0::2] | (v[:, 1::2] << 4)
+
+
+def unpack_int4(packed: torch.Tensor) -> torch.Tensor:
+    """``pack_int4``'s inverse: int8 [N, 2 * packed.shape[1]]."""
+    lo = (packed & 0x0F).to(torch.int8) - 8
+    hi = (packed >> 4).to(torch.int8) - 8
+    return torch.stack([lo, hi], dim=-1).reshape(packed.shape[0], -1)
+
+
+def quantize_per_token(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """torchao's asymmetric int8 per-token parameters and values, as its
+    decomposed choose_qparams_affine / quantize_affine compute them in float32:
+    (q int8, scale [..., 1], zero_point [..., 1] float)."""
+    lo = torch.clamp(x.amin(dim=-1, keepdim=True), max=0.0)
+    hi = torch.clamp(x.amax(dim=-1, keepdim=True), min=0.0)
+    scale = torch.clamp((hi - lo) / 255.0, min=torch.finfo(torch.float32).tiny)
+    zero_point = torch.clamp(-128.0 - torch.round(lo / scale), -128, 127)
+    q = torch.clamp(torch.round(x * torch.reciprocal(scale)) + zero_point, -128, 127)
+    return q.to(torch.int8), scale, zero_point
+
+
+def linear_dynamic_intx(input, weight, weight_scales, group_size, weight_bits, bias):
+    q, scale, zero_point = quantize_per_token(input)
+    x = (q.to(torch.float32) - zero_point) * scale
+    w = unpack_int4(weight) if weight_bits == 4 else weight
+    n, k = w.shape
+    w = (w.to(torch.float32).reshape(n, k // group_size, group_size)
+         * weight_scales.reshape(n, -1, 1)).reshape(n, k)
+    return torch.nn.functional.linear(x, w, bias)
+
+
 _FUNCTIONS = {"linear": linear, "conv2d": conv2d, "linear_dynamic": linear_dynamic, "add": add,
-              "linear_weight_only": linear_weight_only}
+              "linear_weight_only": linear_weight_only,
+              "linear_dynamic_intx": linear_dynamic_intx}
 
 
 define_ops("ember_quantized", SCHEMAS, _FUNCTIONS)

@@ -43,19 +43,22 @@ class FuseWeightOnlyLinearPass:
         inputs = LiftedConstants(ep, copy_graph_module(ep.graph_module))
         self.fused = 0
         for node in list(inputs.gm.graph.nodes):
-            if node.graph is None:
-                continue
-            done = None
-            if calls_op(node, aten.addmm.default) or calls_op(node, aten.mm.default):
-                done = self._fuse_weight_only(inputs, node)
-            elif calls_op(node, aten.mul.Tensor):
-                done = self._fuse_int8_weight_only(inputs, node)
-            self.fused += done is not None
+            if node.graph is not None:
+                self.fused += self._fuse_node(inputs, node)
         if not self.fused:
             return ep
         FuseQuantizedOpsPass.remove_dead(inputs.gm.graph)
         inputs.remove_unused()
         return inputs.program()
+
+    def _fuse_node(self, inputs: LiftedConstants, node: torch.fx.Node) -> bool:
+        """Fuses the pattern ``node`` ends, if any (the passes deriving from
+        this one replace it)."""
+        if calls_op(node, aten.addmm.default) or calls_op(node, aten.mm.default):
+            return self._fuse_weight_only(inputs, node) is not None
+        if calls_op(node, aten.mul.Tensor):
+            return self._fuse_int8_weight_only(inputs, node) is not None
+        return False
 
     _PASS_THROUGH = (aten.view_copy.default, aten._to_copy.default, aten.clone.default)
 
