@@ -25,7 +25,6 @@ import os
 import platform
 import re
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -64,11 +63,12 @@ def openvino_worker(onnx: str, inputs: str, threads: int, precision: str, target
 
 
 def run_child(cmd: list[str]) -> str:
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()
-        raise RuntimeError(tail[-1][:200] if tail else f"exit {proc.returncode}")
-    return proc.stdout
+    """zoo_bench's: stdout of one child process (imported here, in the parent,
+    so the OpenVINO worker never imports torch)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from zoo_bench import run_child as zoo_run_child
+
+    return zoo_run_child(cmd)
 
 
 def ember_latency(ember_run: Path, pte: Path, threads: int, target_s: float) -> float:
