@@ -39,6 +39,7 @@ from ember.exir.control_flow import (
     unroll_maps,
 )
 from ember.exir.exported import copy_graph_module, rebuild
+from ember.exir.passes.bf16_precision import Bf16PrecisionPass
 from ember.exir.passes.constant_fold import ConstantFoldPass
 from ember.exir.passes.decompose_non_core import decompose_non_core
 from ember.exir.passes.dim_order_ops_pass import to_dim_order_ops
@@ -46,7 +47,6 @@ from ember.exir.passes.edge_ops_pass import EdgeOpsPass
 from ember.exir.passes.ember_decompositions import EMBER_CIA_DECOMPOSITIONS
 from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
-from ember.exir.passes.bf16_precision import Bf16PrecisionPass
 from ember.exir.passes.fuse_conv_activation import FuseConvActivationPass
 from ember.exir.passes.fuse_dynamic_intx_linear import FuseDynamicIntxLinearPass
 from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
