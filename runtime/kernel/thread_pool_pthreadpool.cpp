@@ -16,15 +16,6 @@
 
 namespace ember {
 
-struct ThreadPool {
-  WorkPool* work;
-  pthreadpool_t pthreadpool;
-};
-
-pthreadpool_t native_pthreadpool(ThreadPool* pool) {
-  return pool != nullptr ? pool->pthreadpool : nullptr;
-}
-
 namespace {
 
 std::mutex g_mutex;  // Load-time only: execute never takes it.

@@ -10,8 +10,20 @@
 
 namespace ember {
 
-/// The pthreadpool of `pool` (null for null), with as many threads as the
-/// pool. Ember's own kernels run on the pool's WorkPool (work_pool.h).
-pthreadpool_t native_pthreadpool(ThreadPool* pool);
+class WorkPool;
+
+/// A pool with threads (thread_pool_pthreadpool.cpp): Ember's kernels run on
+/// `work` (work_pool.h), libraries built on pthreadpool on `pthreadpool`, of
+/// the same size. Defined here so that native_pthreadpool stays inline: a
+/// single-threaded build links no pool code (its pools are all null).
+struct ThreadPool {
+  WorkPool* work;
+  pthreadpool_t pthreadpool;
+};
+
+/// The pthreadpool of `pool` (null for null).
+inline pthreadpool_t native_pthreadpool(ThreadPool* pool) {
+  return pool != nullptr ? pool->pthreadpool : nullptr;
+}
 
 }  // namespace ember
