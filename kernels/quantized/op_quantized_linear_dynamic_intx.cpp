@@ -19,6 +19,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/quantized/util/qdyn_intx.h"
+#include "kernels/quantized/util/qop_args.h"
 
 namespace ember::kernels::quantized {
 namespace {
@@ -37,14 +38,7 @@ Error linear_dynamic_intx_out_prepare(KernelPrepareContext& ctx, const Tensor& i
                                       const Tensor& weight, const Tensor& weight_scales,
                                       int64_t group_size, int64_t weight_bits,
                                       const Tensor* bias, Tensor& out) {
-  if (input.dtype != ScalarType::Float) {
-    return ctx.fail(Error::InvalidProgram, "input: dtype %s is not supported (float32 only)",
-                    scalar_type_name(input.dtype));
-  }
-  if (out.dtype != ScalarType::Float) {
-    return ctx.fail(Error::InvalidProgram, "out must be float32, got %s",
-                    scalar_type_name(out.dtype));
-  }
+  if (const Error err = check_float_in_out(ctx, input, out); err != Error::Ok) return err;
   if (weight_bits != 4 && weight_bits != 8) {
     return ctx.fail(Error::InvalidProgram, "weight_bits %lld: 4 or 8 only",
                     static_cast<long long>(weight_bits));

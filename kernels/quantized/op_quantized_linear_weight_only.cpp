@@ -21,6 +21,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/parallel.h"
+#include "kernels/quantized/util/qop_args.h"
 #include "kernels/quantized/util/qweight_gemv.h"
 
 namespace ember::kernels::quantized {
@@ -82,14 +83,7 @@ Error linear_weight_only_out_prepare(KernelPrepareContext& ctx, const Tensor& in
                                      const Tensor& weight, const Tensor& scales,
                                      const Tensor* zero_points, int64_t group_size,
                                      const Tensor* bias, Tensor& out) {
-  if (input.dtype != ScalarType::Float) {
-    return ctx.fail(Error::InvalidProgram, "input: dtype %s is not supported (float32 only)",
-                    scalar_type_name(input.dtype));
-  }
-  if (out.dtype != ScalarType::Float) {
-    return ctx.fail(Error::InvalidProgram, "out must be float32, got %s",
-                    scalar_type_name(out.dtype));
-  }
+  if (const Error err = check_float_in_out(ctx, input, out); err != Error::Ok) return err;
   if (weight.dtype != ScalarType::Char || weight.dim != 2 || !ctx.is_constant(weight) ||
       weight.data == nullptr || !weight.is_contiguous_dim_order()) {
     return ctx.fail(Error::InvalidProgram,

@@ -27,4 +27,16 @@ bool read_channel_qparams(KernelContext& ctx, const Tensor& input, const Tensor&
   return true;
 }
 
+Error check_float_in_out(KernelPrepareContext& ctx, const Tensor& input, const Tensor& out) {
+  if (input.dtype != ScalarType::Float) {
+    return ctx.fail(Error::InvalidProgram, "input: dtype %s is not supported (float32 only)",
+                    scalar_type_name(input.dtype));
+  }
+  if (out.dtype != ScalarType::Float) {
+    return ctx.fail(Error::InvalidProgram, "out must be float32, got %s",
+                    scalar_type_name(out.dtype));
+  }
+  return Error::Ok;
+}
+
 }  // namespace ember::kernels::quantized

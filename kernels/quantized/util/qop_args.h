@@ -1,6 +1,7 @@
-// The per-channel parameters shared by quantize_per_channel and
-// dequantize_per_channel: the scales, zero points and axis, checked against
-// the input.
+// Argument checks shared by the quantized ops: the per-channel parameters of
+// quantize_per_channel and dequantize_per_channel (scales, zero points and
+// axis, checked against the input), and the float32 input and output of the
+// float-in, float-out linear ops.
 #pragma once
 
 #include <cstdint>
@@ -30,5 +31,9 @@ struct ChannelQParams {
 /// one value per channel of axis, or one for all. False after failing.
 bool read_channel_qparams(KernelContext& ctx, const Tensor& input, const Tensor& scales,
                           const Tensor* zero_points, int64_t axis, ChannelQParams* p);
+
+/// Prepare's check of a float-in, float-out op (the weight-only and dynamic
+/// linear ops): input and out float32, else fails with InvalidProgram.
+Error check_float_in_out(KernelPrepareContext& ctx, const Tensor& input, const Tensor& out);
 
 }  // namespace ember::kernels::quantized
