@@ -13,8 +13,8 @@
 // Each group is a GEMM of its packed weights (C_out/groups × C_in/groups·kh·kw)
 // with the input's windows, packed per call straight from NCHW (qgemm.h).
 // Depthwise convolutions (one input channel per group) run a direct loop per
-// channel plane instead (qdepthwise.h): a GEMM with one row per group would
-// waste the tile.
+// channel plane instead (qdepthwise.h), with the weights rearranged at
+// prepare: a GEMM with one row per group would waste the tile.
 #include <cstring>
 
 #include "kernels/generated/functions/quantized/op_quantized_conv2d.h"
@@ -31,7 +31,8 @@ using portable::resize_out;
 struct Conv2dState {
   QChannelFactors f;
   QPackedWeights* groups = nullptr;  // Null for depthwise.
-  const int8_t* depthwise = nullptr;  // The weight, read directly by the depthwise loop.
+  bool depthwise = false;
+  QDepthwiseWeights dw_weights;  // Depthwise: the weights in the plane loop's pairs.
   int64_t sh, sw, ph, pw, dh, dw;
   int64_t pb, pr;  // Bottom and right padding (padding with 4 values; else ph, pw).
 };
@@ -76,6 +77,13 @@ QDepthwiseGeometry depthwise_geometry(const Conv2dState& st, int64_t ih, int64_t
 }
 
 size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+
+// Depthwise scratch: the tap offsets every task reads, then one plane's
+// scratch per task.
+size_t depthwise_scratch_bytes(const QDepthwiseGeometry& g, size_t tasks) {
+  return round64(static_cast<size_t>(qdepthwise_offset_count(g)) * sizeof(int64_t)) +
+         round64(qdepthwise_scratch_bytes(g)) * tasks;
+}
 
 }  // namespace
 
@@ -128,11 +136,16 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
                     static_cast<int>(input.sizes[3]));
   }
   if (cpg == 1 && c_out == groups) {
-    st->depthwise = weight.data_ptr<const int8_t>();
+    st->depthwise = true;
+    void* memory = ctx.allocate(qdepthwise_weights_bytes(c_out, kh * kw));
+    if (memory == nullptr) return ctx.failure();
+    st->dw_weights = qdepthwise_weights(weight.data_ptr<const int8_t>(), c_out, kh * kw,
+                                static_cast<int32_t>(input_zero_point), memory);
     const QDepthwiseGeometry g =
         depthwise_geometry(*st, input.sizes[2], input.sizes[3], kh, kw, oh, ow);
-    ctx.reserve_scratch(round64(qdepthwise_scratch_bytes(g)) * ctx.threads());
+    ctx.reserve_scratch(depthwise_scratch_bytes(g, ctx.threads()));
     ctx.set_state(st);
+    ctx.mark_packed(weight);
     return Error::Ok;
   }
   const int64_t ocg = c_out / groups, k = cpg * kh * kw;
@@ -183,24 +196,29 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
   auto* y = out.data_ptr<int8_t>();
   const auto zx = static_cast<int32_t>(input_zero_point);
   const auto zy = static_cast<int32_t>(output_zero_point);
-  if (st->depthwise != nullptr) {
+  if (st->depthwise) {
     const float lo = static_cast<float>(output_min - zy), hi = static_cast<float>(output_max - zy);
     const QDepthwiseGeometry g = depthwise_geometry(*st, ih, iw, kh, kw, oh, ow);
     const int64_t planes = batch * c_out;
     int64_t tasks = static_cast<int64_t>(ctx.threads());
     if (tasks > planes) tasks = planes;
-    const size_t per_task = round64(qdepthwise_scratch_bytes(g));
-    auto* scratch = static_cast<uint8_t*>(ctx.scratch(per_task * static_cast<size_t>(tasks)));
+    const size_t need = depthwise_scratch_bytes(g, static_cast<size_t>(tasks));
+    auto* scratch = static_cast<uint8_t*>(ctx.scratch(need));
     EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%zu bytes of scratch memory needed, %zu "
-                       "reserved", per_task * static_cast<size_t>(tasks), ctx.scratch_size());
+                       "reserved", need, ctx.scratch_size());
+    auto* offsets = reinterpret_cast<int64_t*>(scratch);
+    const QDepthwiseLayout layout = qdepthwise_layout(g, offsets);
+    uint8_t* planes_scratch =
+        scratch + round64(static_cast<size_t>(qdepthwise_offset_count(g)) * sizeof(int64_t));
+    const size_t per_task = round64(qdepthwise_scratch_bytes(g));
     auto task = [&](size_t t) {
       const int64_t begin = planes * static_cast<int64_t>(t) / tasks;
       const int64_t end = planes * (static_cast<int64_t>(t) + 1) / tasks;
       for (int64_t p = begin; p < end; ++p) {
         const int64_t c = p % c_out;
-        qdepthwise_plane(g, x + p * ih * iw, zx, st->depthwise + c * kh * kw, st->f.scale[c],
+        qdepthwise_plane(layout, st->dw_weights, c, x + p * ih * iw, st->f.scale[c],
                          st->f.offset ? st->f.offset[c] : 0.0f, lo, hi, zy, y + p * oh * ow,
-                         scratch + t * per_task);
+                         planes_scratch + t * per_task);
       }
     };
     if (tasks <= 1) {

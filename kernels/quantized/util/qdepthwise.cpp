@@ -4,140 +4,312 @@
 
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/isa_target.h"
-#include "kernels/quantized/util/qgemm.h"
+#include "kernels/quantized/util/qparams.h"
+
+#if EMBER_ISA_X86
+#include <immintrin.h>
+// GCC 12's AVX-512 conversion, min and max intrinsics start from
+// _mm512_undefined_ps(), which -Wmaybe-uninitialized reports as a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace ember::kernels::quantized {
 namespace {
 
-struct Layout {
-  int64_t hp, wp;        // One phase plane's rows and columns.
-  int64_t plane;         // Elements per phase plane (with slack for the last rows' overrun).
-  int64_t phases;        // sh · sw
-  size_t acc_offset;     // Bytes before the accumulators.
+// Outputs per chunk: one AVX-512 pass, two AVX2 halves, one baseline loop.
+constexpr int64_t kChunk = 32;
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// Scratch: the phase planes, then the flattened int8 outputs.
+size_t out_offset(const QDepthwiseLayout& l) {
+  return static_cast<size_t>(round_up(l.plane * l.g.sh * l.g.sw, 64));
+}
+
+// What one plane's compute loop reads: the taps in pairs, each pair's two
+// int16 weights in one int32 (low half the first tap's), and each tap's
+// source (flattened output position 0 of the tap in its phase plane).
+struct Taps {
+  int64_t pairs;
+  const int32_t* w;       // pairs values
+  const int8_t* base;     // The phase planes.
+  const int64_t* off;     // 2 · pairs offsets into them
+  int32_t corr;           // zx · Σw
 };
 
-Layout layout_of(const QDepthwiseGeometry& g) {
-  Layout l;
-  const int64_t hpad = g.ih + g.ph + g.pb, wpad = g.iw + g.pw + g.pr;
-  l.hp = (hpad + g.sh - 1) / g.sh;
-  l.wp = (wpad + g.sw - 1) / g.sw;
-  // A tap reads up to (kw − 1)·dw / sw columns past a row's start, so the
-  // flattened loop over oh·wp outputs can run that far past the last row.
-  l.plane = (l.hp + 1) * l.wp + (g.kw * g.dw) / g.sw + 16;
-  l.phases = g.sh * g.sw;
-  l.acc_offset = (static_cast<size_t>(l.plane * l.phases) * sizeof(int16_t) + 63) / 64 * 64;
-  return l;
-}
+struct Requant {
+  float scale, offset, lo, hi;
+  int32_t zy;
+};
 
-// The loops the compiler vectorises; restrict pointers because an int8
-// store may alias anything. Inlined into a baseline and an AVX2 build, neither
-// with FMA, so the requantisation rounds alike (the sums are exact).
-// |x − zx| ≤ 255 and |w| ≤ 128, so each product fits int16 (one 16-bit
-// multiply per lane); the sum over taps does not, so it widens to int32.
-inline __attribute__((always_inline)) void tap(int32_t* __restrict acc,
-                                               const int16_t* __restrict src, int64_t n,
-                                               int16_t w) {
-  for (int64_t i = 0; i < n; ++i) acc[i] += static_cast<int16_t>(w * src[i]);
-}
-
-inline __attribute__((always_inline)) void store_row(const int32_t* __restrict acc,
-                                                     int8_t* __restrict o, int64_t n, float scale,
-                                                     float offset, float lo, float hi, int32_t zy) {
-  for (int64_t j = 0; j < n; ++j) {
-    o[j] = requantize(static_cast<float>(acc[j]) * scale + offset, lo, hi, zy);
-  }
-}
-
-inline __attribute__((always_inline)) void deinterleave2(int16_t* __restrict d,
-                                                         const int8_t* __restrict src,
-                                                         int64_t n, int32_t zx) {
-  for (int64_t c = 0; c < n; ++c) d[c] = static_cast<int16_t>(src[2 * c] - zx);
-}
-
-inline __attribute__((always_inline)) void plane_body(const QDepthwiseGeometry& g,
-                                                      const int8_t* x, int32_t zx,
-                                                      const int8_t* w, float scale, float offset,
-                                                      float lo, float hi, int32_t zy,
-                                                      int8_t* out, void* scratch) {
-  const Layout l = layout_of(g);
-  auto* phase = static_cast<int16_t*>(scratch);
-  auto* acc = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(scratch) + l.acc_offset);
-  std::memset(phase, 0, static_cast<size_t>(l.plane * l.phases) * sizeof(int16_t));
-  for (int64_t iy = 0; iy < g.ih; ++iy) {
-    const int64_t py = iy + g.ph;
-    int16_t* base = phase + (py % g.sh) * g.sw * l.plane + (py / g.sh) * l.wp;
-    const int8_t* row = x + iy * g.iw;
-    if (g.sw == 1) {
-      int16_t* d = base + g.pw;
-      for (int64_t ix = 0; ix < g.iw; ++ix) d[ix] = static_cast<int16_t>(row[ix] - zx);
-    } else {
-      // Column phase by column phase: input columns ix ≡ px0 − pw (mod sw)
-      // land at consecutive places of phase px0.
-      for (int64_t px0 = 0; px0 < g.sw; ++px0) {
-        const int64_t first = ((px0 - g.pw) % g.sw + g.sw) % g.sw;
-        int16_t* d = base + px0 * l.plane + (first + g.pw) / g.sw;
-        const int64_t count = first < g.iw ? (g.iw - first + g.sw - 1) / g.sw : 0;
-        const int8_t* src = row + first;
-        if (g.sw == 2) {
-          deinterleave2(d, src, count, zx);  // a constant stride vectorises
-        } else {
-          for (int64_t c = 0; c < count; ++c) d[c] = static_cast<int16_t>(src[c * g.sw] - zx);
-        }
-      }
+// The portable loop: the same exact sums, then requantize() per output.
+void compute_baseline(const Taps& t, int64_t n, const Requant& r, int8_t* q) {
+  for (int64_t n0 = 0; n0 < n; n0 += kChunk) {
+    int32_t acc[kChunk] = {};
+    for (int64_t p = 0; p < t.pairs; ++p) {
+      const auto w0 = static_cast<int16_t>(t.w[p] & 0xffff);
+      const auto w1 = static_cast<int16_t>(static_cast<uint32_t>(t.w[p]) >> 16);
+      const int8_t* a = t.base + t.off[2 * p] + n0;
+      const int8_t* b = t.base + t.off[2 * p + 1] + n0;
+      for (int64_t i = 0; i < kChunk; ++i) acc[i] += w0 * a[i] + w1 * b[i];
+    }
+    for (int64_t i = 0; i < kChunk; ++i) {
+      q[n0 + i] = requantize(static_cast<float>(acc[i] - t.corr) * r.scale + r.offset, r.lo,
+                             r.hi, r.zy);
     }
   }
-  const int64_t n = g.oh * l.wp;
-  std::memset(acc, 0, static_cast<size_t>(n) * sizeof(int32_t));
-  for (int64_t ky = 0; ky < g.kh; ++ky) {
-    const int64_t ry = ky * g.dh;
-    for (int64_t kx = 0; kx < g.kw; ++kx) {
-      const int64_t rx = kx * g.dw;
-      const int16_t* src = phase + ((ry % g.sh) * g.sw + rx % g.sw) * l.plane +
-                           (ry / g.sh) * l.wp + rx / g.sw;
-      tap(acc, src, n, static_cast<int16_t>(w[ky * g.kw + kx]));
-    }
-  }
-  // Requantised in one pass over all rows (short rows would leave the vector
-  // loop), into the phase planes' memory, which the taps no longer need.
-  auto* q = reinterpret_cast<int8_t*>(phase);
-  store_row(acc, q, n, scale, offset, lo, hi, zy);
-  for (int64_t oy = 0; oy < g.oh; ++oy) {
-    std::memcpy(out + oy * g.ow, q + oy * l.wp, static_cast<size_t>(g.ow));
-  }
-}
-
-void plane_baseline(const QDepthwiseGeometry& g, const int8_t* x, int32_t zx, const int8_t* w,
-                    float scale, float offset, float lo, float hi, int32_t zy, int8_t* out,
-                    void* scratch) {
-  plane_body(g, x, zx, w, scale, offset, lo, hi, zy, out, scratch);
 }
 
 #if EMBER_ISA_X86
-__attribute__((target("avx2"))) void plane_avx2(const QDepthwiseGeometry& g, const int8_t* x,
-                                                int32_t zx, const int8_t* w, float scale,
-                                                float offset, float lo, float hi, int32_t zy,
-                                                int8_t* out, void* scratch) {
-  plane_body(g, x, zx, w, scale, offset, lo, hi, zy, out, scratch);
+
+// 16 outputs of one pair of taps: lanes 0–3 and 8–11 into lo, 4–7 and
+// 12–15 into hi (VPUNPCK works within 128-bit lanes; VPACKSSDW undoes it).
+__attribute__((target("avx2"), always_inline)) inline void pair16_avx2(const int8_t* a,
+                                                                       const int8_t* b,
+                                                                       __m256i w, __m256i& lo,
+                                                                       __m256i& hi) {
+  const __m256i xa = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)));
+  const __m256i xb = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
+  lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, xb), w));
+  hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, xb), w));
 }
+
+// No FMA in this target, so the product and the sum round separately, as in
+// requantize().
+__attribute__((target("avx2"), always_inline)) inline __m256i requant8_avx2(
+    __m256i acc, __m256i corr, __m256 s, __m256 o, __m256 lo, __m256 hi, __m256i zy) {
+  __m256 v = _mm256_cvtepi32_ps(_mm256_sub_epi32(acc, corr));
+  v = _mm256_add_ps(_mm256_mul_ps(v, s), o);
+  v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+  return _mm256_add_epi32(_mm256_cvtps_epi32(v), zy);
+}
+
+__attribute__((target("avx2"))) void compute_avx2(const Taps& t, int64_t n, const Requant& r,
+                                                  int8_t* q) {
+  const __m256i corr = _mm256_set1_epi32(t.corr), zy = _mm256_set1_epi32(r.zy);
+  const __m256 s = _mm256_set1_ps(r.scale), o = _mm256_set1_ps(r.offset);
+  const __m256 lo = _mm256_set1_ps(r.lo), hi = _mm256_set1_ps(r.hi);
+  for (int64_t n0 = 0; n0 < n; n0 += kChunk) {
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, b0 = a0, b1 = a0;
+    for (int64_t p = 0; p < t.pairs; ++p) {
+      const __m256i w = _mm256_set1_epi32(t.w[p]);
+      const int8_t* sa = t.base + t.off[2 * p] + n0;
+      const int8_t* sb = t.base + t.off[2 * p + 1] + n0;
+      pair16_avx2(sa, sb, w, a0, a1);
+      pair16_avx2(sa + 16, sb + 16, w, b0, b1);
+    }
+    const __m256i p0 = _mm256_packs_epi32(requant8_avx2(a0, corr, s, o, lo, hi, zy),
+                                          requant8_avx2(a1, corr, s, o, lo, hi, zy));
+    const __m256i p1 = _mm256_packs_epi32(requant8_avx2(b0, corr, s, o, lo, hi, zy),
+                                          requant8_avx2(b1, corr, s, o, lo, hi, zy));
+    // packs_epi16 interleaves the halves' 128-bit lanes; the permute restores order.
+    const __m256i bytes = _mm256_permute4x64_epi64(_mm256_packs_epi16(p0, p1), 0xD8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + n0), bytes);
+  }
+}
+
+#define EMBER_QDW_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+EMBER_QDW_AVX512 inline __m512i requant16_avx512(__m512i acc, __m512i corr, __m512 s, __m512 o,
+                                                 __m512 lo, __m512 hi, __m512i zy) {
+  // Explicit rounding forms: GCC would contract a plain mul and add into an
+  // FMA here (AVX-512F implies FMA), which rounds once instead of twice.
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, corr));
+  v = _mm512_add_round_ps(_mm512_mul_round_ps(v, s, kRound), o, kRound);
+  v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+  return _mm512_add_epi32(_mm512_cvtps_epi32(v), zy);
+}
+
+EMBER_QDW_AVX512 void compute_avx512(const Taps& t, int64_t n, const Requant& r, int8_t* q) {
+  const __m512i corr = _mm512_set1_epi32(t.corr), zy = _mm512_set1_epi32(r.zy);
+  const __m512 s = _mm512_set1_ps(r.scale), o = _mm512_set1_ps(r.offset);
+  const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi);
+  for (int64_t n0 = 0; n0 < n; n0 += kChunk) {
+    __m512i acc_lo = _mm512_setzero_si512(), acc_hi = acc_lo;
+    for (int64_t p = 0; p < t.pairs; ++p) {
+      const __m512i w = _mm512_set1_epi32(t.w[p]);
+      const __m512i xa = _mm512_cvtepi8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.base + t.off[2 * p] + n0)));
+      const __m512i xb = _mm512_cvtepi8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.base + t.off[2 * p + 1] + n0)));
+      acc_lo = _mm512_add_epi32(acc_lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(xa, xb), w));
+      acc_hi = _mm512_add_epi32(acc_hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(xa, xb), w));
+    }
+    // Per 128-bit lane, acc_lo holds outputs 8k..8k+3 and acc_hi 8k+4..8k+7:
+    // VPACKSSDW puts them back in order.
+    const __m512i words = _mm512_packs_epi32(requant16_avx512(acc_lo, corr, s, o, lo, hi, zy),
+                                             requant16_avx512(acc_hi, corr, s, o, lo, hi, zy));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + n0), _mm512_cvtepi16_epi8(words));
+  }
+}
+
 #endif
+
+// Copies n bytes (n small, typically a plane's row) without a library call:
+// overlapping 16-, 8- or 4-byte moves.
+inline void copy_row(int8_t* d, const int8_t* s, int64_t n) {
+  if (n >= 16) {
+    for (int64_t i = 0; i + 16 <= n; i += 16) std::memcpy(d + i, s + i, 16);
+    std::memcpy(d + n - 16, s + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(d, s, 8);
+    std::memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(d, s, 4);
+    std::memcpy(d + n - 4, s + n - 4, 4);
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
+  }
+}
+
+// Splits a row into its even and odd bytes (stride-2 column phases).
+void deinterleave2(const int8_t* src, int64_t n, int8_t* even, int8_t* odd) {
+  int64_t c = 0;
+#if defined(__SSE2__)
+  const __m128i low = _mm_set1_epi16(0x00ff);
+  for (; c + 16 <= n / 2; c += 16) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * c));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * c + 16));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(even + c),
+                     _mm_packus_epi16(_mm_and_si128(a, low), _mm_and_si128(b, low)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(odd + c),
+                     _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8)));
+  }
+#endif
+  for (; 2 * c < n; ++c) {
+    even[c] = src[2 * c];
+    if (2 * c + 1 < n) odd[c] = src[2 * c + 1];
+  }
+}
+
+// Copies the plane into its phase planes (padding holds zx).
+void fill_phases(const QDepthwiseLayout& p, int32_t zx, const int8_t* x, int8_t* phase) {
+  const QDepthwiseGeometry& g = p.g;
+  const auto pad = static_cast<uint8_t>(zx);
+  if (g.sh == 1 && g.sw == 1) {
+    // Only the padding: above the first row, between rows, and after the last.
+    const int64_t gap = g.pw + g.pr;
+    std::memset(phase, pad, static_cast<size_t>(g.ph * p.wp + g.pw));
+    for (int64_t iy = 0; iy < g.ih; ++iy) {
+      int8_t* row = phase + (iy + g.ph) * p.wp + g.pw;
+      copy_row(row, x + iy * g.iw, g.iw);
+      if (iy + 1 < g.ih && gap > 0) std::memset(row + g.iw, pad, static_cast<size_t>(gap));
+    }
+    const int64_t end = (g.ph + g.ih - 1) * p.wp + g.pw + g.iw;
+    std::memset(phase + end, pad, static_cast<size_t>(p.plane - end));
+    return;
+  }
+  std::memset(phase, pad, static_cast<size_t>(p.plane * g.sh * g.sw));
+  for (int64_t iy = 0; iy < g.ih; ++iy) {
+    const int64_t py = iy + g.ph;
+    int8_t* base = phase + (py % g.sh) * g.sw * p.plane + (py / g.sh) * p.wp;
+    const int8_t* row = x + iy * g.iw;
+    if (g.sw == 1) {
+      copy_row(base + g.pw, row, g.iw);
+      continue;
+    }
+    // Input column ix lands in phase (ix + pw) % sw at (ix + pw) / sw.
+    if (g.sw == 2) {
+      deinterleave2(row, g.iw, base + (g.pw % 2) * p.plane + g.pw / 2,
+                    base + ((g.pw + 1) % 2) * p.plane + (g.pw + 1) / 2);
+      continue;
+    }
+    for (int64_t px0 = 0; px0 < g.sw; ++px0) {
+      const int64_t first = ((px0 - g.pw) % g.sw + g.sw) % g.sw;
+      int8_t* d = base + px0 * p.plane + (first + g.pw) / g.sw;
+      const int64_t count = first < g.iw ? (g.iw - first + g.sw - 1) / g.sw : 0;
+      const int8_t* src = row + first;
+      for (int64_t c = 0; c < count; ++c) d[c] = src[c * g.sw];
+    }
+  }
+}
 
 }  // namespace
 
-size_t qdepthwise_scratch_bytes(const QDepthwiseGeometry& g) {
-  const Layout l = layout_of(g);
-  return l.acc_offset + static_cast<size_t>(g.oh * l.wp) * sizeof(int32_t);
+size_t qdepthwise_weights_bytes(int64_t channels, int64_t taps) {
+  return static_cast<size_t>(channels * ((taps + 1) / 2 + 1)) * sizeof(int32_t);
 }
 
-void qdepthwise_plane(const QDepthwiseGeometry& g, const int8_t* x, int32_t zx, const int8_t* w,
-                      float scale, float offset, float lo, float hi, int32_t zy, int8_t* out,
-                      void* scratch) {
-#if EMBER_ISA_X86
-  if (portable::cpu_isa() >= portable::Isa::kAvx2) {
-    plane_avx2(g, x, zx, w, scale, offset, lo, hi, zy, out, scratch);
-    return;
+QDepthwiseWeights qdepthwise_weights(const int8_t* w, int64_t channels, int64_t taps, int32_t zx,
+                                     void* memory) {
+  QDepthwiseWeights d;
+  d.taps = taps;
+  d.pairs = (taps + 1) / 2;
+  d.zx = zx;
+  auto* pair_w = static_cast<int32_t*>(memory);
+  auto* corr = pair_w + channels * d.pairs;
+  for (int64_t c = 0; c < channels; ++c) {
+    const int8_t* wc = w + c * taps;
+    int32_t sum = 0;
+    for (int64_t q = 0; q < d.pairs; ++q) {
+      const int32_t w0 = wc[2 * q];
+      const int32_t w1 = 2 * q + 1 < taps ? wc[2 * q + 1] : 0;
+      sum += w0 + w1;
+      pair_w[c * d.pairs + q] =
+          static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(w0)) |
+                               (static_cast<uint32_t>(static_cast<uint16_t>(w1)) << 16));
+    }
+    corr[c] = zx * sum;
   }
+  d.pair_w = pair_w;
+  d.corr = corr;
+  return d;
+}
+
+int64_t qdepthwise_offset_count(const QDepthwiseGeometry& g) { return (g.kh * g.kw + 1) / 2 * 2; }
+
+QDepthwiseLayout qdepthwise_layout(const QDepthwiseGeometry& g, int64_t* offsets) {
+  QDepthwiseLayout l;
+  l.g = g;
+  const int64_t hpad = g.ih + g.ph + g.pb, wpad = g.iw + g.pw + g.pr;
+  l.hp = (hpad + g.sh - 1) / g.sh;
+  l.wp = (wpad + g.sw - 1) / g.sw;
+  l.n = g.oh * l.wp;
+  // The farthest tap reads this far past a flattened output's position, and
+  // the last chunk runs up to kChunk − 1 outputs past n.
+  const int64_t max_off = ((g.kh - 1) * g.dh / g.sh) * l.wp + ((g.kw - 1) * g.dw) / g.sw;
+  l.plane = round_up(l.n, kChunk) + max_off;
+  if (l.plane < l.hp * l.wp) l.plane = l.hp * l.wp;
+  const int64_t taps = g.kh * g.kw;
+  l.pairs = (taps + 1) / 2;
+  l.tap_offset = offsets;
+  if (offsets != nullptr) {
+    for (int64_t t = 0; t < 2 * l.pairs; ++t) {
+      const int64_t tap = t < taps ? t : 0;  // An odd count's partner: tap 0, weight 0.
+      const int64_t ry = (tap / g.kw) * g.dh, rx = (tap % g.kw) * g.dw;
+      offsets[t] = ((ry % g.sh) * g.sw + rx % g.sw) * l.plane + (ry / g.sh) * l.wp + rx / g.sw;
+    }
+  }
+  return l;
+}
+
+size_t qdepthwise_scratch_bytes(const QDepthwiseGeometry& g) {
+  const QDepthwiseLayout l = qdepthwise_layout(g, nullptr);
+  return out_offset(l) + static_cast<size_t>(round_up(l.n, kChunk));
+}
+
+void qdepthwise_plane(const QDepthwiseLayout& l, const QDepthwiseWeights& w, int64_t c,
+                      const int8_t* x, float scale, float offset, float lo, float hi, int32_t zy,
+                      int8_t* out, void* scratch) {
+  auto* phase = static_cast<int8_t*>(scratch);
+  auto* q = phase + out_offset(l);
+  fill_phases(l, w.zx, x, phase);
+  const Taps t{l.pairs, w.pair_w + c * w.pairs, phase, l.tap_offset, w.corr[c]};
+  const Requant r{scale, offset, lo, hi, zy};
+#if EMBER_ISA_X86
+  const portable::Isa isa = portable::cpu_isa();
+  if (isa >= portable::Isa::kAvx512) {
+    compute_avx512(t, l.n, r, q);
+  } else if (isa >= portable::Isa::kAvx2) {
+    compute_avx2(t, l.n, r, q);
+  } else {
+    compute_baseline(t, l.n, r, q);
+  }
+#else
+  compute_baseline(t, l.n, r, q);
 #endif
-  plane_baseline(g, x, zx, w, scale, offset, lo, hi, zy, out, scratch);
+  for (int64_t oy = 0; oy < l.g.oh; ++oy) copy_row(out + oy * l.g.ow, q + oy * l.wp, l.g.ow);
 }
 
 }  // namespace ember::kernels::quantized
