@@ -10,8 +10,11 @@
 // channel, bias float32 [C_out]; out int8 NCHW, requantised as in
 // op_quantized_linear.cpp (padding reads the input's zero point, i.e. 0).
 //
-// Each group is a GEMM of its packed weights (C_out/groups × C_in/groups·kh·kw)
-// with the input's windows, packed per call straight from NCHW (qgemm.h).
+// An ungrouped convolution other than 1×1 stride 1 is an implicit GEMM over a
+// padded, channel-grouped copy of the input (qconv_implicit.h): no im2col.
+// Otherwise each group is a GEMM of its packed weights (C_out/groups ×
+// C_in/groups·kh·kw) with the input's windows, packed per call straight from
+// NCHW (qgemm.h); a 1×1 stride-1 unpadded convolution reads its rows in place.
 // Depthwise convolutions (one input channel per group) run a direct loop per
 // channel plane instead (qdepthwise.h), with the weights rearranged at
 // prepare: a GEMM with one row per group would waste the tile.
@@ -19,6 +22,7 @@
 
 #include "kernels/generated/functions/quantized/op_quantized_conv2d.h"
 #include "kernels/portable/util/args.h"
+#include "kernels/quantized/util/qconv_implicit.h"
 #include "kernels/quantized/util/qdepthwise.h"
 #include "kernels/quantized/util/qgemm.h"
 #include "kernels/quantized/util/qlinear_params.h"
@@ -31,6 +35,7 @@ using portable::resize_out;
 struct Conv2dState {
   QChannelFactors f;
   QPackedWeights* groups = nullptr;  // Null for depthwise.
+  bool implicit = false;             // groups[0] packed for qconv_run.
   bool depthwise = false;
   QDepthwiseWeights dw_weights;  // Depthwise: the weights in the plane loop's pairs.
   int64_t sh, sw, ph, pw, dh, dw;
@@ -74,6 +79,11 @@ int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1, int
 QDepthwiseGeometry depthwise_geometry(const Conv2dState& st, int64_t ih, int64_t iw, int64_t kh,
                                       int64_t kw, int64_t oh, int64_t ow) {
   return {ih, iw, kh, kw, oh, ow, st.sh, st.sw, st.ph, st.pw, st.dh, st.dw, st.pb, st.pr};
+}
+
+QConvGeometry implicit_geometry(const Conv2dState& st, int64_t cin, int64_t ih, int64_t iw,
+                                int64_t kh, int64_t kw, int64_t oh, int64_t ow) {
+  return {cin, ih, iw, kh, kw, oh, ow, st.sh, st.sw, st.ph, st.pw, st.dh, st.dw};
 }
 
 size_t round64(size_t n) { return (n + 63) / 64 * 64; }
@@ -149,10 +159,27 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
     return Error::Ok;
   }
   const int64_t ocg = c_out / groups, k = cpg * kh * kw;
+  const QGemmKind kind = qgemm_kind();
+  const bool pointwise = kh == 1 && kw == 1 && st->sh == 1 && st->sw == 1 && st->ph == 0 &&
+                         st->pw == 0 && st->pb == 0 && st->pr == 0;
+  if (groups == 1 && !pointwise) {
+    st->implicit = true;
+    st->groups = ctx.allocate_state<QPackedWeights>();
+    auto* sums = static_cast<int32_t*>(ctx.allocate(static_cast<size_t>(c_out) * sizeof(int32_t)));
+    void* data = ctx.allocate(qconv_packed_bytes(kind, c_out, cpg, kh, kw));
+    if (st->groups == nullptr || sums == nullptr || data == nullptr) return ctx.failure();
+    *st->groups = qconv_pack_weights(kind, weight.data_ptr<const int8_t>(), c_out, cpg, kh, kw,
+                                     data, sums);
+    ctx.reserve_scratch(qconv_scratch_bytes(
+        *st->groups, implicit_geometry(*st, cpg, input.sizes[2], input.sizes[3], kh, kw, oh, ow),
+        ctx.threads()));
+    ctx.set_state(st);
+    ctx.mark_packed(weight);
+    return Error::Ok;
+  }
   st->groups = static_cast<QPackedWeights*>(
       ctx.allocate(static_cast<size_t>(groups) * sizeof(QPackedWeights), alignof(QPackedWeights)));
   if (st->groups == nullptr) return ctx.failure();
-  const QGemmKind kind = qgemm_kind();
   const int8_t* w = weight.data_ptr<const int8_t>();
   auto* sums = static_cast<int32_t*>(ctx.allocate(static_cast<size_t>(c_out) * sizeof(int32_t)));
   if (sums == nullptr) return ctx.failure();
@@ -225,6 +252,26 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
       task(0);
     } else {
       ctx.parallel_for(static_cast<size_t>(tasks), task);
+    }
+    return;
+  }
+  if (st->implicit) {
+    const QConvGeometry g = implicit_geometry(*st, cpg, ih, iw, kh, kw, oh, ow);
+    const size_t need = qconv_scratch_bytes(*st->groups, g, ctx.threads());
+    void* scratch = ctx.scratch(need);
+    EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%zu bytes of scratch memory needed, %zu "
+                       "reserved", need, ctx.scratch_size());
+    QEpilogue e;
+    e.scale = st->f.scale;
+    e.offset = st->f.offset;
+    e.zp = zy;
+    e.lo = static_cast<int32_t>(output_min);
+    e.hi = static_cast<int32_t>(output_max);
+    e.c_rs = oh * ow;
+    e.c_cs = 1;
+    for (int64_t b = 0; b < batch; ++b) {
+      e.c = y + b * c_out * oh * ow;
+      qconv_run(ctx, *st->groups, g, x + b * cpg * ih * iw, zx, e, scratch);
     }
     return;
   }

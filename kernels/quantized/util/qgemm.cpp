@@ -4,10 +4,7 @@
 #include <type_traits>
 
 #include "kernels/portable/util/cpu_isa.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "kernels/quantized/util/qinterleave.h"
 
 namespace ember::kernels::quantized {
 
@@ -38,6 +35,20 @@ void qs8_gemm_6x16_baseline(int64_t kg, const int16_t* a, const int16_t* b, int3
   std::memcpy(acc, sum, sizeof(sum));
 }
 
+void qs8_gemm_6x16_baseline_at(int64_t kg, const int16_t* a, const int16_t* b,
+                               const int64_t* boff, int32_t* acc) {
+  int32_t sum[6][16] = {};
+  for (int64_t g = 0; g < kg; ++g) {
+    const int16_t* ag = a + g * 6 * 2;
+    const int16_t* bg = b + boff[g];
+    for (int i = 0; i < 6; ++i) {
+      const int32_t a0 = ag[i * 2], a1 = ag[i * 2 + 1];
+      for (int j = 0; j < 16; ++j) sum[i][j] += a0 * bg[j * 2] + a1 * bg[j * 2 + 1];
+    }
+  }
+  std::memcpy(acc, sum, sizeof(sum));
+}
+
 }  // namespace qgemm_detail
 
 namespace {
@@ -49,35 +60,6 @@ using namespace qgemm_detail;
 constexpr int64_t kBlockBytes = 192 * 1024;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-// Interleaves 4 rows of 32 int8 values into 32 groups of 4 (column j's
-// group is r0[j] r1[j] r2[j] r3[j]) as uint8 (x + 128): the VNNI layout of
-// one k group of a 32-column strip. SSE2 is part of x86-64, so the baseline
-// build has it.
-inline void interleave4_x32_u8(const int8_t* const r[4], uint8_t* d) {
-#if defined(__SSE2__)
-  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
-  for (int h = 0; h < 2; ++h) {
-    const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[0] + 16 * h));
-    const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[1] + 16 * h));
-    const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[2] + 16 * h));
-    const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[3] + 16 * h));
-    const __m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpackhi_epi8(r0, r1);
-    const __m128i c = _mm_unpacklo_epi8(r2, r3), e = _mm_unpackhi_epi8(r2, r3);
-    __m128i* out = reinterpret_cast<__m128i*>(d + 64 * h);
-    _mm_storeu_si128(out + 0, _mm_xor_si128(_mm_unpacklo_epi16(a, c), flip));
-    _mm_storeu_si128(out + 1, _mm_xor_si128(_mm_unpackhi_epi16(a, c), flip));
-    _mm_storeu_si128(out + 2, _mm_xor_si128(_mm_unpacklo_epi16(b, e), flip));
-    _mm_storeu_si128(out + 3, _mm_xor_si128(_mm_unpackhi_epi16(b, e), flip));
-  }
-#else
-  for (int j = 0; j < 32; ++j) {
-    for (int t = 0; t < 4; ++t) {
-      d[j * 4 + t] = static_cast<uint8_t>(static_cast<uint8_t>(r[t][j]) ^ 0x80u);
-    }
-  }
-#endif
-}
 
 // Packs one strip (nr columns starting at column n0, valid `cols`) of
 // activations into dst: kg groups of nr × group elements.

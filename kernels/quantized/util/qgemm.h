@@ -114,6 +114,13 @@ void qs8_gemm_6x16_baseline(int64_t kg, const int16_t* a, const int16_t* b, int3
 void qs8_gemm_6x16_avx2(int64_t kg, const int16_t* a, const int16_t* b, int32_t* acc);
 void qs8_gemm_8x32_avx512vnni(int64_t kg, const int8_t* a, const uint8_t* b, int32_t* acc);
 
+/// The same with group g's activations at b + boff[g] (elements) instead of
+/// packed one after another (qconv_implicit.h reads them in place).
+void qs8_gemm_6x16_baseline_at(int64_t kg, const int16_t* a, const int16_t* b,
+                               const int64_t* boff, int32_t* acc);
+void qs8_gemm_6x16_avx2_at(int64_t kg, const int16_t* a, const int16_t* b, const int64_t* boff,
+                           int32_t* acc);
+
 /// One tile's int8 epilogue (QEpilogue with rows along m, columns contiguous):
 /// pointers already at the tile's first row and column.
 struct QTileStore {
@@ -132,6 +139,9 @@ struct QTileStore {
 /// `rows` × `cols` of the tile stored (bit-identical to store_tile's).
 void qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
                                       const QTileStore& t, int rows, int cols);
+void qs8_gemm_8x32_avx512vnni_at_requant(int64_t kg, const int8_t* a, const uint8_t* b,
+                                         const int64_t* boff, const QTileStore& t, int rows,
+                                         int cols);
 
 /// True when the host can run qs8_gemm_8x32_avx512vnni.
 bool host_has_avx512_vnni();

@@ -22,14 +22,18 @@ namespace ember::kernels::quantized::qgemm_detail {
 #if EMBER_QGEMM_VNNI
 
 // The 8×32 tile's sums over kg groups of 4 k: sixteen zmm accumulators,
-// two activation vectors and one broadcast weight group.
+// two activation vectors and one broadcast weight group. Group g's
+// activations are at b + g·128, or with kAt at b + boff[g] (the implicit
+// convolution, qconv_implicit.h).
+template <bool kAt>
 __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void dot_tile(
-    int64_t kg, const int8_t* a, const uint8_t* b, __m512i (&c)[8][2]) {
+    int64_t kg, const int8_t* a, const uint8_t* b, const int64_t* boff, __m512i (&c)[8][2]) {
 #pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) c[i][0] = c[i][1] = _mm512_setzero_si512();
   for (int64_t g = 0; g < kg; ++g) {
-    const __m512i b0 = _mm512_loadu_si512(b);
-    const __m512i b1 = _mm512_loadu_si512(b + 64);
+    const uint8_t* bg = kAt ? b + boff[g] : b;
+    const __m512i b0 = _mm512_loadu_si512(bg);
+    const __m512i b1 = _mm512_loadu_si512(bg + 64);
 #pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) {
       int32_t quad;
@@ -39,14 +43,14 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline voi
       c[i][1] = _mm512_dpbusd_epi32(c[i][1], b1, ai);
     }
     a += 32;
-    b += 128;
+    if (!kAt) b += 128;
   }
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void qs8_gemm_8x32_avx512vnni(
     int64_t kg, const int8_t* a, const uint8_t* b, int32_t* acc) {
   __m512i c[8][2];
-  dot_tile(kg, a, b, c);
+  dot_tile<false>(kg, a, b, nullptr, c);
 #pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) {
     _mm512_storeu_si512(acc + i * 32, c[i][0]);
@@ -54,11 +58,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void qs8_gemm_8x32_avx512
   }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
-qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
-                                 const QTileStore& t, int rows, int cols) {
-  __m512i c[8][2];
-  dot_tile(kg, a, b, c);
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline)) inline void
+requant_store(const __m512i (&c)[8][2], const QTileStore& t, int rows, int cols) {
   // The epilogue of store_tile, in the same float operations (a product and
   // a sum, no fused multiply-add); CVTPS2DQ rounds half to even like the
   // magic-number rounding there, once the value is clamped.
@@ -85,11 +86,30 @@ qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
   }
 }
 
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
+qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
+                                 const QTileStore& t, int rows, int cols) {
+  __m512i c[8][2];
+  dot_tile<false>(kg, a, b, nullptr, c);
+  requant_store(c, t, rows, cols);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
+qs8_gemm_8x32_avx512vnni_at_requant(int64_t kg, const int8_t* a, const uint8_t* b,
+                                    const int64_t* boff, const QTileStore& t, int rows,
+                                    int cols) {
+  __m512i c[8][2];
+  dot_tile<true>(kg, a, b, boff, c);
+  requant_store(c, t, rows, cols);
+}
+
 #else
 
 void qs8_gemm_8x32_avx512vnni(int64_t, const int8_t*, const uint8_t*, int32_t*) {}
 void qs8_gemm_8x32_avx512vnni_requant(int64_t, const int8_t*, const uint8_t*, const QTileStore&,
                                       int, int) {}
+void qs8_gemm_8x32_avx512vnni_at_requant(int64_t, const int8_t*, const uint8_t*, const int64_t*,
+                                         const QTileStore&, int, int) {}
 
 #endif
 

@@ -1,0 +1,298 @@
+#include "kernels/quantized/util/qconv_implicit.h"
+
+#include <cstring>
+
+#include "kernels/quantized/util/qinterleave.h"
+#include "kernels/quantized/util/qparams.h"
+
+namespace ember::kernels::quantized {
+namespace {
+
+using namespace qgemm_detail;
+
+// A block's activations (every channel group's rows around its columns) are
+// sized to stay in L2 while every weight strip is multiplied by them.
+constexpr int64_t kBlockBytes = 256 * 1024;
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+size_t round64(size_t v) { return (v + 63) / 64 * 64; }
+
+struct Plan {
+  QGemmLayout layout;
+  int64_t cg;         // Channel groups.
+  int64_t phases;     // sh · sw
+  int64_t hneed, wneed;  // Padded rows and columns the outputs read.
+  int64_t hp, wp;     // One phase plane's rows and columns (pixels).
+  int64_t plane;      // Pixels per phase plane, with room for the last strip's overrun.
+  int64_t n;          // Flattened outputs: oh rows of wp.
+  int64_t kg;         // k groups: taps · cg.
+  int64_t block_cols; // Columns per block (a multiple of nr).
+  size_t data_offset; // Scratch bytes before the activations (after the k groups' offsets).
+  size_t tile_offset; // Scratch bytes before the per-task output tiles.
+};
+
+Plan make_plan(QGemmKind kind, const QConvGeometry& g) {
+  Plan p;
+  p.layout = qgemm_layout(kind);
+  const int64_t group = p.layout.group;
+  p.cg = (g.cin + group - 1) / group;
+  p.phases = g.sh * g.sw;
+  p.hneed = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  p.wneed = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  p.hp = (p.hneed + g.sh - 1) / g.sh;
+  p.wp = (p.wneed + g.sw - 1) / g.sw;
+  p.n = g.oh * p.wp;
+  const int64_t max_off = ((g.kh - 1) * g.dh / g.sh) * p.wp + ((g.kw - 1) * g.dw) / g.sw;
+  p.plane = round_up(p.n, p.layout.nr) + max_off;
+  if (p.plane < p.hp * p.wp) p.plane = p.hp * p.wp;
+  p.kg = g.kh * g.kw * p.cg;
+  const int64_t column_bytes = p.cg * p.phases * group * p.layout.elem;
+  int64_t cols = kBlockBytes / column_bytes - max_off;
+  cols = cols / p.layout.nr * p.layout.nr;
+  if (cols < p.layout.nr) cols = p.layout.nr;
+  p.block_cols = cols;
+  p.data_offset = round64(static_cast<size_t>(p.kg) * sizeof(int64_t));
+  const size_t data_bytes =
+      static_cast<size_t>(p.cg * p.phases * p.plane * group * p.layout.elem);
+  p.tile_offset = p.data_offset + round64(data_bytes);
+  return p;
+}
+
+// The tile buffer: one microkernel tile of int8 outputs, row-major (8 × 32 at most).
+constexpr size_t kTileBytes = 8 * 32;
+
+// Copies one channel group of the image into its phase planes.
+template <typename Elem>
+void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t zx, int64_t c,
+                Elem* base) {
+  const int group = p.layout.group;
+  const bool vnni = sizeof(Elem) == 1;
+  const Elem pad = vnni ? static_cast<Elem>(static_cast<uint8_t>(zx) ^ 0x80u) : Elem{0};
+  const int64_t elems = p.phases * p.plane * group;
+  for (int64_t i = 0; i < elems; ++i) base[i] = pad;
+  // The channels of this group; past cin, any real channel (its weights are 0).
+  const int8_t* rows[4];
+  for (int t = 0; t < group; ++t) {
+    const int64_t ch = c * group + t < g.cin ? c * group + t : g.cin - 1;
+    rows[t] = x + ch * g.ih * g.iw;
+  }
+  const int64_t cols = g.iw < p.wneed - g.pl ? g.iw : p.wneed - g.pl;  // Input columns read.
+  for (int64_t iy = 0; iy < g.ih; ++iy) {
+    const int64_t py = iy + g.pt;
+    if (py >= p.hneed) break;
+    const int64_t row0 = (py % g.sh) * g.sw;  // Phase of this row's column 0.
+    const int64_t r = py / g.sh;
+    int64_t ix = 0;
+    if constexpr (sizeof(Elem) == 1) {
+      if (g.sw == 1) {
+        // Whole runs of 32 pixels at once.
+        Elem* d = base + (row0 * p.plane + r * p.wp + g.pl) * 4;
+        for (; ix + 32 <= cols; ix += 32) {
+          const int8_t* src[4] = {rows[0] + iy * g.iw + ix, rows[1] + iy * g.iw + ix,
+                                  rows[2] + iy * g.iw + ix, rows[3] + iy * g.iw + ix};
+          interleave4_x32_u8(src, d + ix * 4);
+        }
+      }
+    }
+    for (; ix < cols; ++ix) {
+      const int64_t pc = ix + g.pl;
+      Elem* d = base + ((row0 + pc % g.sw) * p.plane + r * p.wp + pc / g.sw) * group;
+      for (int t = 0; t < group; ++t) {
+        const int8_t v = rows[t][iy * g.iw + ix];
+        d[t] = vnni ? static_cast<Elem>(static_cast<uint8_t>(v) ^ 0x80u)
+                    : static_cast<Elem>(static_cast<int16_t>(v) - static_cast<int16_t>(zx));
+      }
+    }
+  }
+}
+
+// Copies a tile's valid outputs (columns inside the output's width) to out.
+void scatter_tile(const Plan& p, const QConvGeometry& g, const QEpilogue& e, const int8_t* tile,
+                  int64_t m0, int rows, int64_t n0) {
+  const int nr = p.layout.nr;
+  auto* out = static_cast<int8_t*>(e.c);
+  int64_t j = 0;
+  while (j < nr && n0 + j < p.n) {
+    const int64_t n = n0 + j;
+    const int64_t oy = n / p.wp, ox = n - oy * p.wp;
+    int64_t run = p.wp - ox;
+    if (run > nr - j) run = nr - j;
+    const int64_t valid = g.ow - ox < run ? g.ow - ox : run;
+    if (valid > 0) {
+      for (int i = 0; i < rows; ++i) {
+        std::memcpy(out + (m0 + i) * e.c_rs + oy * g.ow + ox, tile + i * nr + j,
+                    static_cast<size_t>(valid));
+      }
+    }
+    j += run;
+  }
+}
+
+template <typename AElem, typename BElem>
+void run_kind(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry& g,
+              const int8_t* x, int32_t zx, const QEpilogue& e, void* scratch, const Plan& p) {
+  auto* bytes = static_cast<uint8_t*>(scratch);
+  auto* boff = reinterpret_cast<int64_t*>(bytes);
+  auto* data = reinterpret_cast<BElem*>(bytes + p.data_offset);
+  const int group = p.layout.group, mr = p.layout.mr, nr = p.layout.nr;
+  for (int64_t ky = 0, k = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      const int64_t ry = ky * g.dh, rx = kx * g.dw;
+      const int64_t phase = (ry % g.sh) * g.sw + rx % g.sw;
+      for (int64_t c = 0; c < p.cg; ++c, ++k) {
+        boff[k] = ((c * p.phases + phase) * p.plane + (ry / g.sh) * p.wp + rx / g.sw) * group;
+      }
+    }
+  }
+  const int64_t threads = static_cast<int64_t>(ctx.threads());
+  const int64_t group_elems = p.phases * p.plane * group;
+  auto fill = [&](size_t t, int64_t tasks) {
+    const int64_t begin = p.cg * static_cast<int64_t>(t) / tasks;
+    const int64_t end = p.cg * (static_cast<int64_t>(t) + 1) / tasks;
+    for (int64_t c = begin; c < end; ++c) fill_group<BElem>(p, g, x, zx, c, data + c * group_elems);
+  };
+  const int64_t fill_tasks = threads < p.cg ? threads : p.cg;
+  if (fill_tasks <= 1) {
+    fill(0, 1);
+  } else {
+    ctx.parallel_for(static_cast<size_t>(fill_tasks), [&](size_t t) { fill(t, fill_tasks); });
+  }
+
+  const int64_t n_strips = (p.n + nr - 1) / nr;
+  const int64_t m_strips = (w.m + mr - 1) / mr;
+  const int64_t strips_per_block = p.block_cols / nr;
+  const int64_t blocks = (n_strips + strips_per_block - 1) / strips_per_block;
+  // Few blocks: each block's weight strips are split too.
+  int64_t parts = 1;
+  if (blocks < threads) {
+    parts = threads / blocks;
+    if (parts > m_strips) parts = m_strips;
+    if (parts < 1) parts = 1;
+  }
+  int64_t tasks = blocks * parts;
+  if (tasks > threads) tasks = threads;
+  const bool vnni = w.kind == QGemmKind::kAvx512Vnni;
+  const int32_t zshift = vnni ? -(128 + zx) : 0;
+  const size_t a_strip = static_cast<size_t>(p.kg) * mr * group;
+  const auto lo_zp = static_cast<float>(e.lo - e.zp), hi_zp = static_cast<float>(e.hi - e.zp);
+  auto task = [&](size_t t) {
+    auto* tile = reinterpret_cast<int8_t*>(bytes + p.tile_offset + t * kTileBytes);
+    int64_t block_begin, block_end, strip_begin = 0, strip_end = m_strips;
+    if (parts == 1) {
+      block_begin = blocks * static_cast<int64_t>(t) / tasks;
+      block_end = blocks * (static_cast<int64_t>(t) + 1) / tasks;
+    } else {
+      block_begin = static_cast<int64_t>(t) / parts;
+      block_end = block_begin + 1;
+      const int64_t part = static_cast<int64_t>(t) % parts;
+      strip_begin = m_strips * part / parts;
+      strip_end = m_strips * (part + 1) / parts;
+    }
+    alignas(64) int32_t acc[8 * 32];
+    for (int64_t blk = block_begin; blk < block_end; ++blk) {
+      const int64_t s_begin = blk * strips_per_block;
+      const int64_t s_end = s_begin + strips_per_block < n_strips ? s_begin + strips_per_block
+                                                                  : n_strips;
+      for (int64_t ms = strip_begin; ms < strip_end; ++ms) {
+        const AElem* a = static_cast<const AElem*>(w.data) + ms * a_strip;
+        const int64_t m0 = ms * mr;
+        const int rows = static_cast<int>(w.m - m0 < mr ? w.m - m0 : mr);
+        for (int64_t s = s_begin; s < s_end; ++s) {
+          const int64_t n0 = s * nr;
+          const BElem* b = data + n0 * group;
+          if constexpr (sizeof(BElem) == 1) {
+            const QTileStore ts{e.scale + m0, e.scale_mul, e.offset ? e.offset + m0 : nullptr,
+                                w.row_sums + m0, zshift, lo_zp, hi_zp, e.zp, tile, nr};
+            qs8_gemm_8x32_avx512vnni_at_requant(p.kg, a, b, boff, ts, rows, nr);
+          } else {
+            if (w.kind == QGemmKind::kAvx2) {
+              qs8_gemm_6x16_avx2_at(p.kg, a, b, boff, acc);
+            } else {
+              qs8_gemm_6x16_baseline_at(p.kg, a, b, boff, acc);
+            }
+            for (int i = 0; i < rows; ++i) {
+              const int64_t m = m0 + i;
+              const float sc = e.scale[m] * e.scale_mul;
+              const float o = e.offset != nullptr ? e.offset[m] : 0.0f;
+              for (int j = 0; j < nr; ++j) {
+                tile[i * nr + j] = requantize(static_cast<float>(acc[i * nr + j]) * sc + o, lo_zp,
+                                              hi_zp, e.zp);
+              }
+            }
+          }
+          scatter_tile(p, g, e, tile, m0, rows, n0);
+        }
+      }
+    }
+  };
+  if (tasks <= 1) {
+    task(0);
+  } else {
+    ctx.parallel_for(static_cast<size_t>(tasks), task);
+  }
+}
+
+}  // namespace
+
+size_t qconv_packed_bytes(QGemmKind kind, int64_t c_out, int64_t cin, int64_t kh, int64_t kw) {
+  const QGemmLayout l = qgemm_layout(kind);
+  const int64_t cg = (cin + l.group - 1) / l.group;
+  return static_cast<size_t>(round_up(c_out, l.mr) * kh * kw * cg * l.group * l.elem);
+}
+
+QPackedWeights qconv_pack_weights(QGemmKind kind, const int8_t* w, int64_t c_out, int64_t cin,
+                                  int64_t kh, int64_t kw, void* data, int32_t* row_sums) {
+  const QGemmLayout l = qgemm_layout(kind);
+  const int64_t cg = (cin + l.group - 1) / l.group;
+  const int64_t taps = kh * kw, kg = taps * cg, k = cin * taps;
+  QPackedWeights p;
+  p.kind = kind;
+  p.m = c_out;
+  p.k = k;
+  p.kp = kg * l.group;
+  p.data = data;
+  p.row_sums = row_sums;
+  for (int64_t r = 0; r < c_out; ++r) {
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) sum += w[r * k + kk];
+    row_sums[r] = sum;
+  }
+  const int64_t strips = (c_out + l.mr - 1) / l.mr;
+  for (int64_t s = 0; s < strips; ++s) {
+    for (int64_t gi = 0; gi < kg; ++gi) {
+      const int64_t tap = gi / cg, c = gi % cg;
+      for (int i = 0; i < l.mr; ++i) {
+        const int64_t r = s * l.mr + i;
+        for (int t = 0; t < l.group; ++t) {
+          const int64_t ch = c * l.group + t;
+          const int8_t v = (r < c_out && ch < cin) ? w[(r * cin + ch) * taps + tap] : int8_t{0};
+          const int64_t at = ((s * kg + gi) * l.mr + i) * l.group + t;
+          if (l.elem == 1) {
+            static_cast<int8_t*>(data)[at] = v;
+          } else {
+            static_cast<int16_t*>(data)[at] = v;
+          }
+        }
+      }
+    }
+  }
+  return p;
+}
+
+size_t qconv_scratch_bytes(const QPackedWeights& w, const QConvGeometry& g, size_t threads) {
+  const Plan p = make_plan(w.kind, g);
+  return p.tile_offset + kTileBytes * (threads < 1 ? 1 : threads);
+}
+
+void qconv_run(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry& g,
+               const int8_t* x, int32_t zx, const QEpilogue& e, void* scratch) {
+  if (g.oh <= 0 || g.ow <= 0 || w.m <= 0) return;
+  const Plan p = make_plan(w.kind, g);
+  if (w.kind == QGemmKind::kAvx512Vnni) {
+    run_kind<int8_t, uint8_t>(ctx, w, g, x, zx, e, scratch, p);
+  } else {
+    run_kind<int16_t, int16_t>(ctx, w, g, x, zx, e, scratch, p);
+  }
+}
+
+}  // namespace ember::kernels::quantized

@@ -1,0 +1,42 @@
+// The VNNI activation layout's interleave, shared by the packed GEMM
+// (qgemm.cpp) and the implicit convolution (qconv_implicit.cpp).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace ember::kernels::quantized {
+
+// Interleaves 4 rows of 32 int8 values into 32 groups of 4 (column j's
+// group is r0[j] r1[j] r2[j] r3[j]) as uint8 (x + 128): the VNNI layout of
+// one k group of a 32-column strip. SSE2 is part of x86-64, so the baseline
+// build has it.
+inline void interleave4_x32_u8(const int8_t* const r[4], uint8_t* d) {
+#if defined(__SSE2__)
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+  for (int h = 0; h < 2; ++h) {
+    const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[0] + 16 * h));
+    const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[1] + 16 * h));
+    const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[2] + 16 * h));
+    const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[3] + 16 * h));
+    const __m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpackhi_epi8(r0, r1);
+    const __m128i c = _mm_unpacklo_epi8(r2, r3), e = _mm_unpackhi_epi8(r2, r3);
+    __m128i* out = reinterpret_cast<__m128i*>(d + 64 * h);
+    _mm_storeu_si128(out + 0, _mm_xor_si128(_mm_unpacklo_epi16(a, c), flip));
+    _mm_storeu_si128(out + 1, _mm_xor_si128(_mm_unpackhi_epi16(a, c), flip));
+    _mm_storeu_si128(out + 2, _mm_xor_si128(_mm_unpacklo_epi16(b, e), flip));
+    _mm_storeu_si128(out + 3, _mm_xor_si128(_mm_unpackhi_epi16(b, e), flip));
+  }
+#else
+  for (int j = 0; j < 32; ++j) {
+    for (int t = 0; t < 4; ++t) {
+      d[j * 4 + t] = static_cast<uint8_t>(static_cast<uint8_t>(r[t][j]) ^ 0x80u);
+    }
+  }
+#endif
+}
+
+}  // namespace ember::kernels::quantized
