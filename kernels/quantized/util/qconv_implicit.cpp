@@ -160,39 +160,22 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry& 
 
   const int64_t n_strips = (p.n + nr - 1) / nr;
   const int64_t m_strips = (w.m + mr - 1) / mr;
-  const int64_t strips_per_block = p.block_cols / nr;
-  const int64_t blocks = (n_strips + strips_per_block - 1) / strips_per_block;
-  // Few blocks: each block's weight strips are split too.
-  int64_t parts = 1;
-  if (blocks < threads) {
-    parts = threads / blocks;
-    if (parts > m_strips) parts = m_strips;
-    if (parts < 1) parts = 1;
-  }
-  int64_t tasks = blocks * parts;
-  if (tasks > threads) tasks = threads;
+  const QSplit split = qsplit(m_strips, mr, n_strips, nr, p.block_cols / nr, threads);
   const bool vnni = w.kind == QGemmKind::kAvx512Vnni;
   const int32_t zshift = vnni ? -(128 + zx) : 0;
   const size_t a_strip = static_cast<size_t>(p.kg) * mr * group;
   const auto lo_zp = static_cast<float>(e.lo - e.zp), hi_zp = static_cast<float>(e.hi - e.zp);
   auto task = [&](size_t t) {
     auto* tile = reinterpret_cast<int8_t*>(bytes + p.tile_offset + t * kTileBytes);
-    int64_t block_begin, block_end, strip_begin = 0, strip_end = m_strips;
-    if (parts == 1) {
-      block_begin = blocks * static_cast<int64_t>(t) / tasks;
-      block_end = blocks * (static_cast<int64_t>(t) + 1) / tasks;
-    } else {
-      block_begin = static_cast<int64_t>(t) / parts;
-      block_end = block_begin + 1;
-      const int64_t part = static_cast<int64_t>(t) % parts;
-      strip_begin = m_strips * part / parts;
-      strip_end = m_strips * (part + 1) / parts;
-    }
+    int64_t block_begin, block_end, strip_begin, strip_end;
+    qsplit_task(split, m_strips, static_cast<int64_t>(t), &block_begin, &block_end, &strip_begin,
+                &strip_end);
     alignas(64) int32_t acc[8 * 32];
     for (int64_t blk = block_begin; blk < block_end; ++blk) {
-      const int64_t s_begin = blk * strips_per_block;
-      const int64_t s_end = s_begin + strips_per_block < n_strips ? s_begin + strips_per_block
-                                                                  : n_strips;
+      const int64_t s_begin = blk * split.strips_per_block;
+      const int64_t s_end = s_begin + split.strips_per_block < n_strips
+                                ? s_begin + split.strips_per_block
+                                : n_strips;
       for (int64_t ms = strip_begin; ms < strip_end; ++ms) {
         const AElem* a = static_cast<const AElem*>(w.data) + ms * a_strip;
         const int64_t m0 = ms * mr;
@@ -225,10 +208,10 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry& 
       }
     }
   };
-  if (tasks <= 1) {
+  if (split.tasks <= 1) {
     task(0);
   } else {
-    ctx.parallel_for(static_cast<size_t>(tasks), task);
+    ctx.parallel_for(static_cast<size_t>(split.tasks), task);
   }
 }
 

@@ -49,6 +49,56 @@ void qs8_gemm_6x16_baseline_at(int64_t kg, const int16_t* a, const int16_t* b,
   std::memcpy(acc, sum, sizeof(sum));
 }
 
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+QSplit qsplit(int64_t m_strips, int mr, int64_t n_strips, int nr, int64_t max_strips_per_block,
+              int64_t threads) {
+  QSplit s{};
+  if (max_strips_per_block < 1) max_strips_per_block = 1;
+  const int64_t cache_blocks = ceil_div(n_strips, max_strips_per_block);
+  if (threads <= 1 || (n_strips <= 1 && m_strips <= 1)) {
+    s.blocks = cache_blocks;
+    s.strips_per_block = ceil_div(n_strips, s.blocks);
+    s.tasks = 1;
+    return s;
+  }
+  // By columns: a multiple of the threads' count of blocks, as even as strips allow.
+  int64_t blocks = ceil_div(cache_blocks, threads) * threads;
+  if (blocks > n_strips) blocks = n_strips;
+  const int64_t spb = ceil_div(n_strips, blocks);
+  blocks = ceil_div(n_strips, spb);
+  const int64_t col_tasks = blocks < threads ? blocks : threads;
+  const int64_t busiest_cols = ceil_div(blocks, col_tasks) * spb * nr * (m_strips * mr);
+  const int64_t row_tasks = m_strips < threads ? m_strips : threads;
+  const int64_t busiest_rows = ceil_div(m_strips, row_tasks) * mr * (n_strips * nr);
+  if (busiest_rows < busiest_cols) {
+    s.blocks = cache_blocks;
+    s.strips_per_block = ceil_div(n_strips, s.blocks);
+    s.tasks = row_tasks;
+    s.by_rows = true;
+  } else {
+    s.blocks = blocks;
+    s.strips_per_block = spb;
+    s.tasks = col_tasks;
+  }
+  return s;
+}
+
+void qsplit_task(const QSplit& s, int64_t m_strips, int64_t t, int64_t* b0, int64_t* b1,
+                 int64_t* m0, int64_t* m1) {
+  if (s.by_rows) {
+    *b0 = 0;
+    *b1 = s.blocks;
+    *m0 = m_strips * t / s.tasks;
+    *m1 = m_strips * (t + 1) / s.tasks;
+  } else {
+    *b0 = s.blocks * t / s.tasks;
+    *b1 = s.blocks * (t + 1) / s.tasks;
+    *m0 = 0;
+    *m1 = m_strips;
+  }
+}
+
 }  // namespace qgemm_detail
 
 namespace {
@@ -275,19 +325,10 @@ template <typename AElem, typename BElem, int kGroup, typename Micro>
 void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x,
               const QEpilogue& e, void* scratch, const Plan& p, Micro micro) {
   const int mr = p.layout.mr, nr = p.layout.nr;
-  const int64_t blocks = (x.n + p.block_cols - 1) / p.block_cols;
   const int64_t m_strips = (w.m + mr - 1) / mr;
-  const int64_t threads = static_cast<int64_t>(ctx.threads());
-  // Few activation blocks: each block's weight strips are split too (every
-  // part packs the block itself; packing costs far less than the products).
-  int64_t parts = 1;
-  if (blocks < threads) {
-    parts = threads / blocks;
-    if (parts > m_strips) parts = m_strips;
-    if (parts < 1) parts = 1;
-  }
-  int64_t tasks = blocks * parts;
-  if (tasks > threads) tasks = threads;
+  const QSplit split = qsplit(m_strips, mr, (x.n + nr - 1) / nr, nr, p.block_cols / nr,
+                              static_cast<int64_t>(ctx.threads()));
+  const int64_t block_cols = split.strips_per_block * nr;
   const int32_t zshift = w.kind == QGemmKind::kAvx512Vnni ? -(128 + x.zx) : 0;
   const StripPacker<BElem, kGroup> packer{x, w.k, p.kg, nr, w.kind == QGemmKind::kAvx512Vnni};
   const size_t a_strip = static_cast<size_t>(p.kg) * mr * kGroup;
@@ -297,22 +338,14 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x
   const auto lo_zp = static_cast<float>(e.lo - e.zp), hi_zp = static_cast<float>(e.hi - e.zp);
   auto task = [&](size_t t) {
     BElem* bpack = reinterpret_cast<BElem*>(static_cast<uint8_t*>(scratch) + t * p.block_bytes);
-    int64_t block_begin, block_end, strip_begin = 0, strip_end = m_strips;
-    if (parts == 1) {
-      block_begin = blocks * static_cast<int64_t>(t) / tasks;
-      block_end = blocks * (static_cast<int64_t>(t) + 1) / tasks;
-    } else {
-      block_begin = static_cast<int64_t>(t) / parts;
-      block_end = block_begin + 1;
-      const int64_t part = static_cast<int64_t>(t) % parts;
-      strip_begin = m_strips * part / parts;
-      strip_end = m_strips * (part + 1) / parts;
-    }
+    int64_t block_begin, block_end, strip_begin, strip_end;
+    qsplit_task(split, m_strips, static_cast<int64_t>(t), &block_begin, &block_end, &strip_begin,
+                &strip_end);
     alignas(64) int32_t acc[8 * 32];
     for (int64_t blk = block_begin; blk < block_end; ++blk) {
-      const int64_t c0 = blk * p.block_cols;
+      const int64_t c0 = blk * block_cols;
       int64_t ccount = x.n - c0;
-      if (ccount > p.block_cols) ccount = p.block_cols;
+      if (ccount > block_cols) ccount = block_cols;
       const int64_t nstrips = (ccount + nr - 1) / nr;
       for (int64_t s = 0; s < nstrips; ++s) {
         const int64_t cols = ccount - s * nr < nr ? ccount - s * nr : nr;
@@ -339,10 +372,10 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x
       }
     }
   };
-  if (tasks <= 1) {
+  if (split.tasks <= 1) {
     task(0);
   } else {
-    ctx.parallel_for(static_cast<size_t>(tasks), task);
+    ctx.parallel_for(static_cast<size_t>(split.tasks), task);
   }
 }
 

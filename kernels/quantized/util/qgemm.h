@@ -143,6 +143,26 @@ void qs8_gemm_8x32_avx512vnni_at_requant(int64_t kg, const int8_t* a, const uint
                                          const int64_t* boff, const QTileStore& t, int rows,
                                          int cols);
 
+/// How a GEMM of m_strips × n_strips tiles is shared by `threads` tasks.
+/// Columns come in blocks of at most max_strips_per_block strips (a block's
+/// activations stay in L2). Either each task takes whole blocks with every
+/// weight strip (by columns: the block count is a multiple of the task
+/// count, so the tasks get the same number of strips, give or take one per
+/// block), or each takes a share of the weight strips over every block (by
+/// rows), whichever leaves the busiest task fewer outputs.
+struct QSplit {
+  int64_t blocks;            // Column blocks.
+  int64_t strips_per_block;  // The last block may have fewer.
+  int64_t tasks;
+  bool by_rows;
+};
+QSplit qsplit(int64_t m_strips, int mr, int64_t n_strips, int nr, int64_t max_strips_per_block,
+              int64_t threads);
+
+/// Task t's blocks and weight strips under s: [*b0, *b1) and [*m0, *m1).
+void qsplit_task(const QSplit& s, int64_t m_strips, int64_t t, int64_t* b0, int64_t* b1,
+                 int64_t* m0, int64_t* m1);
+
 /// True when the host can run qs8_gemm_8x32_avx512vnni.
 bool host_has_avx512_vnni();
 
