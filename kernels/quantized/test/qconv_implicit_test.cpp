@@ -3,7 +3,8 @@
 // whatever EMBER_ISA says), 1 and 2 threads, against a direct int32 loop and
 // the same requantisation. Cases cover strides 1–3 (phase planes), dilation,
 // channel counts that leave a channel group partly empty, padding on some
-// sides only, outputs narrower than a tile, and more columns than one block.
+// sides only, outputs narrower than a tile, rows wide enough for the
+// vectorised copies, and more columns than one block.
 // The sums are exact, so every kind must give the reference's bits.
 #include <gtest/gtest.h>
 
@@ -40,6 +41,8 @@ TEST(QConvImplicitTest, AllKindsMatchADirectLoop) {
       {4, 10, 13, 7, 3, 2, 1, 2, 2, 0, 2, 0, 2, 1},      // dilation, stride 2 in w only
       {8, 17, 19, 16, 3, 3, 3, 3, 1, 1, 0, 0, 1, 1},     // stride 3
       {3, 23, 23, 12, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1},     // a ResNet stem
+      {3, 9, 150, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},      // stride 2 over runs of 64, odd pad
+      {5, 6, 131, 6, 7, 7, 2, 2, 3, 2, 3, 3, 1, 1},      // stride 2 over runs of 64, even pad
       {16, 14, 14, 40, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},    // 1x1 stride 2 (downsample)
       {64, 7, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},      // narrow plane, many strips
       {6, 5, 9, 5, 3, 3, 1, 1, 0, 2, 1, 0, 1, 1},        // padding on some sides only

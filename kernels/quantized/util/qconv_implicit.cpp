@@ -92,6 +92,19 @@ void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t 
                                   rows[2] + iy * g.iw + ix, rows[3] + iy * g.iw + ix};
           interleave4_x32_u8(src, d + ix * 4);
         }
+      } else if (g.sw == 2) {
+        // Runs of 64 columns: split each channel's into even and odd
+        // columns, then 32 pixels of each column phase at once. Column
+        // ix + pl of the padded row is pixel (ix + pl) / 2 of phase (ix + pl) % 2.
+        alignas(16) int8_t even[4][32], odd[4][32];
+        const int8_t* ev[4] = {even[0], even[1], even[2], even[3]};
+        const int8_t* od[4] = {odd[0], odd[1], odd[2], odd[3]};
+        for (; ix + 64 <= cols; ix += 64) {
+          for (int t = 0; t < 4; ++t) deinterleave2(rows[t] + iy * g.iw + ix, 64, even[t], odd[t]);
+          const int64_t pe = ix + g.pl, po = ix + 1 + g.pl;
+          interleave4_x32_u8(ev, base + ((row0 + pe % 2) * p.plane + r * p.wp + pe / 2) * 4);
+          interleave4_x32_u8(od, base + ((row0 + po % 2) * p.plane + r * p.wp + po / 2) * 4);
+        }
       }
     }
     for (; ix < cols; ++ix) {

@@ -4,6 +4,7 @@
 
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/isa_target.h"
+#include "kernels/quantized/util/qinterleave.h"
 #include "kernels/quantized/util/qparams.h"
 
 #if EMBER_ISA_X86
@@ -160,26 +161,6 @@ inline void copy_row(int8_t* d, const int8_t* s, int64_t n) {
     std::memcpy(d + n - 4, s + n - 4, 4);
   } else {
     for (int64_t i = 0; i < n; ++i) d[i] = s[i];
-  }
-}
-
-// Splits a row into its even and odd bytes (stride-2 column phases).
-void deinterleave2(const int8_t* src, int64_t n, int8_t* even, int8_t* odd) {
-  int64_t c = 0;
-#if defined(__SSE2__)
-  const __m128i low = _mm_set1_epi16(0x00ff);
-  for (; c + 16 <= n / 2; c += 16) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * c));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * c + 16));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(even + c),
-                     _mm_packus_epi16(_mm_and_si128(a, low), _mm_and_si128(b, low)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(odd + c),
-                     _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8)));
-  }
-#endif
-  for (; 2 * c < n; ++c) {
-    even[c] = src[2 * c];
-    if (2 * c + 1 < n) odd[c] = src[2 * c + 1];
   }
 }
 

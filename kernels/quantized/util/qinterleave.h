@@ -1,5 +1,7 @@
-// The VNNI activation layout's interleave, shared by the packed GEMM
-// (qgemm.cpp) and the implicit convolution (qconv_implicit.cpp).
+// Byte shuffles the int8 kernels share: the VNNI activation layout's
+// interleave (the packed GEMM, qgemm.cpp, and the implicit convolution,
+// qconv_implicit.cpp) and the stride-2 column split (phase planes,
+// qdepthwise.cpp and qconv_implicit.cpp).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +39,26 @@ inline void interleave4_x32_u8(const int8_t* const r[4], uint8_t* d) {
     }
   }
 #endif
+}
+
+// Splits n bytes into their even (src[0], src[2], ...) and odd bytes.
+inline void deinterleave2(const int8_t* src, int64_t n, int8_t* even, int8_t* odd) {
+  int64_t c = 0;
+#if defined(__SSE2__)
+  const __m128i low = _mm_set1_epi16(0x00ff);
+  for (; c + 16 <= n / 2; c += 16) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * c));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * c + 16));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(even + c),
+                     _mm_packus_epi16(_mm_and_si128(a, low), _mm_and_si128(b, low)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(odd + c),
+                     _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8)));
+  }
+#endif
+  for (; 2 * c < n; ++c) {
+    even[c] = src[2 * c];
+    if (2 * c + 1 < n) odd[c] = src[2 * c + 1];
+  }
 }
 
 }  // namespace ember::kernels::quantized
