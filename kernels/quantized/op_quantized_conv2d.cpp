@@ -150,7 +150,7 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
     void* memory = ctx.allocate(qdepthwise_weights_bytes(c_out, kh * kw));
     if (memory == nullptr) return ctx.failure();
     st->dw_weights = qdepthwise_weights(weight.data_ptr<const int8_t>(), c_out, kh * kw,
-                                static_cast<int32_t>(input_zero_point), memory);
+                                        static_cast<int32_t>(input_zero_point), memory);
     const QDepthwiseGeometry g =
         depthwise_geometry(*st, input.sizes[2], input.sizes[3], kh, kw, oh, ow);
     ctx.reserve_scratch(depthwise_scratch_bytes(g, ctx.threads()));

@@ -25,7 +25,8 @@ namespace ember::kernels::quantized {
 
 struct QConvGeometry {
   int64_t cin, ih, iw, kh, kw, oh, ow;
-  int64_t sh, sw, pt, pl, dh, dw;  // pt, pl: top and left padding (bottom and right follow from oh, ow)
+  // pt, pl: top and left padding (the bottom and right follow from oh, ow).
+  int64_t sh, sw, pt, pl, dh, dw;
 };
 
 /// Bytes of packed weights for c_out × cin × kh × kw.
