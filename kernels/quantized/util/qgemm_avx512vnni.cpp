@@ -24,27 +24,37 @@ namespace ember::kernels::quantized::qgemm_detail {
 // The 8×32 tile's sums over kg groups of 4 k: sixteen zmm accumulators,
 // two activation vectors and one broadcast weight group. Group g's
 // activations are at b + g·128, or with kAt at b + boff[g] (the implicit
-// convolution, qconv_implicit.h).
+// convolution, qconv_implicit.h). The accumulators are named variables, not
+// an array: GCC keeps an array of vectors in registers only partly and
+// copies (even spills) it every iteration, which halved the kernel's rate.
 template <bool kAt>
 __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void dot_tile(
     int64_t kg, const int8_t* a, const uint8_t* b, const int64_t* boff, __m512i (&c)[8][2]) {
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) c[i][0] = c[i][1] = _mm512_setzero_si512();
+#define EMBER_VNNI_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define EMBER_VNNI_ZERO(i) __m512i c##i##0 = _mm512_setzero_si512(), c##i##1 = c##i##0;
+  EMBER_VNNI_ROWS(EMBER_VNNI_ZERO)
   for (int64_t g = 0; g < kg; ++g) {
     const uint8_t* bg = kAt ? b + boff[g] : b;
     const __m512i b0 = _mm512_loadu_si512(bg);
     const __m512i b1 = _mm512_loadu_si512(bg + 64);
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) {
-      int32_t quad;
-      __builtin_memcpy(&quad, a + i * 4, sizeof(quad));
-      const __m512i ai = _mm512_set1_epi32(quad);
-      c[i][0] = _mm512_dpbusd_epi32(c[i][0], b0, ai);
-      c[i][1] = _mm512_dpbusd_epi32(c[i][1], b1, ai);
-    }
+#define EMBER_VNNI_ROW(i)                                  \
+  {                                                        \
+    int32_t quad;                                          \
+    __builtin_memcpy(&quad, a + (i) * 4, sizeof(quad));    \
+    const __m512i ai = _mm512_set1_epi32(quad);            \
+    c##i##0 = _mm512_dpbusd_epi32(c##i##0, b0, ai);        \
+    c##i##1 = _mm512_dpbusd_epi32(c##i##1, b1, ai);        \
+  }
+    EMBER_VNNI_ROWS(EMBER_VNNI_ROW)
     a += 32;
     if (!kAt) b += 128;
   }
+#define EMBER_VNNI_OUT(i) c[i][0] = c##i##0; c[i][1] = c##i##1;
+  EMBER_VNNI_ROWS(EMBER_VNNI_OUT)
+#undef EMBER_VNNI_OUT
+#undef EMBER_VNNI_ROW
+#undef EMBER_VNNI_ZERO
+#undef EMBER_VNNI_ROWS
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void qs8_gemm_8x32_avx512vnni(
