@@ -44,6 +44,8 @@ TEST(QConvImplicitTest, AllKindsMatchADirectLoop) {
       {3, 9, 150, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},      // stride 2 over runs of 64, odd pad
       {5, 6, 131, 6, 7, 7, 2, 2, 3, 2, 3, 3, 1, 1},      // stride 2 over runs of 64, even pad
       {16, 14, 14, 40, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},    // 1x1 stride 2 (downsample)
+      {8, 5, 100, 9, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},      // 1x1 stride 2, runs of 64 and 32
+      {4, 6, 56, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},       // stride 2, a run of 32 and a tail
       {64, 7, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},      // narrow plane, many strips
       {6, 5, 9, 5, 3, 3, 1, 1, 0, 2, 1, 0, 1, 1},        // padding on some sides only
       {1, 4, 4, 3, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},        // one channel, 1-pixel output rows

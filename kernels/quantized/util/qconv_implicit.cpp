@@ -27,6 +27,8 @@ struct Plan {
   int64_t n;          // Flattened outputs: oh rows of wp.
   int64_t kg;         // k groups: taps · cg.
   int64_t block_cols; // Columns per block (a multiple of nr).
+  uint64_t rows_read;  // Bit r: some tap reads row phase r (all set past 64 phases).
+  uint64_t cols_read;  // Bit c: some tap reads column phase c.
   size_t data_offset; // Scratch bytes before the activations (after the k groups' offsets).
   size_t tile_offset; // Scratch bytes before the per-task output tiles.
 };
@@ -51,6 +53,11 @@ Plan make_plan(QGemmKind kind, const QConvGeometry& g) {
   cols = cols / p.layout.nr * p.layout.nr;
   if (cols < p.layout.nr) cols = p.layout.nr;
   p.block_cols = cols;
+  // A 1×1 stride-2 convolution reads one phase of four: the others are not copied.
+  p.rows_read = g.sh > 64 ? ~uint64_t{0} : 0;
+  p.cols_read = g.sw > 64 ? ~uint64_t{0} : 0;
+  for (int64_t ky = 0; ky < g.kh && g.sh <= 64; ++ky) p.rows_read |= uint64_t{1} << (ky * g.dh % g.sh);
+  for (int64_t kx = 0; kx < g.kw && g.sw <= 64; ++kx) p.cols_read |= uint64_t{1} << (kx * g.dw % g.sw);
   p.data_offset = round64(static_cast<size_t>(p.kg) * sizeof(int64_t));
   const size_t data_bytes =
       static_cast<size_t>(p.cg * p.phases * p.plane * group * p.layout.elem);
@@ -68,8 +75,14 @@ void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t 
   const int group = p.layout.group;
   const bool vnni = sizeof(Elem) == 1;
   const Elem pad = vnni ? static_cast<Elem>(static_cast<uint8_t>(zx) ^ 0x80u) : Elem{0};
-  const int64_t elems = p.phases * p.plane * group;
-  for (int64_t i = 0; i < elems; ++i) base[i] = pad;
+  auto read = [](uint64_t mask, int64_t phase) { return phase >= 64 || (mask >> phase) & 1; };
+  for (int64_t rp = 0; rp < g.sh; ++rp) {
+    for (int64_t cp = 0; cp < g.sw; ++cp) {
+      if (!read(p.rows_read, rp) || !read(p.cols_read, cp)) continue;
+      Elem* plane = base + (rp * g.sw + cp) * p.plane * group;
+      for (int64_t i = 0; i < p.plane * group; ++i) plane[i] = pad;
+    }
+  }
   // The channels of this group; past cin, any real channel (its weights are 0).
   const int8_t* rows[4];
   for (int t = 0; t < group; ++t) {
@@ -80,6 +93,7 @@ void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t 
   for (int64_t iy = 0; iy < g.ih; ++iy) {
     const int64_t py = iy + g.pt;
     if (py >= p.hneed) break;
+    if (!read(p.rows_read, py % g.sh)) continue;
     const int64_t row0 = (py % g.sh) * g.sw;  // Phase of this row's column 0.
     const int64_t r = py / g.sh;
     int64_t ix = 0;
@@ -96,19 +110,33 @@ void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t 
         // Runs of 64 columns: split each channel's into even and odd
         // columns, then 32 pixels of each column phase at once. Column
         // ix + pl of the padded row is pixel (ix + pl) / 2 of phase (ix + pl) % 2.
+        // Then runs of 32 columns (16 pixels of each phase).
         alignas(16) int8_t even[4][32], odd[4][32];
         const int8_t* ev[4] = {even[0], even[1], even[2], even[3]};
         const int8_t* od[4] = {odd[0], odd[1], odd[2], odd[3]};
-        for (; ix + 64 <= cols; ix += 64) {
-          for (int t = 0; t < 4; ++t) deinterleave2(rows[t] + iy * g.iw + ix, 64, even[t], odd[t]);
-          const int64_t pe = ix + g.pl, po = ix + 1 + g.pl;
-          interleave4_x32_u8(ev, base + ((row0 + pe % 2) * p.plane + r * p.wp + pe / 2) * 4);
-          interleave4_x32_u8(od, base + ((row0 + po % 2) * p.plane + r * p.wp + po / 2) * 4);
+        const int64_t pe0 = g.pl % 2, po0 = (g.pl + 1) % 2;  // Phases of even and odd columns.
+        const bool even_read = read(p.cols_read, pe0), odd_read = read(p.cols_read, po0);
+        for (int run = 64; run >= 32; run /= 2) {
+          for (; ix + run <= cols; ix += run) {
+            for (int t = 0; t < 4; ++t) {
+              deinterleave2(rows[t] + iy * g.iw + ix, run, even[t], odd[t]);
+            }
+            Elem* de = base + ((row0 + pe0) * p.plane + r * p.wp + (ix + g.pl) / 2) * 4;
+            Elem* dodd = base + ((row0 + po0) * p.plane + r * p.wp + (ix + 1 + g.pl) / 2) * 4;
+            if (run == 64) {
+              if (even_read) interleave4_u8<32>(ev, de);
+              if (odd_read) interleave4_u8<32>(od, dodd);
+            } else {
+              if (even_read) interleave4_u8<16>(ev, de);
+              if (odd_read) interleave4_u8<16>(od, dodd);
+            }
+          }
         }
       }
     }
     for (; ix < cols; ++ix) {
       const int64_t pc = ix + g.pl;
+      if (!read(p.cols_read, pc % g.sw)) continue;
       Elem* d = base + ((row0 + pc % g.sw) * p.plane + r * p.wp + pc / g.sw) * group;
       for (int t = 0; t < group; ++t) {
         const int8_t v = rows[t][iy * g.iw + ix];

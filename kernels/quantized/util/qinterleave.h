@@ -12,14 +12,16 @@
 
 namespace ember::kernels::quantized {
 
-// Interleaves 4 rows of 32 int8 values into 32 groups of 4 (column j's
-// group is r0[j] r1[j] r2[j] r3[j]) as uint8 (x + 128): the VNNI layout of
-// one k group of a 32-column strip. SSE2 is part of x86-64, so the baseline
-// build has it.
-inline void interleave4_x32_u8(const int8_t* const r[4], uint8_t* d) {
+// Interleaves 4 rows of kN (16 or 32) int8 values into kN groups of 4
+// (column j's group is r0[j] r1[j] r2[j] r3[j]) as uint8 (x + 128): the
+// VNNI layout of one k group of a kN-column strip. SSE2 is part of x86-64,
+// so the baseline build has it.
+template <int kN>
+inline void interleave4_u8(const int8_t* const r[4], uint8_t* d) {
+  static_assert(kN == 16 || kN == 32);
 #if defined(__SSE2__)
   const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
-  for (int h = 0; h < 2; ++h) {
+  for (int h = 0; h < kN / 16; ++h) {
     const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[0] + 16 * h));
     const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[1] + 16 * h));
     const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[2] + 16 * h));
@@ -33,13 +35,15 @@ inline void interleave4_x32_u8(const int8_t* const r[4], uint8_t* d) {
     _mm_storeu_si128(out + 3, _mm_xor_si128(_mm_unpackhi_epi16(b, e), flip));
   }
 #else
-  for (int j = 0; j < 32; ++j) {
+  for (int j = 0; j < kN; ++j) {
     for (int t = 0; t < 4; ++t) {
       d[j * 4 + t] = static_cast<uint8_t>(static_cast<uint8_t>(r[t][j]) ^ 0x80u);
     }
   }
 #endif
 }
+
+inline void interleave4_x32_u8(const int8_t* const r[4], uint8_t* d) { interleave4_u8<32>(r, d); }
 
 // Splits n bytes into their even (src[0], src[2], ...) and odd bytes.
 inline void deinterleave2(const int8_t* src, int64_t n, int8_t* even, int8_t* odd) {
