@@ -25,8 +25,8 @@ using portable::resize_out;
 
 // Values, not references, and restrict pointers: an int8 store may alias
 // anything, and the loop would reload every parameter instead of vectorising.
-// Inlined into a baseline and an AVX2 build; neither has FMA, so both round
-// every product and sum as eager's separate kernels do.
+// Inlined into baseline, AVX2 and AVX-512 builds, none of which contracts
+// into FMAs, so all round every product and sum as eager's separate kernels do.
 inline __attribute__((always_inline)) void add_loop(const int8_t* __restrict pa,
                                                     const int8_t* __restrict pb,
                                                     int8_t* __restrict po, int64_t n, float sa,
@@ -50,11 +50,25 @@ __attribute__((target("avx2"))) void add_span_avx2(const int8_t* pa, const int8_
                                                    float hi, int32_t zy) {
   add_loop(pa, pb, po, n, sa, za, sb, zb, inv, lo, hi, zy);
 }
+
+// AVX-512F has fused multiply-adds, which GCC would contract the loop's
+// products and sums into (one rounding instead of two): fp-contract=off
+// keeps eager's bits.
+__attribute__((target("avx512f,avx512bw,avx512vl,prefer-vector-width=512"),
+               optimize("fp-contract=off"))) void
+add_span_avx512(const int8_t* pa, const int8_t* pb, int8_t* po, int64_t n, float sa, float za,
+                float sb, float zb, float inv, float lo, float hi, int32_t zy) {
+  add_loop(pa, pb, po, n, sa, za, sb, zb, inv, lo, hi, zy);
+}
 #endif
 
 void add_span(const int8_t* pa, const int8_t* pb, int8_t* po, int64_t n, float sa, float za,
               float sb, float zb, float inv, float lo, float hi, int32_t zy) {
 #if EMBER_ISA_X86
+  if (portable::cpu_isa() >= portable::Isa::kAvx512) {
+    add_span_avx512(pa, pb, po, n, sa, za, sb, zb, inv, lo, hi, zy);
+    return;
+  }
   if (portable::cpu_isa() >= portable::Isa::kAvx2) {
     add_span_avx2(pa, pb, po, n, sa, za, sb, zb, inv, lo, hi, zy);
     return;
