@@ -11,6 +11,8 @@
 // so the compiler vectorises them (AVX2 where the host has it); the planes
 // are split over the thread pool.
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 
 #include "kernels/generated/functions/portable/op_max_pool.h"
 #include "kernels/portable/util/binary.h"
@@ -25,33 +27,46 @@
 namespace ember::kernels::portable {
 namespace {
 
-// One output row's columns [0, len) of a float32 2-D pool whose windows lie
+// The smallest value of T: where a window's running maximum starts.
+template <typename T>
+constexpr T lowest() {
+  if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+  return std::numeric_limits<T>::lowest();
+}
+
+template <typename T>
+inline bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return v != v;
+  return false;
+}
+
+// One output row's columns [0, len) of a float32 or int8 2-D pool whose windows lie
 // inside the input row (no column padding, dilation 1): `rows` are the
 // window's input rows (already offset to the first column the first output
 // reads), `base` their flat positions in the plane. Blocks of kBlock
 // outputs go tap by tap, so each tap's loop over outputs vectorises.
-template <int kStride>
-inline void max_pool_row_body(const float* const* rows, const int64_t* base, int nrows,
-                              int64_t kw, int64_t len, float* y, int64_t* ix) {
+template <typename T, int kStride>
+inline void max_pool_row_body(const T* const* rows, const int64_t* base, int nrows,
+                              int64_t kw, int64_t len, T* y, int64_t* ix) {
   constexpr int kBlock = 64;
   for (int64_t b0 = 0; b0 < len; b0 += kBlock) {
     const int n = len - b0 < kBlock ? static_cast<int>(len - b0) : kBlock;
     // Positions relative to the first tap of output b0, in 32 bits like the
     // values, so both vectorise in the same lanes (a window spans < 2^31).
-    float best[kBlock];
+    T best[kBlock];
     int32_t at[kBlock];
     for (int j = 0; j < kBlock; ++j) {
-      best[j] = -std::numeric_limits<float>::infinity();
+      best[j] = lowest<T>();
       at[j] = j * kStride;
     }
     for (int r = 0; r < nrows; ++r) {
       for (int64_t k = 0; k < kw; ++k) {
-        const float* src = rows[r] + b0 * kStride + k;
+        const T* src = rows[r] + b0 * kStride + k;
         const int32_t pos = static_cast<int32_t>(base[r] - base[0] + k);
         for (int j = 0; j < n; ++j) {
-          const float v = src[j * kStride];
+          const T v = src[j * kStride];
           // As the scalar loop: a larger value, or a NaN, takes the place.
-          const bool take = v > best[j] || v != v;
+          const bool take = v > best[j] || is_nan(v);
           best[j] = take ? v : best[j];
           at[j] = take ? pos + j * kStride : at[j];
         }
@@ -65,87 +80,84 @@ inline void max_pool_row_body(const float* const* rows, const int64_t* base, int
   }
 }
 
-using MaxPoolRowFn = void (*)(const float* const*, const int64_t*, int, int64_t, int64_t, float*,
+template <typename T>
+using MaxPoolRowFn = void (*)(const T* const*, const int64_t*, int, int64_t, int64_t, T*,
                               int64_t*);
 
-template <int kStride>
-void max_pool_row(const float* const* rows, const int64_t* base, int nrows, int64_t kw,
-                  int64_t len, float* y, int64_t* ix) {
-  max_pool_row_body<kStride>(rows, base, nrows, kw, len, y, ix);
+template <typename T, int kStride>
+void max_pool_row(const T* const* rows, const int64_t* base, int nrows, int64_t kw, int64_t len,
+                  T* y, int64_t* ix) {
+  max_pool_row_body<T, kStride>(rows, base, nrows, kw, len, y, ix);
 }
 
 #if EMBER_ISA_X86
-EMBER_TARGET_AVX2_FMA void max_pool_row_avx2(const float* const* rows, const int64_t* base,
-                                             int nrows, int64_t kw, int64_t len, float* y,
+template <typename T, int kStride>
+EMBER_TARGET_AVX2_FMA void max_pool_row_avx2(const T* const* rows, const int64_t* base,
+                                             int nrows, int64_t kw, int64_t len, T* y,
                                              int64_t* ix) {
-  max_pool_row_body<1>(rows, base, nrows, kw, len, y, ix);
+  max_pool_row_body<T, kStride>(rows, base, nrows, kw, len, y, ix);
 }
-EMBER_TARGET_AVX2_FMA void max_pool_row_s2_avx2(const float* const* rows, const int64_t* base,
-                                                int nrows, int64_t kw, int64_t len, float* y,
-                                                int64_t* ix) {
-  max_pool_row_body<2>(rows, base, nrows, kw, len, y, ix);
-}
-EMBER_TARGET_AVX512 void max_pool_row_avx512(const float* const* rows, const int64_t* base,
-                                             int nrows, int64_t kw, int64_t len, float* y,
+template <typename T, int kStride>
+EMBER_TARGET_AVX512 void max_pool_row_avx512(const T* const* rows, const int64_t* base,
+                                             int nrows, int64_t kw, int64_t len, T* y,
                                              int64_t* ix) {
-  max_pool_row_body<1>(rows, base, nrows, kw, len, y, ix);
-}
-EMBER_TARGET_AVX512 void max_pool_row_s2_avx512(const float* const* rows, const int64_t* base,
-                                                int nrows, int64_t kw, int64_t len, float* y,
-                                                int64_t* ix) {
-  max_pool_row_body<2>(rows, base, nrows, kw, len, y, ix);
+  max_pool_row_body<T, kStride>(rows, base, nrows, kw, len, y, ix);
 }
 #endif
 
-MaxPoolRowFn select_max_pool_row(int64_t stride) {
+template <typename T>
+MaxPoolRowFn<T> select_max_pool_row(int64_t stride) {
 #if EMBER_ISA_X86
-  if (cpu_has_avx512f()) return stride == 1 ? &max_pool_row_avx512 : &max_pool_row_s2_avx512;
-  if (cpu_has_avx2_fma()) return stride == 1 ? &max_pool_row_avx2 : &max_pool_row_s2_avx2;
+  if (cpu_has_avx512f()) {
+    return stride == 1 ? &max_pool_row_avx512<T, 1> : &max_pool_row_avx512<T, 2>;
+  }
+  if (cpu_has_avx2_fma()) return stride == 1 ? &max_pool_row_avx2<T, 1> : &max_pool_row_avx2<T, 2>;
 #endif
-  return stride == 1 ? &max_pool_row<1> : &max_pool_row<2>;
+  return stride == 1 ? &max_pool_row<T, 1> : &max_pool_row<T, 2>;
 }
 
-// The planes of a float32 2-D pool with W contiguous in input, out and
-// indices, column stride 1 or 2 and dilation 1: interior columns by rows
+// The planes of a float32 or int8 2-D pool with W contiguous in input, out
+// and indices, column stride 1 or 2 and dilation 1: interior columns by rows
 // (above), the rest element by element. Planes split over the pool.
+template <typename T>
 void max_pool_2d_rows(KernelContext& ctx, const Tensor& input, Tensor& out, Tensor& indices,
                       const PoolGeometry& g, int64_t ix_n, int64_t ix_c, const int64_t* ix_sp) {
-  const float* x = input.data_ptr<const float>();
-  float* y = out.data_ptr<float>();
+  const T* x = input.data_ptr<const T>();
+  T* y = out.data_ptr<T>();
   int64_t* ix = indices.data_ptr<int64_t>();
   const int64_t kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = g.s[2], ph = g.p[1], pw = g.p[2];
   const int64_t in_h = g.in[1], in_w = g.in[2], out_h = g.out[1], out_w = g.out[2];
   // Columns [lo, hi) read only inside the row: ow·sw - pw >= 0 and ow·sw - pw + kw <= in_w.
   const int64_t lo = std::min(out_w, (pw + sw - 1) / sw);
   const int64_t hi = std::max(lo, std::min(out_w, in_w + pw - kw >= 0 ? (in_w + pw - kw) / sw + 1 : 0));
-  const MaxPoolRowFn row_fn = select_max_pool_row(sw);
+  const MaxPoolRowFn<T> row_fn = select_max_pool_row<T>(sw);
   const int64_t planes = g.batch * g.channels;
   const int64_t per_plane = out_h * out_w * kh * kw;
   parallel_range(ctx, planes, std::max<int64_t>(1, kParallelMinElements / std::max<int64_t>(1, per_plane)),
                  1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t n = p / g.channels, c = p % g.channels;
-      const float* plane = x + g.in_offset(n, c);
-      float* yp = y + g.out_offset(n, c);
+      const T* plane = x + g.in_offset(n, c);
+      T* yp = y + g.out_offset(n, c);
       int64_t* ixp = ix + n * ix_n + c * ix_c;
       for (int64_t oh = 0; oh < out_h; ++oh) {
         const int64_t h_first = oh * sh - ph;
         const int64_t h0 = std::max<int64_t>(h_first, 0);
         const int64_t h1 = std::min(h_first + kh, in_h);
-        float* yr = yp + oh * g.out_sp[1];
+        T* yr = yp + oh * g.out_sp[1];
         int64_t* ixr = ixp + oh * ix_sp[1];
         // Edge columns ([0, lo) and [hi, out_w)): the window clipped to the row.
         for (int64_t ow = lo == 0 ? hi : 0; ow < out_w; ow = ow + 1 == lo ? hi : ow + 1) {
           const int64_t w_first = ow * sw - pw;
           const int64_t w0 = std::max<int64_t>(w_first, 0);
           const int64_t w1 = std::min(w_first + kw, in_w);
-          float best = -std::numeric_limits<float>::infinity();
+          T best = lowest<T>();
           int64_t best_i = h0 * in_w + w0;
           for (int64_t ih = h0; ih < h1; ++ih) {
-            const float* row = plane + ih * g.in_sp[1];
+            const T* row = plane + ih * g.in_sp[1];
             for (int64_t iw = w0; iw < w1; ++iw) {
-              const float v = row[iw];
-              if (v > best || v != v) {
+              const T v = row[iw];
+              if (v > best || is_nan(v)) {
                 best = v;
                 best_i = ih * in_w + iw;
               }
@@ -155,7 +167,7 @@ void max_pool_2d_rows(KernelContext& ctx, const Tensor& input, Tensor& out, Tens
           ixr[ow] = best_i;
         }
         if (hi > lo && h1 > h0) {
-          const float* rows[16];
+          const T* rows[16];
           int64_t base[16];
           int nrows = 0;
           for (int64_t ih = h0; ih < h1; ++ih, ++nrows) {
@@ -175,13 +187,13 @@ void max_pool(KernelContext& ctx, const Tensor& input, Tensor& out, Tensor& indi
   using CT = compute_t<S>;
   int64_t ix_n = 0, ix_c = 0, ix_sp[3];
   pool_out_strides(input, indices, g.nd, &ix_n, &ix_c, ix_sp);
-  if constexpr (std::is_same_v<S, float>) {
+  if constexpr (std::is_same_v<S, float> || std::is_same_v<S, int8_t>) {
     const bool rows = g.in[0] == 1 && g.out[0] == 1 && g.k[0] == 1 && g.in_sp[2] == 1 &&
                       g.out_sp[2] == 1 && ix_sp[2] == 1 && g.d[1] == 1 && g.d[2] == 1 &&
                       (g.s[2] == 1 || g.s[2] == 2) && g.k[1] <= 16 &&
                       g.in[1] * g.in[2] < (int64_t{1} << 31);
     if (rows) {
-      max_pool_2d_rows(ctx, input, out, indices, g, ix_n, ix_c, ix_sp);
+      max_pool_2d_rows<S>(ctx, input, out, indices, g, ix_n, ix_c, ix_sp);
       return;
     }
   }

@@ -257,6 +257,59 @@ class TfPadNet(torch.nn.Module):
         return torch.nn.functional.max_pool2d(self.pw(y), 2)
 
 
+def test_max_pool_runs_on_int8_and_keeps_the_values():
+    """max pooling commutes with dequantize: the fused program pools the int8
+    tensor (no dequantize before the pool); with padding, stride 1 and 2 and
+    a window past the edge it stays within a step of the unfused program
+    (whose float convolutions may round a tie the other way)."""
+    torch.manual_seed(0)
+
+    class PoolNet(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c1 = torch.nn.Conv2d(3, 16, 3, padding=1)
+            self.c2 = torch.nn.Conv2d(16, 8, 1)
+
+        def forward(self, x):
+            y = torch.nn.functional.max_pool2d(torch.relu(self.c1(x)), 3, 2, 1)
+            y = torch.nn.functional.max_pool2d(self.c2(y), 3, 1, 1)
+            return torch.nn.functional.max_pool2d(y, 2, ceil_mode=True)
+
+    example = (torch.randn(2, 3, 71, 69),)
+    converted = quantize(PoolNet().eval(), example)
+    fused = lower(converted, example)
+    gm = fused.exported_program().graph_module
+    pools = [n for n in gm.graph.nodes if "max_pool2d_with_indices" in str(n.target)]
+    assert len(pools) == 3
+    assert all(n.args[0].meta["val"].dtype == torch.int8 for n in pools)
+    unfused = lower(converted, example, fuse=False)
+    x = torch.randn(*example[0].shape)
+    got, want = run(fused, [x]).numpy(), run(unfused, [x]).numpy()
+    steps = np.abs(got - want) / output_step(converted)
+    assert steps.max() <= 1.01 and (steps < 0.5).mean() >= 0.99
+
+
+@pytest.mark.parametrize("geometry", [((3, 3), (2, 2), (1, 1), False),
+                                      ((3, 3), (1, 1), (1, 1), False),
+                                      ((2, 2), (2, 2), (0, 0), True),
+                                      ((3, 2), (2, 1), (1, 0), False)])
+def test_int8_max_pool_kernel_matches_eager(geometry):
+    """The int8 row path of aten::max_pool2d_with_indices: values and the
+    first maximum's index, as eager's float max pool gives them (int8 has
+    many ties)."""
+    kernel, stride, padding, ceil = geometry
+    x = int8((2, 5, 37, 70))
+    want, want_ix = torch.nn.functional.max_pool2d(torch.from_numpy(x).float(), kernel, stride,
+                                                   padding, ceil_mode=ceil, return_indices=True)
+    out = np.zeros(want.shape, np.int8)
+    ix = np.zeros(want.shape, np.int64)
+    _C.call_kernel("aten::max_pool2d_with_indices.out",
+                   [x, list(kernel), list(stride), list(padding), [1, 1], ceil, out, ix],
+                   returns=[6, 7])
+    np.testing.assert_array_equal(out, want.numpy().astype(np.int8))
+    np.testing.assert_array_equal(ix, want_ix.numpy())
+
+
 def quantize(model, example, dynamic=False, per_channel=True, batches=8):
     graph = torch.export.export(model, example).module()
     config = get_symmetric_quantization_config(is_per_channel=per_channel, is_dynamic=dynamic)
@@ -324,8 +377,8 @@ def test_explicit_padding_folds_into_int8_convolutions():
     program = lower(converted, example)
     ops = ops_of(program)
     assert not any("constant_pad_nd" in o for o in ops), "padding folded into the convolutions"
-    # The input, and the max pool's output (it runs in float: its fast rows are float32).
-    assert sum(o.startswith("quantized_decomposed.quantize_per_tensor") for o in ops) == 2
+    # Only the input's: the max pool runs on int8.
+    assert sum(o.startswith("quantized_decomposed.quantize_per_tensor") for o in ops) == 1
     x = torch.randn(1, 3, 33, 31)
     steps = ((run(program, (x,)) - converted(x)).abs() / output_step(converted)).round()
     assert steps.max().item() <= 1

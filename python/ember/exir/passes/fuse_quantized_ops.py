@@ -15,6 +15,8 @@ read the int8 tensors directly and keep the weight int8 in the program:
   dequantize(b))))`` of one shape → ``ember_quantized.add``.
 - dynamic: ``addmm|mm(bias, dequantize(quantize(x, choose_qparams(x))),
   dequantize(w))`` → ``ember_quantized.linear_dynamic(x, ...)``.
+- zero padding and max pooling between a dequantize and a quantize of the
+  same parameters run on the int8 tensor itself (exact).
 
 Only what the kernels compute the same way is fused: int8 activations with
 [-128, 127], symmetric int8 weights (every zero point 0) per tensor or per
@@ -305,35 +307,52 @@ class FuseQuantizedOpsPass:
 
     @staticmethod
     def _on_int8(quant: torch.fx.Node) -> str | None:
-        """``quantize(constant_pad_nd(dequantize(t), pads, 0))`` with ``t``'s
-        parameters: zero padding commutes with the affine map, so it pads ``t``
-        itself, as int8, with the zero point. (Max pooling would too, but the
-        max-pool kernel's fast rows are float32 only: on int8 it took 6 ms of
-        ResNet-50's 41, against 1 ms in float between a dequantize and a
-        quantize.)"""
+        """``quantize(constant_pad_nd(dequantize(t), pads, 0))`` or
+        ``quantize(max_pool2d_with_indices(dequantize(t), ...)[0])`` with
+        ``t``'s parameters: zero padding and max pooling commute with the
+        (increasing) affine map, so they run on ``t`` itself, as int8 (padding
+        with the zero point). Exact: the result is the same int8 values."""
         op = quant.args[0]
-        if not calls_op(op, aten.constant_pad_nd.default):
+        pool = None
+        if (getattr(op, "target", None) is operator.getitem and op.args[1] == 0
+                and calls_op(op.args[0], aten.max_pool2d_with_indices.default)):
+            pool = op.args[0]
+            dq = pool.args[0]
+        elif calls_op(op, aten.constant_pad_nd.default):
+            value = op.args[2] if len(op.args) > 2 else op.kwargs.get("value", 0)
+            if value != 0:
+                return None
+            dq = op.args[0]
+        else:
             return None
-        value = op.args[2] if len(op.args) > 2 else op.kwargs.get("value", 0)
-        if value != 0:
-            return None
-        dq = op.args[0]
         if not calls_op(dq, _DQ) or tuple(dq.args[1:6]) != tuple(quant.args[1:6]):
             return None
         t = dq.args[0]
         if getattr(t, "meta", {}).get("val") is None or t.meta["val"].dtype != torch.int8:
             return None
         graph = quant.graph
-        args = list(op.args)
-        args[0] = t
-        args[2:] = [int(dq.args[2])]  # pad with the zero point
-        with graph.inserting_before(quant):
-            new = graph.call_function(op.target, tuple(args), dict(op.kwargs))
-        new.meta = dict(op.meta)
-        new.meta["val"] = quant.meta["val"]
+        if pool is not None:
+            with graph.inserting_before(quant):
+                new_pool = graph.call_function(pool.target, (t, *pool.args[1:]),
+                                               dict(pool.kwargs))
+                new = graph.call_function(operator.getitem, (new_pool, 0))
+            new_pool.meta = dict(pool.meta)
+            new_pool.meta["val"] = (quant.meta["val"], pool.meta["val"][1])
+            new.meta = dict(op.meta)
+            new.meta["val"] = quant.meta["val"]
+            kind = "int8 max pool"
+        else:
+            args = list(op.args)
+            args[0] = t
+            args[2:] = [int(dq.args[2])]  # pad with the zero point
+            with graph.inserting_before(quant):
+                new = graph.call_function(op.target, tuple(args), dict(op.kwargs))
+            new.meta = dict(op.meta)
+            new.meta["val"] = quant.meta["val"]
+            kind = "int8 pad"
         quant.replace_all_uses_with(new)
         graph.erase_node(quant)
-        return "int8 pad"
+        return kind
 
     _FUSED_OUTPUTS = ("conv2d", "linear", "add")
 
