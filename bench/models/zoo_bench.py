@@ -73,11 +73,10 @@ def export_ember(res: ModelResult, model, inputs, ref, kinds, out_dir: Path) -> 
     """The .pte of each Ember variant in `kinds`, its arena and its error."""
     if not any(k in kinds for k in EMBER):
         return {}
-    from torch.export import export
-
     from ember.backends.xnnpack import XnnpackPartitioner
     from ember.exir import ExecutorchBackendConfig, to_edge
     from ember.runtime import Runtime
+    from torch.export import export
 
     paths = {}
     ep = export(model, inputs)

@@ -172,8 +172,9 @@ def report(results: list[ModelResult], threads: list[int], peak: dict[str, float
     per ISA (fma_peak_bench); the % column uses the highest."""
     peak_per_core = max(peak.values()) if peak else None
     notes = Footnotes()
-    peak_text = (", ".join(f"{isa} {v:.0f}" for isa, v in peak.items()) + " GFLOP/s per core"
-                 if peak else "not measured (no fma_peak_bench)")
+    peak_text = (", ".join(f"{isa} {v:.0f}" for isa, v in peak.items())
+                 + " GFLOP/s per core; `bench/peak/fma_peak_bench`, this run"
+                 if peak else "not measured: no fma_peak_bench in the build")
     lines = header + [
         "",
         ("Median ms per forward call (lower is better), median of the round medians; each "
@@ -181,7 +182,7 @@ def report(results: list[ModelResult], threads: list[int], peak: dict[str, float
         "eager (`torch.utils.flop_counter`, multiply-adds of convolutions, matrix products and "
         "attention as 2 flops). `best Ember`: the faster of Ember portable and Ember + XNNPACK "
         f"(float32). % of FMA peak: its GFLOP/s over threads × the measured fp32 FMA peak of one "
-        f"core ({peak_text}; `bench/peak/fma_peak_bench`, this run). `fastest fp32 peer`: the "
+        f"core ({peak_text}). `fastest fp32 peer`: the "
         "fastest of eager, ONNX Runtime, OpenVINO f32 and ncnn fp32 at the same thread count "
         "(< 1: Ember is faster). OpenVINO default = its own default inference precision "
         "(bf16 on CPUs with AVX512-BF16 or AMX); Ember bf16 = `ExecutorchBackendConfig("
