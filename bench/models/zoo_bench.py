@@ -267,6 +267,8 @@ def main() -> None:
                 for kind in (k for k in order if k not in res.failed and not res.wrong(k)):
                     m = measure(kind, res, paths, out_dir, ember_run, t, args.target_s, estimate)
                     res.add(kind, t, m)
+                    if m.error and res.latency(kind, t) is None:
+                        res.failed[kind] = m.error  # a crash repeats: no more rounds of it
                     print(f"[{name}] {t}T round {rnd + 1} {kind}: "
                           f"{m.error or f'{m.latency * 1e3:.2f} ms'}", flush=True)
         text = report(results, args.threads, peak,
