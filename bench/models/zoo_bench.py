@@ -5,7 +5,7 @@ Ember bf16, at 1 and 2 threads; GFLOP per model, the best Ember's GFLOP/s
 against the host's measured FMA peak, load time, peak memory, errors against
 eager. Rewrites its block of BENCHMARKS.md.
 
-    python bench/models/zoo_bench.py --build-dir build/bench [--rounds 3] [--target-s 1]
+    python bench/models/zoo_bench.py --build-dir build/bench [--rounds 3] [--target-s 0.5]
 
 Every framework runs in its own process (peers.py's workers; Ember through
 ember-run), and the rounds interleave the frameworks (the order rotates each
@@ -235,7 +235,7 @@ def main() -> None:
     ap.add_argument("--frameworks", nargs="*", default=list(FRAMEWORKS), choices=list(FRAMEWORKS))
     ap.add_argument("--threads", nargs="*", type=int, default=[1, 2])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--target-s", type=float, default=1.0,
+    ap.add_argument("--target-s", type=float, default=0.5,
                     help="seconds of timed calls per framework, round and thread count")
     ap.add_argument("--size", choices=["full", "small"], default="full",
                     help="small: the zoo's test variants, to try the bench in seconds")
