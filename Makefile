@@ -126,17 +126,20 @@ test-python:
 	    --dist loadfile $(ISA_BASELINE_TESTS); \
 	fi
 
-# Benchmarks (never part of `make test`): the Google Benchmark binaries in
-# their own build dir, then the model/kernel comparison, which rewrites
-# BENCHMARKS.md. onnxruntime is optional: the report says why when it is missing.
+# Benchmarks (never part of `make test`): the peers (ONNX Runtime, OpenVINO,
+# ncnn via pnnx; bench/requirements-peers.txt, which pins torch so pip keeps it)
+# into the venv, the Google Benchmark binaries in their own build dir, then the
+# model/kernel comparison and the zoo models against every peer, which rewrite
+# their blocks of BENCHMARKS.md. ZOO_ARGS goes to zoo_bench.py, e.g.
+# ZOO_ARGS="--rounds 2 --target-s 0.5 --models resnet50 bert_base".
 BENCH_BUILD_DIR := build/bench
 bench: install
-	-$(PIP) install -q onnxruntime onnx onnxscript
+	$(PIP) install -q -r bench/requirements-peers.txt
 	cmake -S . -B $(BENCH_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release \
 	  -DEMBER_BUILD_BENCH=ON -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_PYTHON=OFF > /dev/null
 	cmake --build $(BENCH_BUILD_DIR) -j $(JOBS)
 	$(PY) bench/models/run.py --build-dir $(BENCH_BUILD_DIR)
-	$(PY) bench/models/zoo_bench.py --build-dir $(BENCH_BUILD_DIR)
+	$(PY) bench/models/zoo_bench.py --build-dir $(BENCH_BUILD_DIR) $(ZOO_ARGS)
 
 # The LLM benchmark's peer (bench/requirements-llm.txt): llama.cpp, built by pip from
 # llama-cpp-python's sources for this host's CPU only, at most $(JOBS) compile jobs.

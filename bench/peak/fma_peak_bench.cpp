@@ -46,7 +46,10 @@ __attribute__((target("avx2,fma"), noinline)) float fma_loop_avx2(int64_t iters,
     c9 = _mm256_fmadd_ps(c9, b, a);
     c10 = _mm256_fmadd_ps(c10, b, a);
     c11 = _mm256_fmadd_ps(c11, b, a);
-    __asm__ volatile("" : "+x"(c0), "+x"(c1), "+x"(c2), "+x"(c3), "+x"(c4), "+x"(c5));
+    // Every chain in a register the compiler cannot see through, or it merges the
+    // chains that compute the same values.
+    __asm__ volatile("" : "+x"(c0), "+x"(c1), "+x"(c2), "+x"(c3), "+x"(c4), "+x"(c5), "+x"(c6),
+                     "+x"(c7), "+x"(c8), "+x"(c9), "+x"(c10), "+x"(c11));
   }
   __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1), _mm256_add_ps(c2, c3)),
                            _mm256_add_ps(_mm256_add_ps(c4, c5), _mm256_add_ps(c6, c7)));
@@ -54,18 +57,47 @@ __attribute__((target("avx2,fma"), noinline)) float fma_loop_avx2(int64_t iters,
   return _mm256_cvtss_f32(s);
 }
 
-// 16 chains of zmm FMAs (AVX-512F): 16 × 16 lanes per iteration.
+// 16 chains of zmm FMAs (AVX-512F): 16 × 16 lanes per iteration. Named
+// variables, not an array: GCC kept an array on the stack, a load and a store
+// around every FMA.
 __attribute__((target("avx512f"), noinline)) float fma_loop_avx512(int64_t iters, float seed) {
   __m512 a = _mm512_set1_ps(seed), b = _mm512_set1_ps(0.999f);
-  __m512 c[16];
-  for (auto& v : c) v = a;
+  __m512 c0 = a, c1 = a, c2 = a, c3 = a, c4 = a, c5 = a, c6 = a, c7 = a, c8 = a, c9 = a,
+         c10 = a, c11 = a, c12 = a, c13 = a, c14 = a, c15 = a;
   for (int64_t i = 0; i < iters; ++i) {
-#pragma GCC unroll 16
-    for (int j = 0; j < 16; ++j) c[j] = _mm512_fmadd_ps(c[j], b, a);
+    c0 = _mm512_fmadd_ps(c0, b, a);
+    c1 = _mm512_fmadd_ps(c1, b, a);
+    c2 = _mm512_fmadd_ps(c2, b, a);
+    c3 = _mm512_fmadd_ps(c3, b, a);
+    c4 = _mm512_fmadd_ps(c4, b, a);
+    c5 = _mm512_fmadd_ps(c5, b, a);
+    c6 = _mm512_fmadd_ps(c6, b, a);
+    c7 = _mm512_fmadd_ps(c7, b, a);
+    c8 = _mm512_fmadd_ps(c8, b, a);
+    c9 = _mm512_fmadd_ps(c9, b, a);
+    c10 = _mm512_fmadd_ps(c10, b, a);
+    c11 = _mm512_fmadd_ps(c11, b, a);
+    c12 = _mm512_fmadd_ps(c12, b, a);
+    c13 = _mm512_fmadd_ps(c13, b, a);
+    c14 = _mm512_fmadd_ps(c14, b, a);
+    c15 = _mm512_fmadd_ps(c15, b, a);
+    // Every chain in a register the compiler cannot see through, or it merges the
+    // chains that compute the same values (at most 30 asm operands: two statements).
+    __asm__ volatile("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3), "+v"(c4), "+v"(c5), "+v"(c6),
+                     "+v"(c7));
+    __asm__ volatile("" : "+v"(c8), "+v"(c9), "+v"(c10), "+v"(c11), "+v"(c12), "+v"(c13),
+                     "+v"(c14), "+v"(c15));
   }
-  __m512 s = c[0];
-  for (int j = 1; j < 16; ++j) s = _mm512_add_ps(s, c[j]);
-  return _mm512_reduce_add_ps(s);
+  __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0, c1), _mm512_add_ps(c2, c3)),
+                           _mm512_add_ps(_mm512_add_ps(c4, c5), _mm512_add_ps(c6, c7)));
+  s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(c8, c9), _mm512_add_ps(c10, c11)));
+  s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(c12, c13), _mm512_add_ps(c14, c15)));
+  // Not _mm512_reduce_add_ps: GCC 12 warns (-Werror=uninitialized) inside its header.
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, s);
+  float sum = 0.0f;
+  for (float v : lanes) sum += v;
+  return sum;
 }
 
 void BM_fma_peak_avx2(benchmark::State& state) {

@@ -121,7 +121,8 @@ def check_program(model: torch.nn.Module, inputs: tuple, tolerance: float) -> li
 # -- zoo models -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18", "resnet50", "vit_base", "bert_base"])
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18", "resnet50", "vit_base", "bert_base",
+                                  "gpt2", "whisper_base"])
 def test_zoo_model(name):
     pytest.importorskip("transformers")
     from ember.testing.model_zoo import MODELS, build

@@ -1,11 +1,15 @@
 """Models nobody here wrote: the ``transformers`` package's MobileNetV2,
-ResNet-18, ResNet-50, ViT-base/16 and BERT-base classes, built from configs
-of the published sizes with random weights (nothing is downloaded).
+ResNet-18, ResNet-50, ViT-base/16, BERT-base, GPT-2 and Whisper-base encoder
+classes, built from configs of the published sizes with random weights
+(nothing is downloaded).
 
 ``build(name, size)`` returns ``(module, example_inputs)``; ``size="full"``
-is the published architecture at its usual input (224x224 images, BERT
-sequence 128), ``size="small"`` a narrow, shallow variant of the same class
-for tests. The module returns one tensor (logits or last hidden state).
+is the published architecture at its usual input (224x224 images, BERT and
+GPT-2 sequence 128, Whisper's 80 mel bins x 3000 frames, i.e. 30 s of
+audio), ``size="small"`` a narrow, shallow variant of the same class for
+tests. The module returns one tensor (logits or last hidden state): GPT-2 is
+``GPT2Model`` without the LM head (its last hidden state, like BERT's), the
+Whisper entry is the encoder alone (``WhisperEncoder``).
 
 Outputs have ordinary magnitudes, as a trained model's do: with transformers'
 random initialisation and batch norm's default running statistics (mean 0,
@@ -20,7 +24,8 @@ from __future__ import annotations
 
 import torch
 
-MODELS = ("mobilenet_v2", "resnet18", "resnet50", "vit_base", "bert_base")
+MODELS = ("mobilenet_v2", "resnet18", "resnet50", "vit_base", "bert_base", "gpt2",
+          "whisper_base")
 
 
 class _FirstOutput(torch.nn.Module):
@@ -73,6 +78,26 @@ def build(name: str, size: str = "full", seed: int = 0) -> tuple[torch.nn.Module
                              max_position_embeddings=64))
         model = tf.BertModel(cfg, add_pooling_layer=False)
         inputs = (torch.randint(0, cfg.vocab_size, (1, 128 if full else 16)),)
+    elif name == "gpt2":
+        # GPT2Config()'s defaults are the published 124M "gpt2": 12 layers, 768 wide.
+        cfg = (tf.GPT2Config(use_cache=False) if full else
+               tf.GPT2Config(vocab_size=1000, n_positions=64, n_embd=64, n_layer=2, n_head=4,
+                             bos_token_id=0, eos_token_id=0,
+                             use_cache=False))
+        model = tf.GPT2Model(cfg)
+        inputs = (torch.randint(0, cfg.vocab_size, (1, 128 if full else 16)),)
+    elif name == "whisper_base":
+        from transformers.models.whisper.modeling_whisper import WhisperEncoder
+
+        # whisper-base's encoder: 6 layers, 512 wide, 8 heads; the input is
+        # 2 x max_source_positions frames of log-mel features.
+        cfg = (tf.WhisperConfig(d_model=512, encoder_layers=6, encoder_attention_heads=8,
+                                encoder_ffn_dim=2048, num_mel_bins=80, max_source_positions=1500)
+               if full else
+               tf.WhisperConfig(d_model=64, encoder_layers=2, encoder_attention_heads=4,
+                                encoder_ffn_dim=128, num_mel_bins=16, max_source_positions=32))
+        model = WhisperEncoder(cfg)
+        inputs = (torch.randn(1, cfg.num_mel_bins, 2 * cfg.max_source_positions),)
     else:
         raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
     module = _FirstOutput(model).eval()
