@@ -15,20 +15,11 @@
 #include <vector>
 
 #include "kernels/quantized/util/qconv_implicit.h"
+#include "kernels/quantized/test/qgemm_kinds.h"
 #include "runtime/kernel/thread_pool.h"
 
 namespace ember::kernels::quantized {
 namespace {
-
-std::vector<QGemmKind> host_kinds() {
-  std::vector<QGemmKind> kinds{QGemmKind::kBaseline};
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) kinds.push_back(QGemmKind::kAvx2);
-#endif
-  if (qgemm_detail::host_has_avx512_vnni()) kinds.push_back(QGemmKind::kAvx512Vnni);
-  return kinds;
-}
 
 struct Case {
   int64_t cin, ih, iw, m, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw;

@@ -281,25 +281,11 @@ QPackedWeights qconv_pack_weights(QGemmKind kind, const int8_t* w, int64_t c_out
     for (int64_t kk = 0; kk < k; ++kk) sum += w[r * k + kk];
     row_sums[r] = sum;
   }
-  const int64_t strips = (c_out + l.mr - 1) / l.mr;
-  for (int64_t s = 0; s < strips; ++s) {
-    for (int64_t gi = 0; gi < kg; ++gi) {
-      const int64_t tap = gi / cg, c = gi % cg;
-      for (int i = 0; i < l.mr; ++i) {
-        const int64_t r = s * l.mr + i;
-        for (int t = 0; t < l.group; ++t) {
-          const int64_t ch = c * l.group + t;
-          const int8_t v = (r < c_out && ch < cin) ? w[(r * cin + ch) * taps + tap] : int8_t{0};
-          const int64_t at = ((s * kg + gi) * l.mr + i) * l.group + t;
-          if (l.elem == 1) {
-            static_cast<int8_t*>(data)[at] = v;
-          } else {
-            static_cast<int16_t*>(data)[at] = v;
-          }
-        }
-      }
-    }
-  }
+  // Group gi is (tap, channel group); element t is channel c·G + t.
+  qgemm_pack_strips(kind, c_out, kg, data, [&](int64_t r, int64_t gi, int t) {
+    const int64_t tap = gi / cg, ch = gi % cg * l.group + t;
+    return ch < cin ? w[(r * cin + ch) * taps + tap] : int8_t{0};
+  });
   return p;
 }
 

@@ -426,24 +426,10 @@ QPackedWeights qgemm_pack_weights(QGemmKind kind, const int8_t* w, int64_t m, in
     for (int64_t kk = 0; kk < k; ++kk) sum += w[r * row_stride + kk];
     row_sums[r] = sum;
   }
-  const int64_t strips = (m + l.mr - 1) / l.mr;
-  for (int64_t s = 0; s < strips; ++s) {
-    for (int64_t g = 0; g < kg; ++g) {
-      for (int i = 0; i < l.mr; ++i) {
-        const int64_t r = s * l.mr + i;
-        for (int t = 0; t < l.group; ++t) {
-          const int64_t kk = g * l.group + t;
-          const int8_t v = (r < m && kk < k) ? w[r * row_stride + kk] : int8_t{0};
-          const int64_t at = ((s * kg + g) * l.mr + i) * l.group + t;
-          if (l.elem == 1) {
-            static_cast<int8_t*>(data)[at] = v;
-          } else {
-            static_cast<int16_t*>(data)[at] = v;
-          }
-        }
-      }
-    }
-  }
+  qgemm_pack_strips(kind, m, kg, data, [&](int64_t r, int64_t g, int t) {
+    const int64_t kk = g * l.group + t;
+    return kk < k ? w[r * row_stride + kk] : int8_t{0};
+  });
   return p;
 }
 

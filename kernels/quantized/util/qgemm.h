@@ -60,6 +60,31 @@ struct QPackedWeights {
 /// Bytes of packed data for an m×k weight matrix.
 size_t qgemm_packed_bytes(QGemmKind kind, int64_t m, int64_t k);
 
+/// Writes the packed layout of `kind` for m rows and kg k groups into
+/// `data`: element t of group g of row r is value(r, g, t) (which returns 0
+/// for the padding: r >= m, or a k past the real depth).
+template <typename F>
+void qgemm_pack_strips(QGemmKind kind, int64_t m, int64_t kg, void* data, F value) {
+  const QGemmLayout l = qgemm_layout(kind);
+  const int64_t strips = (m + l.mr - 1) / l.mr;
+  for (int64_t s = 0; s < strips; ++s) {
+    for (int64_t g = 0; g < kg; ++g) {
+      for (int i = 0; i < l.mr; ++i) {
+        const int64_t r = s * l.mr + i;
+        for (int t = 0; t < l.group; ++t) {
+          const int8_t v = r < m ? value(r, g, t) : int8_t{0};
+          const int64_t at = ((s * kg + g) * l.mr + i) * l.group + t;
+          if (l.elem == 1) {
+            static_cast<int8_t*>(data)[at] = v;
+          } else {
+            static_cast<int16_t*>(data)[at] = v;
+          }
+        }
+      }
+    }
+  }
+}
+
 /// Packs W (row m at w + m·row_stride, k contiguous int8 values) into `data`
 /// (qgemm_packed_bytes bytes) and its row sums into `row_sums` (m values).
 QPackedWeights qgemm_pack_weights(QGemmKind kind, const int8_t* w, int64_t m, int64_t k,
