@@ -56,8 +56,12 @@ Plan make_plan(QGemmKind kind, const QConvGeometry& g) {
   // A 1×1 stride-2 convolution reads one phase of four: the others are not copied.
   p.rows_read = g.sh > 64 ? ~uint64_t{0} : 0;
   p.cols_read = g.sw > 64 ? ~uint64_t{0} : 0;
-  for (int64_t ky = 0; ky < g.kh && g.sh <= 64; ++ky) p.rows_read |= uint64_t{1} << (ky * g.dh % g.sh);
-  for (int64_t kx = 0; kx < g.kw && g.sw <= 64; ++kx) p.cols_read |= uint64_t{1} << (kx * g.dw % g.sw);
+  for (int64_t ky = 0; ky < g.kh && g.sh <= 64; ++ky) {
+    p.rows_read |= uint64_t{1} << (ky * g.dh % g.sh);
+  }
+  for (int64_t kx = 0; kx < g.kw && g.sw <= 64; ++kx) {
+    p.cols_read |= uint64_t{1} << (kx * g.dw % g.sw);
+  }
   p.data_offset = round64(static_cast<size_t>(p.kg) * sizeof(int64_t));
   const size_t data_bytes =
       static_cast<size_t>(p.cg * p.phases * p.plane * group * p.layout.elem);
@@ -107,10 +111,10 @@ void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t 
           interleave4_x32_u8(src, d + ix * 4);
         }
       } else if (g.sw == 2) {
-        // Runs of 64 columns: split each channel's into even and odd
-        // columns, then 32 pixels of each column phase at once. Column
-        // ix + pl of the padded row is pixel (ix + pl) / 2 of phase (ix + pl) % 2.
-        // Then runs of 32 columns (16 pixels of each phase).
+        // Runs of 64 columns, then of 32: split each channel's run into even
+        // and odd columns, then interleave 32 (or 16) pixels of each column
+        // phase at once. Column ix + pl of the padded row is pixel
+        // (ix + pl) / 2 of phase (ix + pl) % 2.
         alignas(16) int8_t even[4][32], odd[4][32];
         const int8_t* ev[4] = {even[0], even[1], even[2], even[3]};
         const int8_t* od[4] = {odd[0], odd[1], odd[2], odd[3]};
