@@ -29,6 +29,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/quantized/util/qgemm.h"
 #include "kernels/quantized/util/qlinear_params.h"
+#include "kernels/quantized/util/qlinear_vnni.h"
 #include "kernels/quantized/util/qparams.h"
 
 namespace ember::kernels::quantized {
@@ -36,10 +37,41 @@ namespace {
 
 using portable::resize_out;
 
+// On AVX-512 VNNI hosts the weight is packed for the token-major GEMM
+// (qlinear_vnni.h), elsewhere for qgemm.h's; w.m and w.k are set either way.
 struct LinearState {
   QPackedWeights w;
+  QLinearWeights lw;
+  bool token_major = false;
   QChannelFactors f;
 };
+
+// Scratch bytes of one call over `tokens` rows, beyond the op's own.
+size_t gemm_scratch(const LinearState& s, int64_t tokens, size_t threads) {
+  return s.token_major ? qlinear_rows_bytes(tokens, s.w.k)
+                       : qgemm_scratch_bytes(s.w, tokens, threads);
+}
+
+// C = epilogue(W · (X − zx)) for int8 rows x (tokens × k); `scratch` holds
+// gemm_scratch bytes.
+void run_gemm(KernelContext& ctx, const LinearState& s, const int8_t* x, int32_t zx,
+              int64_t tokens, QEpilogue e, void* scratch) {
+  if (s.token_major) {
+    auto* rows = static_cast<uint8_t*>(scratch);
+    qlinear_pack_rows(x, tokens, s.w.k, rows);
+    qlinear_run(ctx, s.lw, rows, tokens, zx, e);
+    return;
+  }
+  QActivations a;
+  a.kind = QActivations::Kind::kRows;
+  a.x = x;
+  a.zx = zx;
+  a.n = tokens;
+  a.ld = s.w.k;
+  e.c_rs = 1;
+  e.c_cs = s.w.m;
+  qgemm_run(ctx, s.w, a, e, scratch);
+}
 
 // Tokens of `input` ([..., K]) and out's shape ([..., N]); false after failing.
 bool linear_shapes(KernelContext& ctx, const Tensor& input, const LinearState& s,
@@ -78,12 +110,21 @@ Error prepare_linear(KernelPrepareContext& ctx, const Tensor& input,
   }
   const int64_t n = weight.sizes[0], k = weight.sizes[1];
   const QGemmKind kind = qgemm_kind();
-  void* data = ctx.allocate(qgemm_packed_bytes(kind, n, k));
+  s->token_major = kind == QGemmKind::kAvx512Vnni;
+  const size_t bytes = s->token_major ? qlinear_packed_bytes(n, k) : qgemm_packed_bytes(kind, n, k);
+  void* data = ctx.allocate(bytes);
   auto* sums = static_cast<int32_t*>(ctx.allocate(static_cast<size_t>(n) * sizeof(int32_t)));
   if (data == nullptr || sums == nullptr) return ctx.failure();
-  s->w = qgemm_pack_weights(kind, weight.data_ptr<const int8_t>(), n, k, k, data, sums);
+  if (s->token_major) {
+    s->lw = qlinear_pack_weights(weight.data_ptr<const int8_t>(), n, k, data, sums);
+    s->w.kind = kind;
+    s->w.m = n;
+    s->w.k = k;
+  } else {
+    s->w = qgemm_pack_weights(kind, weight.data_ptr<const int8_t>(), n, k, k, data, sums);
+  }
   const int64_t tokens = k > 0 ? input.numel / k : 0;  // Planned size: a dynamic one's bound.
-  ctx.reserve_scratch(qgemm_scratch_bytes(s->w, tokens, ctx.threads()) + extra_scratch +
+  ctx.reserve_scratch(gemm_scratch(*s, tokens, ctx.threads()) + extra_scratch +
                       scratch_per_token * static_cast<size_t>(tokens));
   ctx.set_state(s);
   ctx.mark_packed(weight);
@@ -116,12 +157,6 @@ void linear_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
   int64_t tokens = 0;
   if (!linear_shapes(ctx, input, *s, out, &tokens)) return;
   if (tokens == 0 || s->w.m == 0) return;
-  QActivations x;
-  x.kind = QActivations::Kind::kRows;
-  x.x = input.data_ptr<const int8_t>();
-  x.zx = static_cast<int32_t>(input_zero_point);
-  x.n = tokens;
-  x.ld = s->w.k;
   QEpilogue e;
   e.scale = s->f.scale;
   e.offset = s->f.offset;
@@ -129,14 +164,13 @@ void linear_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
   e.lo = static_cast<int32_t>(output_min);
   e.hi = static_cast<int32_t>(output_max);
   e.c = out.data;
-  e.c_rs = 1;
-  e.c_cs = s->w.m;
-  const size_t need = qgemm_scratch_bytes(s->w, tokens, ctx.threads());
+  const size_t need = gemm_scratch(*s, tokens, ctx.threads());
   void* scratch = ctx.scratch(need);
   EMBER_KERNEL_CHECK(ctx, need == 0 || scratch != nullptr,
                      "%zu bytes of scratch memory needed, %zu reserved", need,
                      ctx.scratch_size());
-  qgemm_run(ctx, s->w, x, e, scratch);
+  run_gemm(ctx, *s, input.data_ptr<const int8_t>(), static_cast<int32_t>(input_zero_point),
+           tokens, e, scratch);
 }
 
 Error linear_dynamic_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
@@ -183,7 +217,7 @@ void linear_dynamic_out(KernelContext& ctx, const Tensor& input, const Tensor&, 
     return;
   }
   const size_t q_bytes = (static_cast<size_t>(input.numel) + 63) / 64 * 64;
-  const size_t gemm_bytes = qgemm_scratch_bytes(s->w, tokens, ctx.threads());
+  const size_t gemm_bytes = gemm_scratch(*s, tokens, ctx.threads());
   auto* scratch = static_cast<uint8_t*>(ctx.scratch(q_bytes + gemm_bytes));
   EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%zu bytes of scratch memory needed, %zu "
                      "reserved", q_bytes + gemm_bytes, ctx.scratch_size());
@@ -194,23 +228,21 @@ void linear_dynamic_out(KernelContext& ctx, const Tensor& input, const Tensor&, 
   // quantize_per_tensor.tensor: float32 input times the float32 of 1 / scale.
   const auto inv = static_cast<float>(1.0 / static_cast<double>(scale));
   const auto zf = static_cast<float>(zp);
-  auto* xq = reinterpret_cast<int8_t*>(scratch);
-  quantize_f32_s8(xf, xq, input.numel, inv, -128.0f - zf, 127.0f - zf, static_cast<int32_t>(zp));
-  QActivations x;
-  x.kind = QActivations::Kind::kRows;
-  x.x = xq;
-  x.zx = static_cast<int32_t>(zp);
-  x.n = tokens;
-  x.ld = s->w.k;
   QEpilogue e;
   e.scale = s->f.scale;
   e.scale_mul = scale;
   e.offset = s->f.offset;
   e.float_out = true;
   e.c = out.data;
-  e.c_rs = 1;
-  e.c_cs = s->w.m;
-  qgemm_run(ctx, s->w, x, e, scratch + q_bytes);
+  if (s->token_major) {
+    // Quantized straight into the GEMM's rows.
+    qlinear_quantize_rows(xf, tokens, s->w.k, inv, static_cast<int32_t>(zp), scratch + q_bytes);
+    qlinear_run(ctx, s->lw, scratch + q_bytes, tokens, static_cast<int32_t>(zp), e);
+    return;
+  }
+  auto* xq = reinterpret_cast<int8_t*>(scratch);
+  quantize_f32_s8(xf, xq, input.numel, inv, -128.0f - zf, 127.0f - zf, static_cast<int32_t>(zp));
+  run_gemm(ctx, *s, xq, static_cast<int32_t>(zp), tokens, e, scratch + q_bytes);
 }
 
 }  // namespace ember::kernels::quantized

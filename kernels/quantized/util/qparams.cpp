@@ -4,7 +4,16 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/dtype.h"
+#include "kernels/portable/util/isa_target.h"
+
+#if EMBER_ISA_X86
+#include <immintrin.h>
+// GCC 12's AVX-512 min and max intrinsics start from _mm512_undefined_ps(),
+// which -Wmaybe-uninitialized reports as a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace ember::kernels::quantized {
 
@@ -146,13 +155,98 @@ bool run_check_qparams(KernelContext& ctx, const QParams& q) {
   return false;
 }
 
-void choose_qparams_f32(const float* x, int64_t n, int64_t qmin, int64_t qmax, double eps,
-                        float* scale_out, int64_t* zero_point_out) {
+namespace {
+
+// The range of n > 0 values by the rule lo = x < lo ? x : lo (likewise hi):
+// a NaN is skipped unless it is x[0], which then stays. MINPS/MAXPS apply
+// that rule per lane, so lanes that all start from x[0] and are combined by
+// it give the scalar loop's result.
+void minmax_baseline(const float* x, int64_t n, float* lo_out, float* hi_out) {
   float lo = x[0], hi = x[0];
   for (int64_t i = 1; i < n; ++i) {
     lo = x[i] < lo ? x[i] : lo;
     hi = x[i] > hi ? x[i] : hi;
   }
+  *lo_out = lo;
+  *hi_out = hi;
+}
+
+#if EMBER_ISA_X86
+EMBER_TARGET_AVX512 void minmax_avx512(const float* x, int64_t n, float* lo_out,
+                                       float* hi_out) {
+  __m512 lo0 = _mm512_set1_ps(x[0]), hi0 = lo0, lo1 = lo0, hi1 = lo0;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
+    lo0 = _mm512_min_ps(a, lo0);
+    hi0 = _mm512_max_ps(a, hi0);
+    lo1 = _mm512_min_ps(b, lo1);
+    hi1 = _mm512_max_ps(b, hi1);
+  }
+  float lo[32], hi[32];
+  _mm512_storeu_ps(lo, lo0);
+  _mm512_storeu_ps(lo + 16, lo1);
+  _mm512_storeu_ps(hi, hi0);
+  _mm512_storeu_ps(hi + 16, hi1);
+  float l = x[0], h = x[0];
+  for (int j = 0; j < 32; ++j) {
+    l = lo[j] < l ? lo[j] : l;
+    h = hi[j] > h ? hi[j] : h;
+  }
+  for (; i < n; ++i) {
+    l = x[i] < l ? x[i] : l;
+    h = x[i] > h ? x[i] : h;
+  }
+  *lo_out = l;
+  *hi_out = h;
+}
+
+EMBER_TARGET_AVX2_FMA void minmax_avx2(const float* x, int64_t n, float* lo_out, float* hi_out) {
+  __m256 lo0 = _mm256_set1_ps(x[0]), hi0 = lo0, lo1 = lo0, hi1 = lo0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+    lo0 = _mm256_min_ps(a, lo0);
+    hi0 = _mm256_max_ps(a, hi0);
+    lo1 = _mm256_min_ps(b, lo1);
+    hi1 = _mm256_max_ps(b, hi1);
+  }
+  float lo[16], hi[16];
+  _mm256_storeu_ps(lo, lo0);
+  _mm256_storeu_ps(lo + 8, lo1);
+  _mm256_storeu_ps(hi, hi0);
+  _mm256_storeu_ps(hi + 8, hi1);
+  float l = x[0], h = x[0];
+  for (int j = 0; j < 16; ++j) {
+    l = lo[j] < l ? lo[j] : l;
+    h = hi[j] > h ? hi[j] : h;
+  }
+  for (; i < n; ++i) {
+    l = x[i] < l ? x[i] : l;
+    h = x[i] > h ? x[i] : h;
+  }
+  *lo_out = l;
+  *hi_out = h;
+}
+#endif
+
+}  // namespace
+
+void choose_qparams_f32(const float* x, int64_t n, int64_t qmin, int64_t qmax, double eps,
+                        float* scale_out, int64_t* zero_point_out) {
+  float lo, hi;
+#if EMBER_ISA_X86
+  const portable::Isa isa = portable::cpu_isa();
+  if (isa >= portable::Isa::kAvx512) {
+    minmax_avx512(x, n, &lo, &hi);
+  } else if (isa >= portable::Isa::kAvx2) {
+    minmax_avx2(x, n, &lo, &hi);
+  } else {
+    minmax_baseline(x, n, &lo, &hi);
+  }
+#else
+  minmax_baseline(x, n, &lo, &hi);
+#endif
   const float min_neg = lo < 0.0f ? lo : 0.0f;
   const float max_pos = hi > 0.0f ? hi : 0.0f;
   float scale = (max_pos - min_neg) / static_cast<float>(qmax - qmin);
