@@ -392,6 +392,45 @@ def test_softmax_float32_mixed_layouts(op):
         check(out, want)
 
 
+# ember_fused::safe_softmax: aten._safe_softmax (all -inf slices give zeros)
+# over the same special values and blocks, and in channels-last.
+@pytest.mark.parametrize("shape,dim", [((6, 1000), -1), ((5, 37), 1), ((6, 17), 0),
+                                       ((2, 9, 64), 1), ((2, 7, 130), 1), ((3, 5, 2, 33), 1),
+                                       ((7,), 0), ((0, 3), 1)])
+def test_safe_softmax_float32_special_values_and_blocks(shape, dim):
+    slices = int(np.prod(shape)) // shape[dim] if shape[dim] else 0
+    special = slices >= 5
+    x = softmax_special_input(shape, dim) if special else rand(shape, np.float32)
+    want = aten._safe_softmax.default(t(x), dim)
+    out = np.empty(shape, np.float32)
+    _C.call_kernel("ember_fused::safe_softmax.out", [x, dim, out])
+    check(out, want)
+    if special:
+        # The all -inf slice is zeros (softmax gives NaN there), the NaN one NaN.
+        moved = np.moveaxis(out, dim, -1).reshape(-1, shape[dim])
+        assert (moved[1] == 0).all() and np.isnan(moved[2]).all()
+
+
+@pytest.mark.parametrize("dim", [1, 3])
+def test_safe_softmax_channels_last_and_a_masked_plane(dim):
+    x = (rand((2, 3, 4, 5), np.float32) * 10).astype(np.float32)
+    x[1, :, 2, :] = -np.inf  # all -inf slices along dim 1 and along dim 3
+    want = aten._safe_softmax.default(t(x), dim)
+    out = channels_last(np.empty((2, 3, 4, 5), np.float32))
+    _C.call_kernel("ember_fused::safe_softmax.out", [channels_last(x), dim, out])
+    check(out, want)
+
+
+def test_safe_softmax_refuses_other_dtypes_and_layouts():
+    x = rand((2, 3), np.float64)
+    with pytest.raises(RuntimeError, match="float32"):
+        _C.call_kernel("ember_fused::safe_softmax.out", [x, 1, np.empty((2, 3), np.float64)])
+    y = (rand((2, 3, 4, 5), np.float32)).astype(np.float32)
+    with pytest.raises(RuntimeError, match="same dim order"):
+        _C.call_kernel("ember_fused::safe_softmax.out",
+                       [y, 1, channels_last(np.empty((2, 3, 4, 5), np.float32))])
+
+
 # --- norms ---------------------------------------------------------------------
 
 

@@ -22,7 +22,16 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // independent accumulators so they vectorise (a single accumulator is a
 // dependency chain the compiler may not reorder). NaN in the row is skipped
 // by the max but makes the sum NaN, so every output is NaN.
-template <bool kLog>
+// True when all n values (stride `stride`) are -inf: a slice that
+// safe_softmax_f32 sets to zeros. Called only once the max is -inf.
+[[gnu::always_inline]] inline bool all_neg_inf(const float* p, int64_t n, int64_t stride) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(p[i * stride] == kNegInf)) return false;
+  }
+  return true;
+}
+
+template <bool kLog, bool kSafe = false>
 [[gnu::always_inline]] inline void row(const float* p, float* q, int64_t n) {
   constexpr int kLanes = 16;
   float lanes[kLanes];
@@ -34,6 +43,12 @@ template <bool kLog>
   for (; i < n; ++i) lanes[0] = max_skip_nan(lanes[0], p[i]);
   float mx = lanes[0];
   for (int k = 1; k < kLanes; ++k) mx = max_skip_nan(mx, lanes[k]);
+  if constexpr (kSafe) {
+    if (mx == kNegInf && all_neg_inf(p, n, 1)) {
+      for (int64_t j = 0; j < n; ++j) q[j] = 0.0f;
+      return;
+    }
+  }
   for (int k = 0; k < kLanes; ++k) lanes[k] = 0.0f;
   if constexpr (kLog) {
     // q may be p (in place) and p is read again below: sum without storing.
@@ -68,11 +83,12 @@ template <bool kLog>
 
 // n rows of `inner` values (stride `inner`), reduced down the columns. Blocks
 // of kCols columns keep the per-column max and sum on the stack.
-template <bool kLog>
+template <bool kLog, bool kSafe = false>
 [[gnu::always_inline]] inline void columns(const float* p, float* q, int64_t n, int64_t inner) {
   constexpr int64_t kCols = 64;
   float mx[kCols];
   float acc[kCols];
+  bool dead[kCols];  // kSafe: the column is all -inf (zeros out).
   for (int64_t j0 = 0; j0 < inner; j0 += kCols) {
     const int64_t b = inner - j0 < kCols ? inner - j0 : kCols;
     const float* pb = p + j0;
@@ -81,6 +97,14 @@ template <bool kLog>
     for (int64_t i = 0; i < n; ++i) {
       const float* r = pb + i * inner;
       for (int64_t j = 0; j < b; ++j) mx[j] = max_skip_nan(mx[j], r[j]);
+    }
+    bool any_dead = false;
+    if constexpr (kSafe) {
+      // Decided before anything is written (out may be in).
+      for (int64_t j = 0; j < b; ++j) {
+        dead[j] = mx[j] == kNegInf && all_neg_inf(pb + j, n, inner);
+        any_dead = any_dead || dead[j];
+      }
     }
     for (int64_t j = 0; j < b; ++j) acc[j] = 0.0f;
     for (int64_t i = 0; i < n; ++i) {
@@ -106,69 +130,93 @@ template <bool kLog>
         for (int64_t j = 0; j < b; ++j) w[j] *= acc[j];
       }
     }
+    if (any_dead) {
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t j = 0; j < b; ++j) {
+          if (dead[j]) qb[i * inner + j] = 0.0f;
+        }
+      }
+    }
   }
 }
 
-template <bool kLog>
+template <bool kLog, bool kSafe>
 [[gnu::always_inline]] inline void blocks(const float* in, float* out, int64_t outer, int64_t n,
                                           int64_t inner) {
   const int64_t step = n * inner;
   for (int64_t o = 0; o < outer; ++o) {
     if (inner == 1) {
-      row<kLog>(in + o * step, out + o * step, n);
+      row<kLog, kSafe>(in + o * step, out + o * step, n);
     } else {
-      columns<kLog>(in + o * step, out + o * step, n, inner);
+      columns<kLog, kSafe>(in + o * step, out + o * step, n, inner);
     }
   }
 }
 
-[[gnu::always_inline]] inline void dispatch(bool log, const float* in, float* out, int64_t outer,
+// kind: 0 softmax, 1 log-softmax, 2 safe softmax.
+[[gnu::always_inline]] inline void dispatch(int kind, const float* in, float* out, int64_t outer,
                                             int64_t n, int64_t inner) {
-  if (log) {
-    blocks<true>(in, out, outer, n, inner);
+  if (kind == 1) {
+    blocks<true, false>(in, out, outer, n, inner);
+  } else if (kind == 2) {
+    blocks<false, true>(in, out, outer, n, inner);
   } else {
-    blocks<false>(in, out, outer, n, inner);
+    blocks<false, false>(in, out, outer, n, inner);
   }
 }
 
 #if EMBER_ISA_X86
-EMBER_TARGET_AVX2_FMA void softmax_f32_avx2(bool log, const float* in, float* out, int64_t outer,
+EMBER_TARGET_AVX2_FMA void softmax_f32_avx2(int kind, const float* in, float* out, int64_t outer,
                                             int64_t n, int64_t inner) {
-  dispatch(log, in, out, outer, n, inner);
+  dispatch(kind, in, out, outer, n, inner);
 }
 // kLanes = 16 accumulators are one zmm here: the same sums in the same order.
-EMBER_TARGET_AVX512 void softmax_f32_avx512(bool log, const float* in, float* out,
+EMBER_TARGET_AVX512 void softmax_f32_avx512(int kind, const float* in, float* out,
                                             int64_t outer, int64_t n, int64_t inner) {
-  dispatch(log, in, out, outer, n, inner);
+  dispatch(kind, in, out, outer, n, inner);
 }
 #endif
 
-}  // namespace
-
-void softmax_f32_baseline(bool log, const float* in, float* out, int64_t outer, int64_t n,
-                          int64_t inner) {
-  dispatch(log, in, out, outer, n, inner);
-}
-
-void softmax_f32_at(Isa isa, bool log, const float* in, float* out, int64_t outer, int64_t n,
-                    int64_t inner) {
+void run_at(Isa isa, int kind, const float* in, float* out, int64_t outer, int64_t n,
+            int64_t inner) {
 #if EMBER_ISA_X86
   if (isa >= Isa::kAvx512) {
-    softmax_f32_avx512(log, in, out, outer, n, inner);
+    softmax_f32_avx512(kind, in, out, outer, n, inner);
     return;
   }
   if (isa >= Isa::kAvx2) {
-    softmax_f32_avx2(log, in, out, outer, n, inner);
+    softmax_f32_avx2(kind, in, out, outer, n, inner);
     return;
   }
 #else
   (void)isa;
 #endif
-  softmax_f32_baseline(log, in, out, outer, n, inner);
+  dispatch(kind, in, out, outer, n, inner);
+}
+
+}  // namespace
+
+void softmax_f32_baseline(bool log, const float* in, float* out, int64_t outer, int64_t n,
+                          int64_t inner) {
+  dispatch(log ? 1 : 0, in, out, outer, n, inner);
+}
+
+void softmax_f32_at(Isa isa, bool log, const float* in, float* out, int64_t outer, int64_t n,
+                    int64_t inner) {
+  run_at(isa, log ? 1 : 0, in, out, outer, n, inner);
 }
 
 void softmax_f32(bool log, const float* in, float* out, int64_t outer, int64_t n, int64_t inner) {
-  softmax_f32_at(cpu_isa(), log, in, out, outer, n, inner);
+  run_at(cpu_isa(), log ? 1 : 0, in, out, outer, n, inner);
+}
+
+void safe_softmax_f32_at(Isa isa, const float* in, float* out, int64_t outer, int64_t n,
+                         int64_t inner) {
+  run_at(isa, 2, in, out, outer, n, inner);
+}
+
+void safe_softmax_f32(const float* in, float* out, int64_t outer, int64_t n, int64_t inner) {
+  run_at(cpu_isa(), 2, in, out, outer, n, inner);
 }
 
 }  // namespace ember::kernels::portable

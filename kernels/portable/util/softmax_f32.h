@@ -25,4 +25,13 @@ void softmax_f32_baseline(bool log, const float* in, float* out, int64_t outer, 
 void softmax_f32_at(Isa isa, bool log, const float* in, float* out, int64_t outer, int64_t n,
                     int64_t inner);
 
+/// softmax_f32 (not log) except that a slice whose values are all -inf
+/// gives zeros instead of NaN: aten::_safe_softmax, what SDPA's math form
+/// computes (a query row that may attend to nothing). in == out is allowed.
+void safe_softmax_f32(const float* in, float* out, int64_t outer, int64_t n, int64_t inner);
+
+/// The build for `isa` (for tests).
+void safe_softmax_f32_at(Isa isa, const float* in, float* out, int64_t outer, int64_t n,
+                         int64_t inner);
+
 }  // namespace ember::kernels::portable

@@ -80,6 +80,10 @@ class ExecutorchBackendConfig:
     ``ember_fused::fused_convolution`` whose kernel does both on each output tile
     (``ember.exir.passes.fuse_conv_activation``); False keeps the aten ops,
     which runtimes without Ember's kernels also run.
+    ``fuse_safe_softmax``: rewrite the seven ops that attention's
+    ``_safe_softmax`` decomposes into (softmax, then zeros for rows that are
+    all -inf) into one ``ember_fused::safe_softmax``
+    (``ember.exir.passes.fuse_safe_softmax``); False keeps the aten ops.
     ``precision``: ``"fp32"`` (the default) computes in float32 as the model
     does; ``"bf16"`` runs every float32 linear layer and GEMM convolution
     with a constant weight in bf16 (``ember.exir.passes.bf16_precision``;
@@ -120,6 +124,7 @@ class ExecutorchBackendConfig:
     fold_padding: bool = True
     fuse_quantized_ops: bool = True
     fuse_conv_activation: bool = True
+    fuse_safe_softmax: bool = True
     precision: str = "fp32"
     dim_order_ops: bool = True
     extract_delegate_segments: bool = True

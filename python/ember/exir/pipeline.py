@@ -48,6 +48,7 @@ from ember.exir.passes.ember_decompositions import EMBER_CIA_DECOMPOSITIONS
 from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
 from ember.exir.passes.fuse_conv_activation import FuseConvActivationPass
+from ember.exir.passes.fuse_safe_softmax import FuseSafeSoftmaxPass
 from ember.exir.passes.fuse_dynamic_intx_linear import FuseDynamicIntxLinearPass
 from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
 from ember.exir.passes.fuse_weight_only_linear import FuseWeightOnlyLinearPass
@@ -177,6 +178,8 @@ def executorch_passes(
         passes.append(("fuse weight-only quantized linear", FuseWeightOnlyLinearPass()))
     if config.fuse_conv_activation:
         passes.append(("fuse convolution + residual + activation", FuseConvActivationPass()))
+    if config.fuse_safe_softmax:
+        passes.append(("fuse safe softmax", FuseSafeSoftmaxPass()))
     if config.precision == "bf16":
         passes.append(("linear layers and convolutions in bf16", Bf16PrecisionPass()))
     if config.constant_folding:

@@ -182,6 +182,8 @@ _EXTRA: dict[str, Any] = {
     "ember_fused.linear_bf16.default": lambda d: [
         ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), (_W_LINEAR / 8).to(torch.bfloat16), _W_BIAS),
          {})],
+    "ember_fused.safe_softmax.default": lambda d: [
+        ((_t([[0.5, -1.0, 2.0], [-1.0, 0.0, 1.0]], d), 1), {})],
     "ember_quantized.add.default": lambda d: [
         ((_t([5, -3, 7], d), 0.1, 2, _t([1, 2, -9], d), 0.2, -1, 0.3, 0, -128, 127), {})],
     # Special functions (issue #13): OpInfo's samples are not keyed by these overloads.

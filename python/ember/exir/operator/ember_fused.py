@@ -22,6 +22,12 @@ order, so a program with fused ops means exactly what the one without meant.
   sums, and the float32 ``bias`` is added; the output is float32. The kernel
   (``kernels/portable/op_linear_bf16.cpp``) runs AVX512-BF16 where the CPU
   has it.
+- ``safe_softmax(self, dim) -> Tensor``: ``aten._safe_softmax`` (float32):
+  softmax over ``dim``, zeros for a slice whose values are all -inf. SDPA's
+  math form (what ``to_edge`` makes of ``scaled_dot_product_attention``)
+  computes it as softmax followed by eq, logical_not, any, logical_not,
+  full_like and where; ``ember.exir.passes.fuse_safe_softmax`` puts the one
+  op back (``kernels/portable/op_safe_softmax.cpp``).
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ SCHEMAS = {
     "fused_convolution.out": f"({_CONVOLUTION}, {_OUT}",
     "linear_bf16": "(Tensor input, Tensor weight, Tensor? bias) -> Tensor",
     "linear_bf16.out": f"(Tensor input, Tensor weight, Tensor? bias, {_OUT}",
+    "safe_softmax": "(Tensor self, int dim) -> Tensor",
+    "safe_softmax.out": f"(Tensor self, int dim, {_OUT}",
 }
 
 
@@ -64,7 +72,12 @@ def linear_bf16(input, weight, bias):
     return y if bias is None else y + bias
 
 
-_FUNCTIONS = {"fused_convolution": fused_convolution, "linear_bf16": linear_bf16}
+def safe_softmax(self, dim):
+    return torch.ops.aten._safe_softmax.default(self, dim)
+
+
+_FUNCTIONS = {"fused_convolution": fused_convolution, "linear_bf16": linear_bf16,
+              "safe_softmax": safe_softmax}
 
 
 define_ops("ember_fused", SCHEMAS, _FUNCTIONS)
