@@ -2,6 +2,10 @@
 //     int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out,
 //     Tensor(b!) indices)
 // aten::max_pool3d_with_indices.out(... the same with int[3] ...)
+// ember_fused::max_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[],
+//     int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out)
+//     (the 2-D pool's values without the indices nobody reads:
+//     passes/max_pool_without_indices.py)
 //
 // indices (int64) are flat positions within each input plane (d·H·W + h·W + w),
 // as in eager; the first maximum wins, and a NaN wins over numbers (the last
@@ -49,6 +53,25 @@ template <typename T, int kStride>
 inline void max_pool_row_body(const T* const* rows, const int64_t* base, int nrows,
                               int64_t kw, int64_t len, T* y, int64_t* ix) {
   constexpr int kBlock = 64;
+  if (ix == nullptr) {
+    // Values only (ember_fused::max_pool2d): one max per tap, no positions.
+    for (int64_t b0 = 0; b0 < len; b0 += kBlock) {
+      const int n = len - b0 < kBlock ? static_cast<int>(len - b0) : kBlock;
+      T best[kBlock];
+      for (int j = 0; j < kBlock; ++j) best[j] = lowest<T>();
+      for (int r = 0; r < nrows; ++r) {
+        for (int64_t k = 0; k < kw; ++k) {
+          const T* src = rows[r] + b0 * kStride + k;
+          for (int j = 0; j < n; ++j) {
+            const T v = src[j * kStride];
+            best[j] = v > best[j] || is_nan(v) ? v : best[j];
+          }
+        }
+      }
+      for (int j = 0; j < n; ++j) y[b0 + j] = best[j];
+    }
+    return;
+  }
   for (int64_t b0 = 0; b0 < len; b0 += kBlock) {
     const int n = len - b0 < kBlock ? static_cast<int>(len - b0) : kBlock;
     // Positions relative to the first tap of output b0, in 32 bits like the
@@ -120,11 +143,11 @@ MaxPoolRowFn<T> select_max_pool_row(int64_t stride) {
 // and indices, column stride 1 or 2 and dilation 1: interior columns by rows
 // (above), the rest element by element. Planes split over the pool.
 template <typename T>
-void max_pool_2d_rows(KernelContext& ctx, const Tensor& input, Tensor& out, Tensor& indices,
+void max_pool_2d_rows(KernelContext& ctx, const Tensor& input, Tensor& out, Tensor* indices,
                       const PoolGeometry& g, int64_t ix_n, int64_t ix_c, const int64_t* ix_sp) {
   const T* x = input.data_ptr<const T>();
   T* y = out.data_ptr<T>();
-  int64_t* ix = indices.data_ptr<int64_t>();
+  int64_t* ix = indices != nullptr ? indices->data_ptr<int64_t>() : nullptr;
   const int64_t kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = g.s[2], ph = g.p[1], pw = g.p[2];
   const int64_t in_h = g.in[1], in_w = g.in[2], out_h = g.out[1], out_w = g.out[2];
   // Columns [lo, hi) read only inside the row: ow·sw - pw >= 0 and ow·sw - pw + kw <= in_w.
@@ -139,13 +162,13 @@ void max_pool_2d_rows(KernelContext& ctx, const Tensor& input, Tensor& out, Tens
       const int64_t n = p / g.channels, c = p % g.channels;
       const T* plane = x + g.in_offset(n, c);
       T* yp = y + g.out_offset(n, c);
-      int64_t* ixp = ix + n * ix_n + c * ix_c;
+      int64_t* ixp = ix != nullptr ? ix + n * ix_n + c * ix_c : nullptr;
       for (int64_t oh = 0; oh < out_h; ++oh) {
         const int64_t h_first = oh * sh - ph;
         const int64_t h0 = std::max<int64_t>(h_first, 0);
         const int64_t h1 = std::min(h_first + kh, in_h);
         T* yr = yp + oh * g.out_sp[1];
-        int64_t* ixr = ixp + oh * ix_sp[1];
+        int64_t* ixr = ixp != nullptr ? ixp + oh * ix_sp[1] : nullptr;
         // Edge columns ([0, lo) and [hi, out_w)): the window clipped to the row.
         for (int64_t ow = lo == 0 ? hi : 0; ow < out_w; ow = ow + 1 == lo ? hi : ow + 1) {
           const int64_t w_first = ow * sw - pw;
@@ -164,7 +187,7 @@ void max_pool_2d_rows(KernelContext& ctx, const Tensor& input, Tensor& out, Tens
             }
           }
           yr[ow] = best;
-          ixr[ow] = best_i;
+          if (ixr != nullptr) ixr[ow] = best_i;
         }
         if (hi > lo && h1 > h0) {
           const T* rows[16];
@@ -174,19 +197,20 @@ void max_pool_2d_rows(KernelContext& ctx, const Tensor& input, Tensor& out, Tens
             rows[nrows] = plane + ih * g.in_sp[1] + (lo * sw - pw);
             base[nrows] = ih * in_w + (lo * sw - pw);
           }
-          row_fn(rows, base, nrows, kw, hi - lo, yr + lo, ixr + lo);
+          row_fn(rows, base, nrows, kw, hi - lo, yr + lo, ixr != nullptr ? ixr + lo : nullptr);
         }
       }
     }
   });
 }
 
+// indices null: the values only (ember_fused::max_pool2d).
 template <typename S>
-void max_pool(KernelContext& ctx, const Tensor& input, Tensor& out, Tensor& indices,
+void max_pool(KernelContext& ctx, const Tensor& input, Tensor& out, Tensor* indices,
               const PoolGeometry& g) {
   using CT = compute_t<S>;
-  int64_t ix_n = 0, ix_c = 0, ix_sp[3];
-  pool_out_strides(input, indices, g.nd, &ix_n, &ix_c, ix_sp);
+  int64_t ix_n = 0, ix_c = 0, ix_sp[3] = {0, 0, 1};
+  if (indices != nullptr) pool_out_strides(input, *indices, g.nd, &ix_n, &ix_c, ix_sp);
   if constexpr (std::is_same_v<S, float> || std::is_same_v<S, int8_t>) {
     const bool rows = g.in[0] == 1 && g.out[0] == 1 && g.k[0] == 1 && g.in_sp[2] == 1 &&
                       g.out_sp[2] == 1 && ix_sp[2] == 1 && g.d[1] == 1 && g.d[2] == 1 &&
@@ -199,7 +223,7 @@ void max_pool(KernelContext& ctx, const Tensor& input, Tensor& out, Tensor& indi
   }
   const S* x = input.data_ptr<const S>();
   S* y = out.data_ptr<S>();
-  int64_t* ix = indices.data_ptr<int64_t>();
+  int64_t* ix = indices != nullptr ? indices->data_ptr<int64_t>() : nullptr;
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t c = 0; c < g.channels; ++c) {
       const S* plane = x + g.in_offset(n, c);
@@ -221,7 +245,9 @@ void max_pool(KernelContext& ctx, const Tensor& input, Tensor& out, Tensor& indi
             window_max(plane, g, win, &best, &best_i);
             y[g.out_offset(n, c) + od * g.out_sp[0] + oh * g.out_sp[1] + ow * g.out_sp[2]] =
                 convert<S>(best);
-            ix[n * ix_n + c * ix_c + od * ix_sp[0] + oh * ix_sp[1] + ow * ix_sp[2]] = best_i;
+            if (ix != nullptr) {
+              ix[n * ix_n + c * ix_c + od * ix_sp[0] + oh * ix_sp[1] + ow * ix_sp[2]] = best_i;
+            }
           }
         }
       }
@@ -246,12 +272,29 @@ void max_pool_with_indices_out(KernelContext& ctx, const Tensor& self, IntSpan k
   if (out.numel == 0) return;
   const bool ok = dispatch_dtype<kRealTypes>(self.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    max_pool<S>(ctx, self, out, indices, g);
+    max_pool<S>(ctx, self, out, &indices, g);
   });
   if (!ok) fail_dtype(ctx, "self", self.dtype);
 }
 
 }  // namespace
+
+void max_pool2d_out(KernelContext& ctx, const Tensor& self, IntSpan kernel_size, IntSpan stride,
+                    IntSpan padding, IntSpan dilation, bool ceil_mode, Tensor& out) {
+  PoolGeometry g;
+  if (!pool_input(ctx, self, 2, &g) ||
+      !pool_windows(ctx, kernel_size, stride, padding, dilation, ceil_mode, &g)) {
+    return;
+  }
+  if (!check_dtype(ctx, out, "out", self.dtype)) return;
+  if (!pool_resize_out(ctx, self, out, &g)) return;
+  if (out.numel == 0) return;
+  const bool ok = dispatch_dtype<kRealTypes>(self.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    max_pool<S>(ctx, self, out, nullptr, g);
+  });
+  if (!ok) fail_dtype(ctx, "self", self.dtype);
+}
 
 void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, IntSpan kernel_size,
                                  IntSpan stride, IntSpan padding, IntSpan dilation,

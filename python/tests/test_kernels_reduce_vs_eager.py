@@ -659,6 +659,31 @@ def test_max_pool2d_row_path_matches_eager_and_the_element_loop(shape, args, val
     np.testing.assert_array_equal(got[0][1], got[1][1])
 
 
+# ember_fused::max_pool2d: the values of max_pool2d_with_indices without the
+# indices, on the row path (NCHW, float32 and int8), the element loop
+# (channels-last, dilation, other dtypes), ties, NaN and inf.
+@pytest.mark.parametrize("shape,args", MAXPOOL2D_ROW_CASES + [
+    ((2, 3, 7, 6), case) for case in MAXPOOL2D_CASES])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint8, np.float64, np.int32])
+def test_max_pool2d_without_indices_matches_eager(shape, args, dtype):
+    rng = np.random.default_rng(11)
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        x = rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape).astype(dtype)
+    else:
+        x = rng.standard_normal(shape).astype(dtype)
+        flat = x.reshape(-1)
+        flat[rng.choice(flat.size, size=max(1, flat.size // 50), replace=False)] = np.nan
+        flat[rng.choice(flat.size, size=max(1, flat.size // 50), replace=False)] = -np.inf
+    want = aten.max_pool2d_with_indices.default(t(x.astype(np.float64)), *args)[0]
+    want = want.numpy().astype(dtype)
+    for layout in ("rows", "elements"):
+        xin = x if layout == "rows" or x.ndim != 4 else channels_last(x)
+        out = np.empty(want.shape, dtype)
+        _C.call_kernel("ember_fused::max_pool2d.out", [xin, *args, out])
+        np.testing.assert_array_equal(out, want, err_msg=layout)
+
+
 @pytest.mark.parametrize("args", [([2, 2, 2], [], [0, 0, 0], [1, 1, 1], False),
                                   ([3, 3, 3], [2, 2, 2], [1, 1, 1], [1, 1, 1], True)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

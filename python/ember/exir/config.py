@@ -84,6 +84,9 @@ class ExecutorchBackendConfig:
     ``_safe_softmax`` decomposes into (softmax, then zeros for rows that are
     all -inf) into one ``ember_fused::safe_softmax``
     (``ember.exir.passes.fuse_safe_softmax``); False keeps the aten ops.
+    ``max_pool_without_indices``: a 2-D max pool whose int64 indices nothing
+    reads runs as ``ember_fused::max_pool2d``, which does not write them
+    (``ember.exir.passes.max_pool_without_indices``); False keeps the aten op.
     ``precision``: ``"fp32"`` (the default) computes in float32 as the model
     does; ``"bf16"`` runs every float32 linear layer and GEMM convolution
     with a constant weight in bf16 (``ember.exir.passes.bf16_precision``;
@@ -125,6 +128,7 @@ class ExecutorchBackendConfig:
     fuse_quantized_ops: bool = True
     fuse_conv_activation: bool = True
     fuse_safe_softmax: bool = True
+    max_pool_without_indices: bool = True
     precision: str = "fp32"
     dim_order_ops: bool = True
     extract_delegate_segments: bool = True

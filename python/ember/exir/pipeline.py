@@ -49,6 +49,7 @@ from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
 from ember.exir.passes.fuse_conv_activation import FuseConvActivationPass
 from ember.exir.passes.fuse_safe_softmax import FuseSafeSoftmaxPass
+from ember.exir.passes.max_pool_without_indices import MaxPoolWithoutIndicesPass
 from ember.exir.passes.fuse_dynamic_intx_linear import FuseDynamicIntxLinearPass
 from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
 from ember.exir.passes.fuse_weight_only_linear import FuseWeightOnlyLinearPass
@@ -180,6 +181,8 @@ def executorch_passes(
         passes.append(("fuse convolution + residual + activation", FuseConvActivationPass()))
     if config.fuse_safe_softmax:
         passes.append(("fuse safe softmax", FuseSafeSoftmaxPass()))
+    if config.max_pool_without_indices:
+        passes.append(("max pooling without unread indices", MaxPoolWithoutIndicesPass()))
     if config.precision == "bf16":
         passes.append(("linear layers and convolutions in bf16", Bf16PrecisionPass()))
     if config.constant_folding:

@@ -182,6 +182,8 @@ _EXTRA: dict[str, Any] = {
     "ember_fused.linear_bf16.default": lambda d: [
         ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), (_W_LINEAR / 8).to(torch.bfloat16), _W_BIAS),
          {})],
+    "ember_fused.max_pool2d.default": lambda d: [
+        ((_t(torch.arange(32.0).reshape(1, 2, 4, 4) - 16, d), [2, 2]), {})],
     "ember_fused.safe_softmax.default": lambda d: [
         ((_t([[0.5, -1.0, 2.0], [-1.0, 0.0, 1.0]], d), 1), {})],
     "ember_quantized.add.default": lambda d: [

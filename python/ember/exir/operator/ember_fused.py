@@ -28,6 +28,11 @@ order, so a program with fused ops means exactly what the one without meant.
   computes it as softmax followed by eq, logical_not, any, logical_not,
   full_like and where; ``ember.exir.passes.fuse_safe_softmax`` puts the one
   op back (``kernels/portable/op_safe_softmax.cpp``).
+- ``max_pool2d(self, kernel_size, stride=[], padding=0, dilation=1,
+  ceil_mode=False) -> Tensor``: the values of ``max_pool2d_with_indices``
+  without its int64 indices, where nothing reads them
+  (``ember.exir.passes.max_pool_without_indices``); any real dtype (int8 for
+  the quantized programs' pools).
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ _CONVOLUTION = (
     "int groups, Tensor? residual, float? min, float? max"
 )
 _OUT = "*, Tensor(a!) out) -> Tensor(a!)"
+_POOL = ("Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+         "int[2] dilation=1, bool ceil_mode=False")
 
 SCHEMAS = {
     "fused_convolution": f"({_CONVOLUTION}) -> Tensor",
@@ -48,6 +55,8 @@ SCHEMAS = {
     "linear_bf16": "(Tensor input, Tensor weight, Tensor? bias) -> Tensor",
     "linear_bf16.out": f"(Tensor input, Tensor weight, Tensor? bias, {_OUT}",
     "safe_softmax": "(Tensor self, int dim) -> Tensor",
+    "max_pool2d": f"({_POOL}) -> Tensor",
+    "max_pool2d.out": f"({_POOL}, {_OUT}",
     "safe_softmax.out": f"(Tensor self, int dim, {_OUT}",
 }
 
@@ -76,8 +85,16 @@ def safe_softmax(self, dim):
     return torch.ops.aten._safe_softmax.default(self, dim)
 
 
+def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    # Integers through float64: exact up to 2**53 (every int8 to int32 value).
+    x = self if self.is_floating_point() else self.to(torch.float64)
+    y = torch.ops.aten.max_pool2d_with_indices.default(x, kernel_size, stride, padding, dilation,
+                                                       ceil_mode)[0]
+    return y.to(self.dtype)
+
+
 _FUNCTIONS = {"fused_convolution": fused_convolution, "linear_bf16": linear_bf16,
-              "safe_softmax": safe_softmax}
+              "safe_softmax": safe_softmax, "max_pool2d": max_pool2d}
 
 
 define_ops("ember_fused", SCHEMAS, _FUNCTIONS)
