@@ -232,6 +232,48 @@ EMBER_TARGET_AVX2_FMA void minmax_avx2(const float* x, int64_t n, float* lo_out,
 
 }  // namespace
 
+namespace {
+
+void quantize_f32_s8_baseline(const float* __restrict x, int8_t* __restrict o, int64_t n,
+                              float inv, float lo_minus_zp, float hi_minus_zp, int32_t zp) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i] * inv;
+    o[i] = requantize(v != v ? 0.0f : v, lo_minus_zp, hi_minus_zp, zp);
+  }
+}
+
+#if EMBER_ISA_X86
+// requantize's steps in 16 lanes: NaN to 0, clamp, round half to even
+// (CVTPS2DQ in the default rounding mode, exact once clamped), + zp.
+EMBER_TARGET_AVX512 void quantize_f32_s8_avx512(const float* __restrict x, int8_t* __restrict o,
+                                                int64_t n, float inv, float lo_minus_zp,
+                                                float hi_minus_zp, int32_t zp) {
+  const __m512 vinv = _mm512_set1_ps(inv);
+  const __m512 lo = _mm512_set1_ps(lo_minus_zp), hi = _mm512_set1_ps(hi_minus_zp);
+  const __m512i vz = _mm512_set1_epi32(zp);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1u);
+    __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vinv);
+    v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    _mm_mask_storeu_epi8(o + i, m, _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), vz)));
+  }
+}
+#endif
+
+}  // namespace
+
+void quantize_f32_s8(const float* __restrict x, int8_t* __restrict o, int64_t n, float inv,
+                     float lo_minus_zp, float hi_minus_zp, int32_t zp) {
+#if EMBER_ISA_X86
+  if (portable::cpu_isa() >= portable::Isa::kAvx512) {
+    quantize_f32_s8_avx512(x, o, n, inv, lo_minus_zp, hi_minus_zp, zp);
+    return;
+  }
+#endif
+  quantize_f32_s8_baseline(x, o, n, inv, lo_minus_zp, hi_minus_zp, zp);
+}
+
 void choose_qparams_f32(const float* x, int64_t n, int64_t qmin, int64_t qmax, double eps,
                         float* scale_out, int64_t* zero_point_out) {
   float lo, hi;

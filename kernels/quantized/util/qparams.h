@@ -89,15 +89,11 @@ inline int8_t requantize(float v, float lo_minus_zp, float hi_minus_zp, int32_t 
   return static_cast<int8_t>(static_cast<int32_t>(v) + zp);
 }
 
-/// quantize_value over n contiguous float32 values to int8, as a loop the
-/// compiler vectorises (every quantized model's activations go through it).
-/// NaN maps to the zero point, as quantize_value does.
-inline void quantize_f32_s8(const float* __restrict x, int8_t* __restrict o, int64_t n, float inv,
-                            float lo_minus_zp, float hi_minus_zp, int32_t zp) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i] * inv;
-    o[i] = requantize(v != v ? 0.0f : v, lo_minus_zp, hi_minus_zp, zp);
-  }
-}
+/// quantize_value over n contiguous float32 values to int8: requantize of
+/// x·inv (NaN maps to the zero point, as quantize_value does). AVX-512 where
+/// cpu_isa() allows it (the same bits), else a loop the compiler vectorises
+/// (every quantized model's activations go through it).
+void quantize_f32_s8(const float* __restrict x, int8_t* __restrict o, int64_t n, float inv,
+                     float lo_minus_zp, float hi_minus_zp, int32_t zp);
 
 }  // namespace ember::kernels::quantized
