@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "kernels/quantized/util/qparams.h"
@@ -58,6 +59,30 @@ TEST(ChooseQparamsF32Test, ANaNFirstValueStays) {
   reference(x, &want_s, &want_z);
   EXPECT_EQ(std::isnan(s), std::isnan(want_s));
   EXPECT_EQ(z, want_z);
+}
+
+TEST(QuantizeF32S8Test, MatchesRequantizeOnSpecialValuesAndTails) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-300.0f, 300.0f);
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), 0.5f, 1.5f, -2.5f, 1e30f,
+                            -1e30f, 0.0f, -0.0f};
+  for (int n : {1, 7, 16, 17, 100, 1000}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = u(rng);
+    for (int i = 0; i < n && i < 10; ++i) x[static_cast<size_t>(i * 7 % n)] = specials[i];
+    for (const auto& [inv, lo, hi, zp] :
+         {std::tuple{1.0f, -128.0f - 3, 127.0f - 3, 3}, std::tuple{0.37f, 0.0f + 5, 127.0f + 5, -5}}) {
+      std::vector<int8_t> got(static_cast<size_t>(n)), want(static_cast<size_t>(n));
+      quantize_f32_s8(x.data(), got.data(), n, inv, lo, hi, zp);
+      for (int i = 0; i < n; ++i) {
+        const float v = x[static_cast<size_t>(i)] * inv;
+        want[static_cast<size_t>(i)] = requantize(v != v ? 0.0f : v, lo, hi, zp);
+      }
+      EXPECT_EQ(got, want) << "n " << n << " zp " << zp;
+    }
+  }
 }
 
 }  // namespace
