@@ -84,7 +84,15 @@ void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t 
     for (int64_t cp = 0; cp < g.sw; ++cp) {
       if (!read(p.rows_read, rp) || !read(p.cols_read, cp)) continue;
       Elem* plane = base + (rp * g.sw + cp) * p.plane * group;
-      for (int64_t i = 0; i < p.plane * group; ++i) plane[i] = pad;
+      // The count in a local: stores through a byte pointer may alias the
+      // plan, so GCC reloaded p.plane on every byte of this loop (80% of
+      // the fill's time).
+      const int64_t count = p.plane * group;
+      if constexpr (sizeof(Elem) == 1) {
+        std::memset(plane, static_cast<uint8_t>(pad), static_cast<size_t>(count));
+      } else {
+        for (int64_t i = 0; i < count; ++i) plane[i] = pad;
+      }
     }
   }
   // The channels of this group; past cin, any real channel (its weights are 0).
