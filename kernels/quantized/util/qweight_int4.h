@@ -5,16 +5,18 @@
 // value, a float scale and zero point per group of 32).
 //
 // Packed layout: rows in blocks of kInt4Rows (4; the last block padded with
-// zero scales), each block's groups in order, one chunk per (block, group):
-//   float s[4], c[4]      the rows' scale and zero term c = −z·s (z null: 0)
-//   then per tile of 32 k in the group (the last one padded): 4 × 16 bytes,
-//   row r's byte j holding q[32t + j] + 8 in its low nibble and
-//   q[32t + 16 + j] + 8 in its high one.
-// So W[n][k] = q·s + c, and one 16-byte load per row gives 32 weights in two
-// vectors of 16 lanes (low nibbles, then high ones) that match two 16-float
-// loads of x. The kernels build a 16-entry table (q·s + c for q in −8..7) per
-// row and group and look the nibbles up in it (AVX-512 VPERMPS; AVX2 two
-// 8-entry VPERMPS and a blend; baseline a scalar table), so the scale and
+// zero scales); a block holds every group's tiles, then every group's header
+//   float s[4], c[4]      the rows' scale and zero term c = −z·s (z null: 0),
+// padded to 64 bytes. A group has one tile per 32 k (the last one padded) of
+// 64 bytes,
+//   byte 4j + r holding row r's q[32t + j] + 8 in its low nibble and
+//   q[32t + 16 + j] + 8 in its high one (j < 16).
+// So W[n][k] = q·s + c, and one 64-byte load gives 4 rows × 32 weights: in
+// each 32-bit lane j, bits 8r..8r+3 and 8r+4..8r+7 are row r's weights j and
+// j + 16, which line up with two 16-float loads of x. The kernels build a
+// 16-entry table (q·s + c for q in −8..7) per row and group and look the
+// shifted lanes up in it (AVX-512 VPERMPS reads an index's low 4 bits; AVX2
+// two 8-entry VPERMPS and a blend; baseline a scalar table), so the scale and
 // zero point cost nothing per weight and the activations stay float.
 #pragma once
 
@@ -30,8 +32,8 @@ inline constexpr int64_t kInt4Rows = 4;
 struct Int4Weights {
   int64_t n = 0, k = 0, group = 0, groups = 0;
   int64_t tiles = 0;        // 32-wide tiles per group: ceil(group / 32)
-  int64_t chunk_bytes = 0;  // one (block, group) chunk: 32 + 64 · tiles
-  const uint8_t* data = nullptr;  // ceil(n / 4) blocks of groups · chunk_bytes
+  int64_t block_bytes = 0;  // 4 rows: groups · (64 · tiles + 32), to a multiple of 64
+  const uint8_t* data = nullptr;  // ceil(n / 4) blocks
 };
 
 /// True when every one of `count` values is in [−8, 7] (so the int8 weight is
