@@ -186,10 +186,12 @@ EMBER_TARGET_AVX2_FMA void blocks_avx2(const Int4Weights& w, const float* x, int
         if (b * kInt4Rows + r0 >= last) break;
         __m256 acc[2][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()},
                             {_mm256_setzero_ps(), _mm256_setzero_ps()}};
+        float tail[2] = {0.0f, 0.0f};  // the scalar tiles
         for (int64_t g = 0; g < w.groups; ++g) {
           const uint8_t* q = tiles_at(w, b, g);
           const float* h = header_at(w, b, g);
           __m256 tl[2], th[2];
+#pragma GCC unroll 2
           for (int i = 0; i < 2; ++i) {
             const __m256 s = _mm256_set1_ps(h[r0 + i]), z = _mm256_set1_ps(h[kInt4Rows + r0 + i]);
             tl[i] = _mm256_fmadd_ps(iota_lo, s, z);
@@ -200,11 +202,13 @@ EMBER_TARGET_AVX2_FMA void blocks_avx2(const Int4Weights& w, const float* x, int
             const int64_t width = tile_width(w, t);
             const float* xt = xg + t * kTile;
             if (width == kTile) {
+#pragma GCC unroll 2
               for (int half = 0; half < 2; ++half) {
                 const __m256i v =
                     _mm256_load_si256(reinterpret_cast<const __m256i*>(q + 32 * half));
                 const __m256 xl = _mm256_loadu_ps(xt + 8 * half);
                 const __m256 xh = _mm256_loadu_ps(xt + 16 + 8 * half);
+#pragma GCC unroll 2
                 for (int i = 0; i < 2; ++i) {
                   const int sh = 8 * (r0 + i);
                   const __m256 wl = lookup_avx2(_mm256_srli_epi32(v, sh), tl[i], th[i]);
@@ -223,7 +227,7 @@ EMBER_TARGET_AVX2_FMA void blocks_avx2(const Int4Weights& w, const float* x, int
                 float s = 0.0f;
                 for (int64_t j = 0; j < 16 && j < width; ++j) s += xt[j] * tab[qi[4 * j] & 15];
                 for (int64_t j = 16; j < width; ++j) s += xt[j] * tab[qi[4 * (j - 16)] >> 4];
-                acc[i][0] = _mm256_add_ps(acc[i][0], _mm256_setr_ps(s, 0, 0, 0, 0, 0, 0, 0));
+                tail[i] += s;
               }
             }
           }
@@ -235,7 +239,7 @@ EMBER_TARGET_AVX2_FMA void blocks_avx2(const Int4Weights& w, const float* x, int
           __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
           s = _mm_add_ps(s, _mm_movehl_ps(s, s));
           s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-          const float sum = _mm_cvtss_f32(s);
+          const float sum = _mm_cvtss_f32(s) + tail[i];
           y[m * w.n + row] = bias != nullptr ? sum + bias[row] : sum;
         }
       }
