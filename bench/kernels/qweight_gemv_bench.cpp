@@ -1,13 +1,15 @@
 // Weight-only linear decode GEMV (one token): the packed int4 kernel
 // (qweight_int4.h), the int8 one (qweight_gemv.h) on the same int4 values
-// one per byte (what int4 ran before packing) and on int8 per channel,
-// over the projections of `--layers` TinyLlama-1.1B layers (q, k, v, o 2048
+// one per byte (what int4 ran before packing) and on int8 per channel, over
+// the projections of `--layers` TinyLlama-1.1B layers (q, k, v, o 2048
 // wide; gate, up, down 5632; groups of 32 with zero points), far larger than
 // the last-level cache, so every weight comes from DRAM as in decoding.
+// --zero-points 1: random nonzero zero points (the int4 layout then stores
+// a zero term per group too); default all 0, as ember.llm's int4 has.
 // GB/s = bytes of weight (with scales / zero terms) read per pass ÷ time;
 // compare with bench/peak/dram_read_bandwidth.cpp at the same thread count.
 //
-//   qweight_gemv_bench [--layers 4] [--threads 1] [--reps 20] [--rows 1]
+//   qweight_gemv_bench [--layers 4] [--threads 1] [--reps 20] [--rows 1] [--zero-points 0|1]
 // Prints one JSON line per kernel. Built by bench/CMakeLists.txt (make bench)
 // or by hand:
 //   g++ -O3 -std=c++20 -I. bench/kernels/qweight_gemv_bench.cpp
@@ -49,11 +51,13 @@ void* align64(std::vector<uint8_t>& v) {
 
 int main(int argc, char** argv) {
   int layers = 4, threads = 1, reps = 20, rows = 1;
+  bool zero_points = false;  // torchao's symmetric int4 (ember.llm) has all-zero zero points
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--layers")) layers = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--rows")) rows = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--zero-points")) zero_points = std::atoi(argv[i + 1]) != 0;
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
@@ -80,9 +84,9 @@ int main(int argc, char** argv) {
       m.scales.resize(static_cast<size_t>(m.n * m.k / group));
       m.zeros.resize(m.scales.size());
       for (auto& v : m.scales) v = sd(rng);
-      for (auto& v : m.zeros) v = static_cast<float>(zd(rng));
+      for (auto& v : m.zeros) v = zero_points ? static_cast<float>(zd(rng)) : 0.0f;
       m.channel_scales.assign(static_cast<size_t>(m.n), 0.01f);
-      m.packed.resize(qweight_int4_packed_bytes(m.n, m.k, group) + 64);
+      m.packed.resize(qweight_int4_packed_bytes(m.n, m.k, group, zero_points) + 64);
       m.w4 = qweight_int4_pack(m.w.data(), m.scales.data(), m.zeros.data(), m.n, m.k, group,
                                align64(m.packed));
     }
@@ -92,7 +96,7 @@ int main(int argc, char** argv) {
 
   double int4_bytes = 0, int8_bytes = 0, channel_bytes = 0, weights = 0;
   for (const Matrix& m : ms) {
-    int4_bytes += static_cast<double>(qweight_int4_packed_bytes(m.n, m.k, group));
+    int4_bytes += static_cast<double>(qweight_int4_packed_bytes(m.n, m.k, group, zero_points));
     int8_bytes += static_cast<double>(m.n * m.k) + 8.0 * static_cast<double>(m.scales.size());
     channel_bytes += static_cast<double>(m.n * m.k) + 4.0 * static_cast<double>(m.n);
     weights += static_cast<double>(m.n * m.k);

@@ -3,12 +3,14 @@
 // present, whatever EMBER_ISA says) against a float64 reference of eager's
 // semantics, W = (q − z)·s, over groups of 32, 64, 128, K (per channel) and
 // groups that are not multiples of 32 (16, 8, 48, 40: the masked tiles), N
-// not a multiple of 4 (the padded block), zero points null or not, bias null
-// or not, 1 to 4 input rows, and thread slices that start inside the weight.
+// not a multiple of 4 (the padded block), group counts that leave a partial
+// set of headers, zero points null, all 0 (no zero terms stored) or not,
+// bias null or not, 1 to 4 input rows, and thread slices that start inside the weight.
 // The op: the int4 path, the GEMM path of a prompt, and a weight with a value
 // outside [−8, 7], which runs the int8 kernel instead of being truncated.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -84,10 +86,15 @@ class QWeightInt4Test : public ::testing::TestWithParam<Shape> {};
 TEST_P(QWeightInt4Test, MatchesTheReferenceOnEveryIsa) {
   const Shape s = GetParam();
   uint32_t seed = 1;
-  for (bool with_zeros : {false, true}) {
+  // zeros: none, all 0 (torchao's symmetric int4: the layout without zero terms), random.
+  for (int zeros_kind : {0, 1, 2}) {
+    const bool with_zeros = zeros_kind > 0;
     for (bool with_bias : {false, true}) {
-      const Problem p = make_problem(s.n, s.k, s.group, 4, with_zeros, with_bias, seed++);
-      std::vector<uint8_t> mem(qweight_int4_packed_bytes(s.n, s.k, s.group) + 64);
+      Problem p = make_problem(s.n, s.k, s.group, 4, with_zeros, with_bias, seed++);
+      if (zeros_kind == 1) std::fill(p.zeros.begin(), p.zeros.end(), 0.0f);
+      const bool zero_term = qweight_int4_has_zero_term(
+          p.scales.data(), with_zeros ? p.zeros.data() : nullptr, s.n * (s.k / s.group));
+      std::vector<uint8_t> mem(qweight_int4_packed_bytes(s.n, s.k, s.group, zero_term) + 64);
       void* aligned = reinterpret_cast<void*>(
           (reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~uintptr_t{63});
       const Int4Weights w =

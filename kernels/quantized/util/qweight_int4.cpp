@@ -15,31 +15,46 @@ namespace ember::kernels::quantized {
 namespace {
 
 constexpr int64_t kTile = 32;    // k per tile: 16 bytes per row
-constexpr int64_t kHeader = 32;  // s[4], c[4]
+constexpr int64_t kLine = 64;
 // Bytes ahead of the weight stream the AVX-512 kernel prefetches: 1 thread
-// reads 21 GB/s without, 31 with 8 KiB (2 KiB: 25; 16 KiB: 30).
+// read 21 GB/s without, 31 with 8 KiB (2 KiB: 25; 16 KiB: 30).
 constexpr int64_t kPrefetch = 8192;
 
 int64_t tiles_of(int64_t group) { return (group + kTile - 1) / kTile; }
-// Groups go in pairs, each pair's two headers (one 64-byte line) before its
-// tiles, so a block is one stream of aligned lines; an odd last group has
-// its header line and tiles alone.
-int64_t pair_bytes_of(int64_t group) { return 2 * kHeader + 2 * kInt4Rows * 16 * tiles_of(group); }
+int64_t tile_bytes_of(int64_t group) { return kInt4Rows * 16 * tiles_of(group); }
 
-int64_t block_bytes_of(int64_t k, int64_t group) {
-  const int64_t groups = k / group;
-  return groups / 2 * pair_bytes_of(group) +
-         groups % 2 * (2 * kHeader + kInt4Rows * 16 * tiles_of(group));
+// Groups go in sets, each set's headers (one 64-byte line: 2 groups' s[4],
+// c[4], or 4 groups' s[4] when every zero term is 0) before its tiles, so a
+// block is one stream of aligned lines; a last, partial set has its header
+// line and its groups' tiles.
+int64_t set_groups_of(bool zero_term) { return zero_term ? 2 : 4; }
+int64_t header_floats_of(bool zero_term) { return zero_term ? 2 * kInt4Rows : kInt4Rows; }
+
+int64_t block_bytes_of(int64_t k, int64_t group, bool zero_term) {
+  const int64_t groups = k / group, per_set = set_groups_of(zero_term);
+  const int64_t rest = groups % per_set;
+  return groups / per_set * (kLine + per_set * tile_bytes_of(group)) +
+         (rest > 0 ? kLine + rest * tile_bytes_of(group) : 0);
+}
+
+int64_t set_offset(const Int4Weights& w, int64_t block, int64_t g) {
+  const int64_t per_set = set_groups_of(w.zero_term);
+  return block * w.block_bytes + g / per_set * (kLine + per_set * tile_bytes_of(w.group));
 }
 
 const float* header_at(const Int4Weights& w, int64_t block, int64_t g) {
-  return reinterpret_cast<const float*>(w.data + block * w.block_bytes +
-                                        g / 2 * pair_bytes_of(w.group) + g % 2 * kHeader);
+  return reinterpret_cast<const float*>(w.data + set_offset(w, block, g)) +
+         g % set_groups_of(w.zero_term) * header_floats_of(w.zero_term);
 }
 
 const uint8_t* tiles_at(const Int4Weights& w, int64_t block, int64_t g) {
-  return w.data + block * w.block_bytes + g / 2 * pair_bytes_of(w.group) + 2 * kHeader +
-         g % 2 * w.tiles * kInt4Rows * 16;
+  return w.data + set_offset(w, block, g) + kLine +
+         g % set_groups_of(w.zero_term) * tile_bytes_of(w.group);
+}
+
+// Row r's zero term in header h (0 when the layout has none).
+float zero_term_at(const Int4Weights& w, const float* h, int64_t r) {
+  return w.zero_term ? h[kInt4Rows + r] : 0.0f;
 }
 
 // Valid k of tile t in a group: 32, or fewer in the last tile of a group that
@@ -59,7 +74,8 @@ void gemv_baseline(const Int4Weights& w, const float* x, int64_t rows, int64_t f
       const uint8_t* c = tiles_at(w, block, g);
       const float* h = header_at(w, block, g);
       float table[16];
-      for (int u = 0; u < 16; ++u) table[u] = static_cast<float>(u - 8) * h[r] + h[kInt4Rows + r];
+      const float cz = zero_term_at(w, h, r);
+      for (int u = 0; u < 16; ++u) table[u] = static_cast<float>(u - 8) * h[r] + cz;
       for (int64_t t = 0; t < w.tiles; ++t) {
         const uint8_t* q = c + t * kInt4Rows * 16 + r;
         const int64_t width = tile_width(w, t);
@@ -105,14 +121,12 @@ EMBER_TARGET_AVX512 void blocks_avx512(const Int4Weights& w, const float* x, int
       const uint8_t* q = tiles_at(w, b, g);
       const float* h = header_at(w, b, g);
       // The hardware prefetcher alone leaves DRAM idle between blocks.
-      if constexpr (kPrefetch > 0) {
-        _mm_prefetch(reinterpret_cast<const char*>(h) + kPrefetch, _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(h) + kPrefetch + 64, _MM_HINT_T0);
-      }
+      _mm_prefetch(reinterpret_cast<const char*>(h) + kPrefetch, _MM_HINT_T0);
       __m512 table[kInt4Rows];
 #pragma GCC unroll 4
       for (int r = 0; r < kInt4Rows; ++r) {
-        table[r] = _mm512_fmadd_ps(iota, _mm512_set1_ps(h[r]), _mm512_set1_ps(h[kInt4Rows + r]));
+        table[r] = _mm512_fmadd_ps(iota, _mm512_set1_ps(h[r]),
+                                   _mm512_set1_ps(zero_term_at(w, h, r)));
       }
       const float* xg = x + g * w.group;
       for (int64_t t = 0; t < w.tiles; ++t, q += kInt4Rows * 16) {
@@ -137,6 +151,7 @@ EMBER_TARGET_AVX512 void blocks_avx512(const Int4Weights& w, const float* x, int
         }
         // Lane j holds the 8 nibbles of weights j and j + 16 of the 4 rows;
         // VPERMPS reads the low 4 bits of each index, so shifts select them.
+        _mm_prefetch(reinterpret_cast<const char*>(q) + kPrefetch, _MM_HINT_T0);
         const __m512i v = _mm512_load_si512(q);
 #pragma GCC unroll 4
         for (int r = 0; r < kInt4Rows; ++r) {
@@ -193,7 +208,8 @@ EMBER_TARGET_AVX2_FMA void blocks_avx2(const Int4Weights& w, const float* x, int
           __m256 tl[2], th[2];
 #pragma GCC unroll 2
           for (int i = 0; i < 2; ++i) {
-            const __m256 s = _mm256_set1_ps(h[r0 + i]), z = _mm256_set1_ps(h[kInt4Rows + r0 + i]);
+            const __m256 s = _mm256_set1_ps(h[r0 + i]);
+            const __m256 z = _mm256_set1_ps(zero_term_at(w, h, r0 + i));
             tl[i] = _mm256_fmadd_ps(iota_lo, s, z);
             th[i] = _mm256_fmadd_ps(iota_hi, s, z);
           }
@@ -280,9 +296,17 @@ bool qweight_int4_fits(const int8_t* w, int64_t count, int* bad, int64_t* bad_in
   return true;
 }
 
-size_t qweight_int4_packed_bytes(int64_t n, int64_t k, int64_t group) {
+bool qweight_int4_has_zero_term(const float* scales, const float* zeros, int64_t count) {
+  if (zeros == nullptr) return false;
+  for (int64_t i = 0; i < count; ++i) {
+    if (-zeros[i] * scales[i] != 0.0f) return true;
+  }
+  return false;
+}
+
+size_t qweight_int4_packed_bytes(int64_t n, int64_t k, int64_t group, bool zero_term) {
   const int64_t blocks = (n + kInt4Rows - 1) / kInt4Rows;
-  return static_cast<size_t>(blocks * block_bytes_of(k, group));
+  return static_cast<size_t>(blocks * block_bytes_of(k, group, zero_term));
 }
 
 Int4Weights qweight_int4_pack(const int8_t* w, const float* scales, const float* zeros,
@@ -293,7 +317,8 @@ Int4Weights qweight_int4_pack(const int8_t* w, const float* scales, const float*
   p.group = group;
   p.groups = k / group;
   p.tiles = tiles_of(group);
-  p.block_bytes = block_bytes_of(k, group);
+  p.zero_term = qweight_int4_has_zero_term(scales, zeros, n * p.groups);
+  p.block_bytes = block_bytes_of(k, group, p.zero_term);
   auto* out = static_cast<uint8_t*>(mem);
   p.data = out;
   const int64_t blocks = (n + kInt4Rows - 1) / kInt4Rows;
@@ -319,7 +344,8 @@ Int4Weights qweight_int4_pack(const int8_t* w, const float* scales, const float*
                         : static_cast<uint8_t>((byte & 0x0F) | (u << 4));
         }
       }
-      std::memcpy(const_cast<float*>(header_at(p, b, g)), h, sizeof(h));
+      std::memcpy(const_cast<float*>(header_at(p, b, g)), h,
+                  static_cast<size_t>(header_floats_of(p.zero_term)) * sizeof(float));
     }
   }
   return p;
@@ -341,7 +367,7 @@ void qweight_int4_dequantize(const Int4Weights& w, int64_t row, int64_t k0, int6
     int64_t o = kk - g * w.group;
     const uint8_t* c = tiles_at(w, block, g);
     const float* h = header_at(w, block, g);
-    const float s = h[r], z = h[kInt4Rows + r];
+    const float s = h[r], z = zero_term_at(w, h, r);
     for (; o < w.group && i < count; ++o, ++i) {
       const int64_t t = o / kTile, j = o % kTile;
       const uint8_t byte = c[t * kInt4Rows * 16 + 4 * (j & 15) + r];

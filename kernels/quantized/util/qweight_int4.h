@@ -1,23 +1,26 @@
 // Weight-only int4 linear layers (op_quantized_linear_weight_only.cpp) with
-// the weight repacked two values per byte at prepare, for decoding: the
-// matrix-vector product reads 0.75 bytes per weight (16 bytes of nibbles and
-// 8 of scale and zero term per 32) instead of the file's 1.25 (one int8 per
-// value, a float scale and zero point per group of 32).
+// the weight repacked two values per byte at prepare, for decoding: at groups
+// of 32 the matrix-vector product reads 0.625 bytes per weight (16 bytes of
+// nibbles and a float scale per 32; 0.75 with a nonzero zero point's term)
+// instead of the file's 1.25 (one int8 per value, a float scale and zero
+// point per group).
 //
 // Packed layout: rows in blocks of kInt4Rows (4; the last block padded with
-// zero scales); a block holds every group's tiles, then every group's header
-//   float s[4], c[4]      the rows' scale and zero term c = −z·s (z null: 0),
-// padded to 64 bytes. A group has one tile per 32 k (the last one padded) of
-// 64 bytes,
-//   byte 4j + r holding row r's q[32t + j] + 8 in its low nibble and
-//   q[32t + 16 + j] + 8 in its high one (j < 16).
-// So W[n][k] = q·s + c, and one 64-byte load gives 4 rows × 32 weights: in
-// each 32-bit lane j, bits 8r..8r+3 and 8r+4..8r+7 are row r's weights j and
-// j + 16, which line up with two 16-float loads of x. The kernels build a
-// 16-entry table (q·s + c for q in −8..7) per row and group and look the
-// shifted lanes up in it (AVX-512 VPERMPS reads an index's low 4 bits; AVX2
-// two 8-entry VPERMPS and a blend; baseline a scalar table), so the scale and
-// zero point cost nothing per weight and the activations stay float.
+// zero scales). Per row and group a header: the scale s and, when some zero
+// term c = −z·s is not 0 (`zero_term`), c: W[n][k] = q·s + c. A group's
+// weights are tiles of 32 k (the last one padded), 64 bytes each for the 4
+// rows: byte 4j + r holds row r's q[32t + j] + 8 in its low nibble and
+// q[32t + 16 + j] + 8 in its high one (j < 16). A block is a stream of 64-byte
+// lines: sets of 4 groups (2 with zero terms), each set one line of headers
+// (float s[4] per group, or s[4], c[4]) then the set's tiles.
+//
+// One 64-byte load gives 4 rows × 32 weights: in each 32-bit lane j, bits
+// 8r..8r+3 and 8r+4..8r+7 are row r's weights j and j + 16, which line up
+// with two 16-float loads of x. The kernels build a 16-entry table (q·s + c
+// for q in −8..7) per row and group and look the shifted lanes up in it
+// (AVX-512 VPERMPS reads an index's low 4 bits; AVX2 two 8-entry VPERMPS and
+// a blend; baseline a scalar table), so the scale and zero point cost nothing
+// per weight and the activations stay float.
 #pragma once
 
 #include <cstddef>
@@ -32,7 +35,8 @@ inline constexpr int64_t kInt4Rows = 4;
 struct Int4Weights {
   int64_t n = 0, k = 0, group = 0, groups = 0;
   int64_t tiles = 0;        // 32-wide tiles per group: ceil(group / 32)
-  int64_t block_bytes = 0;  // 4 rows: groups · (64 · tiles + 32), to a multiple of 64
+  bool zero_term = false;   // headers hold c (else every c is 0 and only s is stored)
+  int64_t block_bytes = 0;  // 4 rows: the tiles and header lines of every group
   const uint8_t* data = nullptr;  // ceil(n / 4) blocks
 };
 
@@ -41,8 +45,12 @@ struct Int4Weights {
 /// of range and its index in *bad / *bad_index.
 bool qweight_int4_fits(const int8_t* w, int64_t count, int* bad, int64_t* bad_index);
 
-/// Bytes qweight_int4_pack writes (64-aligned memory expected).
-size_t qweight_int4_packed_bytes(int64_t n, int64_t k, int64_t group);
+/// True when some zero term −z·s is not 0 (then every header carries c).
+bool qweight_int4_has_zero_term(const float* scales, const float* zeros, int64_t count);
+
+/// Bytes qweight_int4_pack writes (64-aligned memory expected); zero_term:
+/// qweight_int4_has_zero_term of the scales and zeros packed.
+size_t qweight_int4_packed_bytes(int64_t n, int64_t k, int64_t group, bool zero_term);
 
 /// Packs w (n × k int8, values in [−8, 7]), scales and zeros (n × k / group
 /// floats, zeros may be null) into `mem`; the result points into `mem`.
