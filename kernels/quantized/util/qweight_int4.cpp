@@ -99,8 +99,11 @@ void gemv_baseline(const Int4Weights& w, const float* x, int64_t rows, int64_t f
 
 // 4 weight rows × M input rows per pass: each 64-byte load of nibbles gives
 // 4 rows × 32 weights through a shift and a VPERMPS of the row's table per
-// 16; the x vectors are shared by the 4 rows. One input row keeps separate accumulators for the low and
-// high halves (8 chains); more rows have enough chains with one each.
+// 16; the x vectors are shared by the 4 rows. One input row keeps separate
+// accumulators for the low and high halves (8 chains); more rows have enough
+// chains with one each. (The first version expanded 16 bytes per row with
+// VPMOVZXBD: 12 shuffles per 128 weights instead of 8, 58.6 against 69.5
+// G weights/s in L1.)
 template <int M, bool kFull>
 EMBER_TARGET_AVX512 void blocks_avx512(const Int4Weights& w, const float* x, int64_t b0,
                                        int64_t b1, int64_t last, const float* bias,
