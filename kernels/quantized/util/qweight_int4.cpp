@@ -103,7 +103,9 @@ void gemv_baseline(const Int4Weights& w, const float* x, int64_t rows, int64_t f
 // accumulators for the low and high halves (8 chains); more rows have enough
 // chains with one each. (The first version expanded 16 bytes per row with
 // VPMOVZXBD: 12 shuffles per 128 weights instead of 8, 58.6 against 69.5
-// G weights/s in L1.)
+// G weights/s in L1. Converting the nibbles to float and applying the scale
+// per group, zero point through group sums of x, instead of the table: 36-37
+// against 41-53 G weights/s in L1 at groups of 32.)
 template <int M, bool kFull>
 EMBER_TARGET_AVX512 void blocks_avx512(const Int4Weights& w, const float* x, int64_t b0,
                                        int64_t b1, int64_t last, const float* bias,
