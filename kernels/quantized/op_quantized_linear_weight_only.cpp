@@ -11,10 +11,16 @@
 // zero_points float32 of the scales' shape or None (0); bias float32 [N].
 //
 // W is the float weight eager dequantizes, element for element. Decoding
-// (a few rows) reads the int8 weight directly, 4× fewer bytes than float32: a
-// matrix-vector product is bound by memory bandwidth. More rows (a prompt)
-// run the float GEMM with W dequantized while its panels are packed, so the
-// weight is never stored as float.
+// (up to 4 rows) runs a matrix-vector product, bound by memory bandwidth:
+// - int4: when every weight value is in [−8, 7] (checked at prepare, so a
+//   value out of range is never truncated: that weight takes the int8 path),
+//   prepare repacks the weight two values per byte with the scale (and a zero
+//   term c = −z·s when one is not 0) per group (qweight_int4.h): at groups of
+//   32, 0.625 (0.75) bytes per weight read per token instead of the file's
+//   1.25, and the file's weight, scales and zero points are not read again;
+// - int8: the file's weight, read directly (qweight_gemv.h).
+// More rows (a prompt) run the float GEMM with W dequantized while its panels
+// are packed, so the weight is never stored as float.
 #include <cstring>
 
 #include "kernels/generated/functions/quantized/op_quantized_linear_weight_only.h"
@@ -23,6 +29,7 @@
 #include "kernels/portable/util/parallel.h"
 #include "kernels/quantized/util/qop_args.h"
 #include "kernels/quantized/util/qweight_gemv.h"
+#include "kernels/quantized/util/qweight_int4.h"
 
 namespace ember::kernels::quantized {
 namespace {
@@ -77,6 +84,40 @@ struct DequantizedWeightT {
   }
 };
 
+// B = Wᵀ from the packed int4 weight.
+struct DequantizedInt4T {
+  const Int4Weights* q;
+
+  template <int kNR, typename T>
+  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
+    for (int64_t s = 0; s < nc; s += kNR) {
+      const int64_t cols = nc - s < kNR ? nc - s : kNR;
+      for (int64_t jj = 0; jj < kNR; ++jj) {
+        if (jj >= cols) {
+          for (int64_t p = 0; p < kc; ++p) dst[p * kNR + jj] = T(0);
+          continue;
+        }
+        qweight_int4_dequantize(*q, j0 + s + jj, p0, kc, dst + jj, kNR);
+      }
+      dst += kc * kNR;
+    }
+  }
+};
+
+// What prepare leaves: the packed int4 weight, or int4 false (int8 path).
+struct WeightOnlyState {
+  bool int4 = false;
+  Int4Weights w4;
+};
+
+void add_bias(const float* b, int64_t rows, int64_t n, float* y) {
+  if (b == nullptr) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* yr = y + r * n;
+    for (int64_t c = 0; c < n; ++c) yr[c] += b[c];
+  }
+}
+
 }  // namespace
 
 Error linear_weight_only_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
@@ -110,6 +151,22 @@ Error linear_weight_only_out_prepare(KernelPrepareContext& ctx, const Tensor& in
     return ctx.fail(Error::InvalidProgram, "bias must be a float32 constant with %lld values",
                     static_cast<long long>(n));
   }
+  auto* state = ctx.allocate_state<WeightOnlyState>();
+  if (state == nullptr) return ctx.failure();
+  // Values outside [−8, 7] (an int8 weight): the int8 kernel, the file's bytes.
+  if (qweight_int4_fits(weight.data_ptr<const int8_t>(), n * k, nullptr, nullptr)) {
+    const float* s = scales.data_ptr<const float>();
+    const float* z = zero_points != nullptr ? zero_points->data_ptr<const float>() : nullptr;
+    void* mem = ctx.allocate(
+        qweight_int4_packed_bytes(n, k, group_size, qweight_int4_has_zero_term(s, z, n * groups)));
+    if (mem == nullptr) return ctx.failure();
+    state->int4 = true;
+    state->w4 = qweight_int4_pack(weight.data_ptr<const int8_t>(), s, z, n, k, group_size, mem);
+    ctx.mark_packed(weight);
+    ctx.mark_packed(scales);
+    if (zero_points != nullptr) ctx.mark_packed(*zero_points);
+  }
+  ctx.set_state(state);
   return Error::Ok;
 }
 
@@ -139,6 +196,24 @@ void linear_weight_only_out(KernelContext& ctx, const Tensor& input, const Tenso
   const float* x = input.data_ptr<const float>();
   float* y = out.data_ptr<float>();
   const float* b = bias != nullptr ? bias->data_ptr<const float>() : nullptr;
+  const auto* state = static_cast<const WeightOnlyState*>(ctx.state());
+  EMBER_KERNEL_CHECK(ctx, state != nullptr, "not prepared");
+  if (state->int4) {
+    const Int4Weights& w4 = state->w4;
+    if (rows <= kGemvMaxRows) {
+      // Blocks of 4 weight rows; every row of x in one pass over the weight.
+      parallel_range(ctx, q.n, 64, 16, [&](int64_t first, int64_t last) {
+        qweight_int4_gemv(w4, x, rows, first, last, b, y);
+      });
+      return;
+    }
+    const DequantizedInt4T wt{&w4};
+    portable::gemm_parallel<float>(ctx, rows, q.n, q.k,
+                                   portable::StridedMatrix<float>{x, q.k, 1}, wt, 1.0f, 0.0f, y,
+                                   q.n, 1);
+    add_bias(b, rows, q.n, y);
+    return;
+  }
   if (rows <= kGemvMaxRows) {
     parallel_range(ctx, q.n, 64, 16, [&](int64_t first, int64_t last) {
       for (int64_t r = 0; r < rows; ++r) {
@@ -152,12 +227,7 @@ void linear_weight_only_out(KernelContext& ctx, const Tensor& input, const Tenso
   portable::gemm_parallel<float>(ctx, rows, q.n, q.k,
                                  portable::StridedMatrix<float>{x, q.k, 1}, wt, 1.0f, 0.0f, y,
                                  q.n, 1);
-  if (b != nullptr) {
-    for (int64_t r = 0; r < rows; ++r) {
-      float* yr = y + r * q.n;
-      for (int64_t c = 0; c < q.n; ++c) yr[c] += b[c];
-    }
-  }
+  add_bias(b, rows, q.n, y);
 }
 
 }  // namespace ember::kernels::quantized

@@ -65,6 +65,13 @@ inline __attribute__((always_inline)) F16 load_i8_as_f16(const int8_t* p) {
   return out;
 }
 
+// The hardware prefetcher alone leaves DRAM idle: 8 KiB ahead of the weight
+// stream (rows are contiguous, so across rows too) took int8 per channel
+// from 21.7 to 27.8 GB/s on one thread (bench/kernels/qweight_gemv_bench.cpp).
+inline __attribute__((always_inline)) void prefetch_ahead(const int8_t* p) {
+  __builtin_prefetch(p + 8192);
+}
+
 // Σ_k x[k]·w[k] over one group, in 16 lanes with up to four independent
 // chains (one would wait on every FMA's latency).
 template <int kIsa>
@@ -73,12 +80,14 @@ inline __attribute__((always_inline)) F16 group_dot(const float* xg, const int8_
   F16 v0 = {}, v1 = {}, v2 = {}, v3 = {};
   int64_t i = 0;
   for (; i + 4 * kLanes <= group; i += 4 * kLanes) {
+    prefetch_ahead(wg + i);
     v0 += load_f16(xg + i) * load_i8_as_f16<kIsa>(wg + i);
     v1 += load_f16(xg + i + kLanes) * load_i8_as_f16<kIsa>(wg + i + kLanes);
     v2 += load_f16(xg + i + 2 * kLanes) * load_i8_as_f16<kIsa>(wg + i + 2 * kLanes);
     v3 += load_f16(xg + i + 3 * kLanes) * load_i8_as_f16<kIsa>(wg + i + 3 * kLanes);
   }
   for (; i + 2 * kLanes <= group; i += 2 * kLanes) {
+    prefetch_ahead(wg + i);
     v1 += load_f16(xg + i) * load_i8_as_f16<kIsa>(wg + i);
     v2 += load_f16(xg + i + kLanes) * load_i8_as_f16<kIsa>(wg + i + kLanes);
   }
