@@ -48,9 +48,11 @@ struct WeightOnly {
   int64_t n, k, group, groups;
 };
 
-// B = Wᵀ (k × n) for the float GEMM, dequantized as it is packed.
-struct DequantizedWeightT {
-  const WeightOnly* q;
+// B = Wᵀ (k × n) for the float GEMM, dequantized as it is packed: Rows
+// writes weight row nn (B's column), k values from p0, at dst with a stride.
+template <typename Rows>
+struct DequantizedT {
+  Rows rows;
 
   template <int kNR, typename T>
   void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
@@ -61,46 +63,43 @@ struct DequantizedWeightT {
           for (int64_t p = 0; p < kc; ++p) dst[p * kNR + jj] = T(0);
           continue;
         }
-        // One weight row (output column) at a time, group by group: contiguous
-        // int8 reads, one scale and zero point per run.
-        const int64_t nn = j0 + s + jj;
-        const int8_t* wrow = q->w + nn * q->k;
-        int64_t p = 0;
-        while (p < kc) {
-          const int64_t kk = p0 + p;
-          const int64_t g = nn * q->groups + kk / q->group;
-          int64_t run = q->group - kk % q->group;
-          if (run > kc - p) run = kc - p;
-          const float z = q->zeros != nullptr ? q->zeros[g] : 0.0f;
-          const float sc = q->scales[g];
-          for (int64_t t = 0; t < run; ++t) {
-            dst[(p + t) * kNR + jj] = (static_cast<float>(wrow[kk + t]) - z) * sc;
-          }
-          p += run;
-        }
+        rows.column(j0 + s + jj, p0, kc, dst + jj, kNR);
       }
       dst += kc * kNR;
     }
   }
 };
 
-// B = Wᵀ from the packed int4 weight.
-struct DequantizedInt4T {
+// The file's int8 weight, group by group: contiguous int8 reads, one scale
+// and zero point per run.
+struct Int8Rows {
+  const WeightOnly* q;
+
+  template <typename T>
+  void column(int64_t nn, int64_t p0, int64_t kc, T* dst, int64_t stride) const {
+    const int8_t* wrow = q->w + nn * q->k;
+    int64_t p = 0;
+    while (p < kc) {
+      const int64_t kk = p0 + p;
+      const int64_t g = nn * q->groups + kk / q->group;
+      int64_t run = q->group - kk % q->group;
+      if (run > kc - p) run = kc - p;
+      const float z = q->zeros != nullptr ? q->zeros[g] : 0.0f;
+      const float sc = q->scales[g];
+      for (int64_t t = 0; t < run; ++t) {
+        dst[(p + t) * stride] = (static_cast<float>(wrow[kk + t]) - z) * sc;
+      }
+      p += run;
+    }
+  }
+};
+
+// The int4 weight packed at prepare.
+struct Int4Rows {
   const Int4Weights* q;
 
-  template <int kNR, typename T>
-  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
-    for (int64_t s = 0; s < nc; s += kNR) {
-      const int64_t cols = nc - s < kNR ? nc - s : kNR;
-      for (int64_t jj = 0; jj < kNR; ++jj) {
-        if (jj >= cols) {
-          for (int64_t p = 0; p < kc; ++p) dst[p * kNR + jj] = T(0);
-          continue;
-        }
-        qweight_int4_dequantize(*q, j0 + s + jj, p0, kc, dst + jj, kNR);
-      }
-      dst += kc * kNR;
-    }
+  void column(int64_t nn, int64_t p0, int64_t kc, float* dst, int64_t stride) const {
+    qweight_int4_dequantize(*q, nn, p0, kc, dst, stride);
   }
 };
 
@@ -198,24 +197,13 @@ void linear_weight_only_out(KernelContext& ctx, const Tensor& input, const Tenso
   const float* b = bias != nullptr ? bias->data_ptr<const float>() : nullptr;
   const auto* state = static_cast<const WeightOnlyState*>(ctx.state());
   EMBER_KERNEL_CHECK(ctx, state != nullptr, "not prepared");
-  if (state->int4) {
-    const Int4Weights& w4 = state->w4;
-    if (rows <= kGemvMaxRows) {
-      // Blocks of 4 weight rows; every row of x in one pass over the weight.
-      parallel_range(ctx, q.n, 64, 16, [&](int64_t first, int64_t last) {
-        qweight_int4_gemv(w4, x, rows, first, last, b, y);
-      });
-      return;
-    }
-    const DequantizedInt4T wt{&w4};
-    portable::gemm_parallel<float>(ctx, rows, q.n, q.k,
-                                   portable::StridedMatrix<float>{x, q.k, 1}, wt, 1.0f, 0.0f, y,
-                                   q.n, 1);
-    add_bias(b, rows, q.n, y);
-    return;
-  }
   if (rows <= kGemvMaxRows) {
     parallel_range(ctx, q.n, 64, 16, [&](int64_t first, int64_t last) {
+      if (state->int4) {
+        // Blocks of 4 weight rows; every row of x in one pass over the weight.
+        qweight_int4_gemv(state->w4, x, rows, first, last, b, y);
+        return;
+      }
       for (int64_t r = 0; r < rows; ++r) {
         qweight_gemv(x + r * q.k, q.w, q.scales, q.zeros, q.k, q.group, first, last, b,
                      y + r * q.n);
@@ -223,10 +211,14 @@ void linear_weight_only_out(KernelContext& ctx, const Tensor& input, const Tenso
     });
     return;
   }
-  const DequantizedWeightT wt{&q};
-  portable::gemm_parallel<float>(ctx, rows, q.n, q.k,
-                                 portable::StridedMatrix<float>{x, q.k, 1}, wt, 1.0f, 0.0f, y,
-                                 q.n, 1);
+  const portable::StridedMatrix<float> xm{x, q.k, 1};
+  if (state->int4) {
+    portable::gemm_parallel<float>(ctx, rows, q.n, q.k, xm, DequantizedT<Int4Rows>{{&state->w4}},
+                                   1.0f, 0.0f, y, q.n, 1);
+  } else {
+    portable::gemm_parallel<float>(ctx, rows, q.n, q.k, xm, DequantizedT<Int8Rows>{{&q}}, 1.0f,
+                                   0.0f, y, q.n, 1);
+  }
   add_bias(b, rows, q.n, y);
 }
 

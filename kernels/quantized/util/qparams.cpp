@@ -172,6 +172,22 @@ void minmax_baseline(const float* x, int64_t n, float* lo_out, float* hi_out) {
 }
 
 #if EMBER_ISA_X86
+// The lanes' ranges combined by the same rule, then x[i, n) one by one.
+void minmax_finish(const float* lo, const float* hi, int lanes, const float* x, int64_t i,
+                   int64_t n, float* lo_out, float* hi_out) {
+  float l = x[0], h = x[0];
+  for (int j = 0; j < lanes; ++j) {
+    l = lo[j] < l ? lo[j] : l;
+    h = hi[j] > h ? hi[j] : h;
+  }
+  for (; i < n; ++i) {
+    l = x[i] < l ? x[i] : l;
+    h = x[i] > h ? x[i] : h;
+  }
+  *lo_out = l;
+  *hi_out = h;
+}
+
 EMBER_TARGET_AVX512 void minmax_avx512(const float* x, int64_t n, float* lo_out,
                                        float* hi_out) {
   __m512 lo0 = _mm512_set1_ps(x[0]), hi0 = lo0, lo1 = lo0, hi1 = lo0;
@@ -188,17 +204,7 @@ EMBER_TARGET_AVX512 void minmax_avx512(const float* x, int64_t n, float* lo_out,
   _mm512_storeu_ps(lo + 16, lo1);
   _mm512_storeu_ps(hi, hi0);
   _mm512_storeu_ps(hi + 16, hi1);
-  float l = x[0], h = x[0];
-  for (int j = 0; j < 32; ++j) {
-    l = lo[j] < l ? lo[j] : l;
-    h = hi[j] > h ? hi[j] : h;
-  }
-  for (; i < n; ++i) {
-    l = x[i] < l ? x[i] : l;
-    h = x[i] > h ? x[i] : h;
-  }
-  *lo_out = l;
-  *hi_out = h;
+  minmax_finish(lo, hi, 32, x, i, n, lo_out, hi_out);
 }
 
 EMBER_TARGET_AVX2_FMA void minmax_avx2(const float* x, int64_t n, float* lo_out, float* hi_out) {
@@ -216,17 +222,7 @@ EMBER_TARGET_AVX2_FMA void minmax_avx2(const float* x, int64_t n, float* lo_out,
   _mm256_storeu_ps(lo + 8, lo1);
   _mm256_storeu_ps(hi, hi0);
   _mm256_storeu_ps(hi + 8, hi1);
-  float l = x[0], h = x[0];
-  for (int j = 0; j < 16; ++j) {
-    l = lo[j] < l ? lo[j] : l;
-    h = hi[j] > h ? hi[j] : h;
-  }
-  for (; i < n; ++i) {
-    l = x[i] < l ? x[i] : l;
-    h = x[i] > h ? x[i] : h;
-  }
-  *lo_out = l;
-  *hi_out = h;
+  minmax_finish(lo, hi, 16, x, i, n, lo_out, hi_out);
 }
 #endif
 
