@@ -8,6 +8,7 @@
 // GCC 12's AVX-512 conversion, min and max intrinsics start from
 // _mm512_undefined_ps(), which -Wmaybe-uninitialized reports as a false positive.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #else
 #define EMBER_QLINEAR_VNNI 0
 #endif

@@ -13,6 +13,7 @@
 // GCC 12's AVX-512 min and max intrinsics start from _mm512_undefined_ps(),
 // which -Wmaybe-uninitialized reports as a false positive.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace ember::kernels::quantized {

@@ -9,6 +9,7 @@
 // GCC 12's AVX-512 reduction intrinsics start from _mm256_undefined_*(),
 // which -Wmaybe-uninitialized reports as a false positive.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace ember::kernels::quantized {
