@@ -195,16 +195,23 @@ void remainder_Scalar_out(KernelContext& ctx, const Tensor& self, const EValue& 
 }
 void pow_Tensor_Tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& exponent,
                            Tensor& out) {
-  // x ** 2 with the 2 in a 0-dim tensor (to_edge makes scalars tensors: RMS
-  // norm's square) takes the Scalar form's exact, vectorised x * x. A
-  // floating self keeps its dtype against any 0-dim exponent there too.
-  if (exponent.dim == 0 && is_floating_type(self.dtype) && exponent.dtype != ScalarType::Bool &&
-      load_as<double>(exponent.data, exponent.dtype, 0) == 2.0) {
-    EValue two;
-    two.tag = Tag::Double;
-    two.as_double = 2.0;
-    pow_Tensor_Scalar_out(ctx, self, two, out);
-    return;
+  // A 0-dim exponent (to_edge makes scalars tensors: RMS norm's x ** 2,
+  // GPT-2's GELU x ** 3) takes the Scalar form: 2, 3, -1 and -2 as products
+  // and a division, as eager computes x ** 2 and x ** 3 with the model's
+  // Python number, vectorised (std::pow per element was a fifth of GPT-2's
+  // time); others as std::pow with the exponent rounded to self's dtype, as
+  // eager. Not 0.5, which the Scalar form takes as sqrt (eager's tensor
+  // exponent follows pow at -inf and -0). A floating self keeps its dtype
+  // against any 0-dim exponent, as with a Scalar.
+  if (exponent.dim == 0 && is_floating_type(self.dtype) && exponent.dtype != ScalarType::Bool) {
+    const double v = load_as<double>(exponent.data, exponent.dtype, 0);
+    if (v != 0.5) {
+      EValue e;
+      e.tag = Tag::Double;
+      e.as_double = v;
+      pow_Tensor_Scalar_out(ctx, self, e, out);
+      return;
+    }
   }
   binary_tensor_out<kRealTypes, false>(ctx, self, exponent, out, Pow{});
 }
@@ -225,13 +232,24 @@ void pow_Tensor_Scalar_out(KernelContext& ctx, const Tensor& self, const EValue&
   const bool ok = dispatch_dtype<kRealTypes>(common, [&](auto tag) {
     using S = typename decltype(tag)::type;
     using CT = compute_t<S>;
-    const CT e = scalar_as<CT>(exponent);
+    // The exponent in self's dtype, as eager rounds it (x ** 1.7 on bfloat16
+    // raises to 1.703125); a no-op for float, double and integers.
+    const CT e = static_cast<CT>(static_cast<S>(scalar_as<CT>(exponent)));
     if constexpr (kIsIntegerCompute<CT>) {
       apply_unary<S>(self, out, [e](CT x) { return pow_int(x, e); });
     } else if (e == CT(2)) {
       apply_unary<S>(self, out, [](CT x) { return x * x; });  // Exact, and vectorises.
-    } else if (e == CT(0.5)) {
+    } else if (e == CT(3)) {
+      // Eager's own forms for these exponents (its pow's scalar fast paths).
+      apply_unary<S>(self, out, [](CT x) { return x * x * x; });
+    } else if (e == CT(0.5) && std::is_same_v<S, CT>) {
+      // Eager's float and double x ** 0.5 is sqrt ((-inf) ** 0.5 = NaN); its
+      // 16-bit types and tensor exponents follow pow (inf there).
       apply_unary<S>(self, out, [](CT x) { return std::sqrt(x); });
+    } else if (e == CT(-1)) {
+      apply_unary<S>(self, out, [](CT x) { return CT(1) / x; });
+    } else if (e == CT(-2)) {
+      apply_unary<S>(self, out, [](CT x) { return CT(1) / (x * x); });
     } else {
       apply_unary<S>(self, out, [e](CT x) { return std::pow(x, e); });
     }

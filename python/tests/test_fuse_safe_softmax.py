@@ -2,13 +2,15 @@
 to nothing) fused back into ``ember_fused::safe_softmax``
 (passes/fuse_safe_softmax.py, kernels/portable/op_safe_softmax.cpp): which
 graphs fuse, which must not, and the programs against eager, relative to the
-output's magnitude, with bool and float masks that leave whole rows masked."""
+output's magnitude, with bool and float masks that leave whole rows masked.
+SDPA itself is kept in its math form here (``EdgeCompileConfig(fuse_attention=False)``);
+test_fuse_attention.py tests the fused SDPA."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from ember.exir import ExecutorchBackendConfig, to_edge
+from ember.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge
 from torch.export import export
 
 pytest.importorskip("ember._C")
@@ -25,7 +27,9 @@ def _targets(program) -> list[str]:
 
 
 def _run(model: torch.nn.Module, inputs: tuple, **config):
-    program = to_edge(export(model, inputs)).to_executorch(ExecutorchBackendConfig(**config))
+    # SDPA's math form (fuse_attention=False), where _safe_softmax appears.
+    edge = to_edge(export(model, inputs), compile_config=EdgeCompileConfig(fuse_attention=False))
+    program = edge.to_executorch(ExecutorchBackendConfig(**config))
     outs = Runtime.get().load_program(program.buffer).load_method("forward").execute(list(inputs))
     return program, outs
 

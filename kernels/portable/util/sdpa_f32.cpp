@@ -149,7 +149,7 @@ template <int R, int W>
                                         int64_t nrows) {
   const int64_t group = p.heads / p.kv_heads;
   const int64_t d_len = p.head_dim;
-  const int64_t end = p.start + p.seq;
+  const int64_t end = p.keys();
   alignas(64) float qs[R][kSdpaMaxHeadDim];
   alignas(64) float acc[R][kSdpaMaxHeadDim];
   alignas(64) float s[R][kKeys];
@@ -176,7 +176,7 @@ template <int R, int W>
     const float* qr = p.q + row;
     for (int64_t d = 0; d < d_len; ++d) qs[r][d] = qr[d] * p.scale;
     orow[r] = p.out + row;
-    limit[r] = p.causal ? p.start + i + 1 : end;
+    limit[r] = p.causal && p.start + i + 1 < end ? p.start + i + 1 : end;
     if (limit[r] > tile_limit) tile_limit = limit[r];
     if (p.mask != nullptr) {
       const int64_t off = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2];

@@ -20,8 +20,8 @@ inline constexpr int64_t kSdpaTileRows = 8;
 /// One attention call. Dense, contiguous tensors:
 ///   q, out [batch, heads, seq, head_dim]; k, v [batch, kv_heads, cache_len, head_dim].
 /// Query row (b, h, i) sits at position start + i and reads cache head
-/// h / (heads / kv_heads), positions [0, start + seq) only: with `causal`,
-/// positions <= start + i. `mask` (optional, null for none) is read at
+/// h / (heads / kv_heads), positions [0, keys()) only (keys() = kv_len, or
+/// start + seq when kv_len < 0): with `causal`, positions <= start + i too. `mask` (optional, null for none) is read at
 /// mask + b·mask_strides[0] + h·mask_strides[1] + i·mask_strides[2] + j for
 /// position j (a stride of 0 broadcasts); bool (`mask_is_bool`, one byte,
 /// nonzero = attend) or float (added to the score).
@@ -34,8 +34,11 @@ struct SdpaF32Problem {
   bool mask_is_bool = false;
   int64_t mask_strides[3] = {0, 0, 0};
   int64_t batch = 0, heads = 0, kv_heads = 0, seq = 0, head_dim = 0, cache_len = 0, start = 0;
+  int64_t kv_len = -1;  // cache positions a row may read (<= cache_len); < 0: start + seq
   bool causal = false;
   float scale = 1.0f;
+
+  int64_t keys() const { return kv_len < 0 ? start + seq : kv_len; }
 
   /// Tiles of kSdpaTileRows query rows per cache head: its heads / kv_heads
   /// query heads at each of the seq positions, ordered position-major.

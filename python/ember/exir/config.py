@@ -23,7 +23,12 @@ class EdgeCompileConfig:
     ``aten::_to_copy.out`` / ``aten::clone.out`` instead of the dim-order ops
     (overrides ``ExecutorchBackendConfig.dim_order_ops``).
     ``_use_edge_ops``, ``_skip_type_promotion``: accepted with ExecuTorch's
-    defaults only (``docs/executorch-api.md``)."""
+    defaults only (``docs/executorch-api.md``).
+    ``fuse_attention`` (Ember's own): decompose each
+    ``scaled_dot_product_attention`` the kernel takes into one
+    ``ember_fused::sdpa`` (tiles, no score matrix;
+    ``ember.exir.passes.fuse_attention``) rather than its math form; False
+    keeps the aten ops, which other runtimes of the format also run."""
 
     _check_ir_validity: bool = True
     _core_aten_ops_exception_list: list[OpOverload] = field(default_factory=list)
@@ -31,6 +36,7 @@ class EdgeCompileConfig:
     _skip_dim_order: bool = False
     _use_edge_ops: bool = True
     _skip_type_promotion: bool = False
+    fuse_attention: bool = True
 
     def __post_init__(self) -> None:
         if not self._use_edge_ops:

@@ -1,7 +1,8 @@
 """The order of the AOT passes, top to bottom, in one place.
 
-to_edge:        linalg error checks dropped -> core-ATen decompositions (but not of
-                EdgeCompileConfig.preserve_ops, nor of the ops a partitioner's
+to_edge:        linalg error checks dropped -> core-ATen decompositions (SDPA into
+                ember_fused::sdpa where its kernel takes the call, passes/fuse_attention.py;
+                none of EdgeCompileConfig.preserve_ops, nor of the ops a partitioner's
                 ops_to_not_decompose names in to_edge_transform_and_lower) ->
                 PyTorch's decompositions of the
                 non-core ops left -> drop assertion ops -> scalars to
@@ -48,6 +49,7 @@ from ember.exir.passes.ember_decompositions import EMBER_CIA_DECOMPOSITIONS
 from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
 from ember.exir.passes.fuse_conv_activation import FuseConvActivationPass
+from ember.exir.passes.fuse_attention import SDPA, fused_sdpa_decomposition
 from ember.exir.passes.fuse_safe_softmax import FuseSafeSoftmaxPass
 from ember.exir.passes.max_pool_without_indices import MaxPoolWithoutIndicesPass
 from ember.exir.passes.fuse_dynamic_intx_linear import FuseDynamicIntxLinearPass
@@ -89,6 +91,8 @@ def to_edge_program(
     table.update(EMBER_CIA_DECOMPOSITIONS)
     for op in kept:
         table.pop(op, None)
+    if config.fuse_attention and SDPA not in kept and SDPA in table:
+        table[SDPA] = fused_sdpa_decomposition(table[SDPA])
     ep = drop_linalg_error_checks(ep.run_decompositions(table))
     unroll_maps(ep.graph_module)
     ep = decompose_non_core(ep, list(config._core_aten_ops_exception_list) + list(kept), kept)

@@ -186,6 +186,11 @@ _EXTRA: dict[str, Any] = {
         ((_t(torch.arange(32.0).reshape(1, 2, 4, 4) - 16, d), [2, 2]), {})],
     "ember_fused.safe_softmax.default": lambda d: [
         ((_t([[0.5, -1.0, 2.0], [-1.0, 0.0, 1.0]], d), 1), {})],
+    # SDPA kept whole (passes/fuse_attention.py): 2 heads on 1 key head, causal
+    "ember_fused.sdpa.default": lambda d: [
+        ((_t(torch.arange(24.0).reshape(1, 2, 3, 4) / 16, d),
+          _t(torch.arange(12.0).reshape(1, 1, 3, 4) / 8, d),
+          _t(torch.arange(12.0).reshape(1, 1, 3, 4) / 4, d), None, True, None), {})],
     "ember_quantized.add.default": lambda d: [
         ((_t([5, -3, 7], d), 0.1, 2, _t([1, 2, -9], d), 0.2, -1, 0.3, 0, -128, 127), {})],
     # Special functions (issue #13): OpInfo's samples are not keyed by these overloads.

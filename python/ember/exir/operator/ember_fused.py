@@ -33,6 +33,14 @@ order, so a program with fused ops means exactly what the one without meant.
   without its int64 indices, where nothing reads them
   (``ember.exir.passes.max_pool_without_indices``); any real dtype (int8 for
   the quantized programs' pools).
+- ``sdpa(query, key, value, attn_mask?, is_causal=False, scale?) -> Tensor``:
+  ``scaled_dot_product_attention`` without dropout, float32, query
+  ``[B, H, Lq, D]`` and key/value ``[B, Hkv, Lk, D]`` (``H % Hkv == 0``:
+  grouped-query attention), the output contiguous. ``to_edge`` writes it
+  for SDPA calls the kernel takes (``ember.exir.passes.fuse_attention``)
+  instead of the math decomposition (permute, expand, two bmm, mask add,
+  safe softmax); the kernel (``kernels/portable/op_sdpa.cpp``) computes it
+  in tiles, without the score matrix.
 """
 
 from __future__ import annotations
@@ -49,6 +57,9 @@ _OUT = "*, Tensor(a!) out) -> Tensor(a!)"
 _POOL = ("Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
          "int[2] dilation=1, bool ceil_mode=False")
 
+_SDPA = ("Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, "
+         "float? scale=None")
+
 SCHEMAS = {
     "fused_convolution": f"({_CONVOLUTION}) -> Tensor",
     "fused_convolution.out": f"({_CONVOLUTION}, {_OUT}",
@@ -58,6 +69,8 @@ SCHEMAS = {
     "max_pool2d": f"({_POOL}) -> Tensor",
     "max_pool2d.out": f"({_POOL}, {_OUT}",
     "safe_softmax.out": f"(Tensor self, int dim, {_OUT}",
+    "sdpa": f"({_SDPA}) -> Tensor",
+    "sdpa.out": f"({_SDPA}, {_OUT}",
 }
 
 
@@ -93,10 +106,29 @@ def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     return y.to(self.dtype)
 
 
+def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None):
+    y = torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=attn_mask, is_causal=is_causal, scale=scale,
+        enable_gqa=query.shape[1] != key.shape[1])
+    return y.contiguous()
+
+
 _FUNCTIONS = {"fused_convolution": fused_convolution, "linear_bf16": linear_bf16,
-              "safe_softmax": safe_softmax, "max_pool2d": max_pool2d}
+              "safe_softmax": safe_softmax, "max_pool2d": max_pool2d, "sdpa": sdpa}
 
 
 define_ops("ember_fused", SCHEMAS, _FUNCTIONS)
+
+
+def _sdpa_fake(query, key, value, attn_mask=None, is_causal=False, scale=None):
+    return query.new_empty((*query.shape[:-1], value.shape[-1]))
+
+
+try:
+    # SDPA's own implementation needs concrete sizes: the shape rule for
+    # symbolic ones (dynamic sequence lengths).
+    torch.library.register_fake("ember_fused::sdpa", _sdpa_fake)
+except RuntimeError:
+    pass  # Registered already (the module imported again).
 
 ops = torch.ops.ember_fused
