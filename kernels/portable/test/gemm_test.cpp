@@ -171,6 +171,53 @@ TEST(GemvTest, Avx512RowStreamGivesTheAvx2Bits) {
 // The epilogue (row and column bias, residual, clamp) on every path the host has:
 // against a double reference, and the paths against each other after the
 // same epilogue (it adds in eager's order: (A·B + bias) + residual).
+TEST(GemmTest, EpilogueOnTheRegistersGivesApplysBits) {
+  // Full tiles of the last k-block take the epilogue inside the AVX2/AVX-512
+  // microkernel (f32_gemm_*_ep); it must give the bits of the plain GEMM
+  // followed by GemmEpilogue::apply, also after earlier k-blocks (beta 1)
+  // and with alpha, beta and C's old values in play. Edge tiles mix in.
+  const Problem sizes[] = {{64, 96, 300, false, false, false, 0.75, 0.5},
+                           {37, 70, 50, false, false, false, 1, 0},
+                           {48, 64, 129, false, true, false, 1.5, 0}};
+  for (const Problem& p : sizes) {
+    const auto a = random_values<float>(size_t(p.m) * p.k, 41);
+    const auto b = random_values<float>(size_t(p.k) * p.n, 42);
+    const auto bias = random_values<float>(size_t(p.m), 43);
+    const auto res = random_values<float>(size_t(p.m) * p.n, 44);
+    const auto col = random_values<float>(size_t(p.n), 45);
+    const auto c0 = random_values<float>(size_t(p.m) * p.n, 46);
+    const int64_t b_rs = p.b_trans ? 1 : p.n, b_cs = p.b_trans ? p.k : 1;
+    const StridedMatrix<float> am{a.data(), p.k, 1}, bm{b.data(), b_rs, b_cs};
+    GemmEpilogue<float> ep{};
+    ep.row_bias = bias.data();
+    ep.col_bias = col.data();
+    ep.residual = res.data();
+    ep.res_rs = p.n;
+    ep.res_cs = 1;
+    ep.clamp = true;
+    ep.lo = -1.0f;
+    ep.hi = 1.5f;
+    const float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
+    for (Path path : {Path::kAvx2, Path::kAvx512}) {
+      if (path == Path::kAvx2 && host_isa() < Isa::kAvx2) continue;
+      if (path == Path::kAvx512 && host_isa() < Isa::kAvx512) continue;
+      std::vector<float> fused = c0, after = c0;
+      if (path == Path::kAvx2) {
+        gemm_f32_avx2_fma(p.m, p.n, p.k, am, bm, alpha, beta, fused.data(), p.n, 1, &ep);
+        gemm_f32_avx2_fma(p.m, p.n, p.k, am, bm, alpha, beta, after.data(), p.n, 1);
+      } else {
+        gemm_f32_avx512f(p.m, p.n, p.k, am, bm, alpha, beta, fused.data(), p.n, 1, &ep);
+        gemm_f32_avx512f(p.m, p.n, p.k, am, bm, alpha, beta, after.data(), p.n, 1);
+      }
+      ep.apply(p.m, p.n, after.data(), p.n, 1);
+      for (size_t i = 0; i < fused.size(); ++i) {
+        ASSERT_EQ(fused[i], after[i]) << "element " << i << " of " << p.m << "x" << p.n << "x"
+                                      << p.k << (path == Path::kAvx2 ? " (AVX2)" : " (AVX-512)");
+      }
+    }
+  }
+}
+
 TEST(GemmTest, EpilogueAddsBiasAndResidualThenClamps) {
   const Problem sizes[] = {{1, 1, 1, false, false, false, 1, 0},
                            {7, 17, 129, false, false, false, 1, 0},

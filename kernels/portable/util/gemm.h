@@ -231,6 +231,14 @@ struct PackedB {
 void f32_gemm_6x16_avx2_fma(int64_t kc, const float* a, const float* b, float* c, int64_t c_rs,
                             float alpha, float beta);
 
+/// f32_gemm_6x16_avx2_fma, then `ep` (at the tile's first element; row and
+/// column bias and residual contiguous along the row: f32_epilogue_vectorisable)
+/// on the registers before the store: the bits of the microkernel followed by
+/// GemmEpilogue::apply, with one pass over the tile instead of two.
+void f32_gemm_6x16_avx2_fma_ep(int64_t kc, const float* a, const float* b, float* c,
+                               int64_t c_rs, float alpha, float beta,
+                               const GemmEpilogue<float>& ep);
+
 /// True when kernels dispatch to AVX2+FMA builds: cpu_isa() >= Isa::kAvx2
 /// (the host has them and EMBER_ISA does not cap them; false off x86).
 bool cpu_has_avx2_fma();
@@ -240,6 +248,11 @@ bool cpu_has_avx2_fma();
 /// only when `cpu_has_avx512f()` is true.
 void f32_gemm_8x32_avx512f(int64_t kc, const float* a, const float* b, float* c, int64_t c_rs,
                            float alpha, float beta);
+
+/// f32_gemm_8x32_avx512f with the epilogue, as f32_gemm_6x16_avx2_fma_ep.
+void f32_gemm_8x32_avx512f_ep(int64_t kc, const float* a, const float* b, float* c,
+                              int64_t c_rs, float alpha, float beta,
+                              const GemmEpilogue<float>& ep);
 
 /// True when kernels dispatch to AVX-512 builds: cpu_isa() >= Isa::kAvx512.
 bool cpu_has_avx512f();
@@ -335,6 +348,28 @@ inline void run_epilogue(const GemmEpilogue<T>& ep, int64_t m, int64_t n, T* c, 
   ep.apply(m, n, c, c_rs, c_cs);
 }
 
+// One tile of the last k-block with its epilogue (ep: the tile's own, from
+// GemmEpilogue::at): applied on the registers by the AVX-512 or AVX2
+// microkernel for a full float tile of a row-contiguous C, else after the
+// tile by run_epilogue. Same bits either way.
+template <typename T, int kMR, int kNR, auto kMicro>
+inline void gemm_tile_last(int64_t kc, const T* ap, const T* bp, T* ct, int64_t mr, int64_t nr,
+                           int64_t c_rs, int64_t c_cs, T alpha, T beta_k, T* tile,
+                           const GemmEpilogue<T>& ep) {
+  if constexpr (std::is_same_v<T, float> && ((kMR == 8 && kNR == 32) || (kMR == 6 && kNR == 16))) {
+    if (mr == kMR && nr == kNR && f32_epilogue_vectorisable(ep, c_cs)) {
+      if constexpr (kMR == 8) {
+        f32_gemm_8x32_avx512f_ep(kc, ap, bp, ct, c_rs, alpha, beta_k, ep);
+      } else {
+        f32_gemm_6x16_avx2_fma_ep(kc, ap, bp, ct, c_rs, alpha, beta_k, ep);
+      }
+      return;
+    }
+  }
+  gemm_tile<T, kMR, kNR, kMicro>(kc, ap, bp, ct, mr, nr, c_rs, c_cs, alpha, beta_k, tile);
+  run_epilogue<T, kMR, kNR>(ep, mr, nr, ct, c_rs, c_cs);
+}
+
 // The kMR-row strips of A's block (ic, pc): read in place when A was packed
 // at prepare for this tile, else packed into `buf`.
 template <int kMR, typename T, typename ASource>
@@ -385,10 +420,13 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
             T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
-            gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
-                                           c_cs, alpha, beta_k, tile);
             if (last_k) {
-              run_epilogue<T, kMR, kNR>(ep->at(ic + ir, jc + jr), mr, nr, ct, c_rs, c_cs);
+              gemm_tile_last<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr,
+                                                  c_rs, c_cs, alpha, beta_k, tile,
+                                                  ep->at(ic + ir, jc + jr));
+            } else {
+              gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
+                                             c_cs, alpha, beta_k, tile);
             }
           }
         }
@@ -436,10 +474,13 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
             T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
-            gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
-                                           c_cs, alpha, beta_k, tile);
             if (last_k) {
-              run_epilogue<T, kMR, kNR>(ep->at(ic + ir, jc + jr), mr, nr, ct, c_rs, c_cs);
+              gemm_tile_last<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr,
+                                                  c_rs, c_cs, alpha, beta_k, tile,
+                                                  ep->at(ic + ir, jc + jr));
+            } else {
+              gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
+                                             c_cs, alpha, beta_k, tile);
             }
           }
         }

@@ -20,10 +20,21 @@ namespace ember::kernels::portable {
 
 bool cpu_has_avx2_fma() { return cpu_isa() >= Isa::kAvx2; }
 
-__attribute__((target("avx2,fma"))) void f32_gemm_6x16_avx2_fma(int64_t kc, const float* a,
-                                                                const float* b, float* c,
-                                                                int64_t c_rs, float alpha,
-                                                                float beta) {
+// `v`, which the compiler may not fuse into a following add (GCC contracts
+// a vector multiply and add into an FMA by default): both microkernels round
+// each product, so they give the same bits (gemm_f32_avx512.cpp does the same).
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 rounded(__m256 v) {
+  asm("" : "+x"(v));
+  return v;
+}
+
+// The 6×16 tile, then alpha·acc + beta·c and, with kEp, the epilogue on the
+// registers before the only store (GemmEpilogue::apply's order: row bias,
+// column bias, residual, clamp, so the bits are apply's).
+template <bool kEp>
+__attribute__((target("avx2,fma"), always_inline)) inline void tile_6x16(
+    int64_t kc, const float* a, const float* b, float* c, int64_t c_rs, float alpha, float beta,
+    const GemmEpilogue<float>* ep) {
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
   __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
   __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
@@ -55,24 +66,55 @@ __attribute__((target("avx2,fma"))) void f32_gemm_6x16_avx2_fma(int64_t kc, cons
     b += 16;
   }
   const __m256 va = _mm256_set1_ps(alpha);
+  const __m256 vb = _mm256_set1_ps(beta);
   float* r[6] = {c, c + c_rs, c + 2 * c_rs, c + 3 * c_rs, c + 4 * c_rs, c + 5 * c_rs};
   const __m256 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21},
                             {c30, c31}, {c40, c41}, {c50, c51}};
-  if (beta == 0.0f) {
-    for (int i = 0; i < 6; ++i) {
-      _mm256_storeu_ps(r[i], _mm256_mul_ps(va, acc[i][0]));
-      _mm256_storeu_ps(r[i] + 8, _mm256_mul_ps(va, acc[i][1]));
+  for (int i = 0; i < 6; ++i) {
+    __m256 v0 = rounded(_mm256_mul_ps(va, acc[i][0]));
+    __m256 v1 = rounded(_mm256_mul_ps(va, acc[i][1]));
+    if (beta != 0.0f) {
+      // alpha·acc + beta·c, each product rounded (no fused multiply-add here).
+      v0 = _mm256_add_ps(v0, rounded(_mm256_mul_ps(vb, _mm256_loadu_ps(r[i]))));
+      v1 = _mm256_add_ps(v1, rounded(_mm256_mul_ps(vb, _mm256_loadu_ps(r[i] + 8))));
     }
-  } else {
-    const __m256 vb = _mm256_set1_ps(beta);
-    for (int i = 0; i < 6; ++i) {
-      // alpha·acc + beta·c, rounded like the portable path (no fused multiply-add here).
-      const __m256 o0 = _mm256_mul_ps(vb, _mm256_loadu_ps(r[i]));
-      const __m256 o1 = _mm256_mul_ps(vb, _mm256_loadu_ps(r[i] + 8));
-      _mm256_storeu_ps(r[i], _mm256_add_ps(_mm256_mul_ps(va, acc[i][0]), o0));
-      _mm256_storeu_ps(r[i] + 8, _mm256_add_ps(_mm256_mul_ps(va, acc[i][1]), o1));
+    if constexpr (kEp) {
+      if (ep->row_bias != nullptr) {
+        const __m256 rb = _mm256_set1_ps(ep->row_bias[i * ep->bias_stride]);
+        v0 = _mm256_add_ps(v0, rb);
+        v1 = _mm256_add_ps(v1, rb);
+      }
+      if (ep->col_bias != nullptr) {
+        v0 = _mm256_add_ps(v0, _mm256_loadu_ps(ep->col_bias));
+        v1 = _mm256_add_ps(v1, _mm256_loadu_ps(ep->col_bias + 8));
+      }
+      if (ep->residual != nullptr) {
+        const float* res = ep->residual + i * ep->res_rs;
+        v0 = _mm256_add_ps(v0, _mm256_loadu_ps(res));
+        v1 = _mm256_add_ps(v1, _mm256_loadu_ps(res + 8));
+      }
+      if (ep->clamp) {
+        const __m256 lo = _mm256_set1_ps(ep->lo), hi = _mm256_set1_ps(ep->hi);
+        v0 = _mm256_min_ps(hi, _mm256_max_ps(lo, v0));
+        v1 = _mm256_min_ps(hi, _mm256_max_ps(lo, v1));
+      }
     }
+    _mm256_storeu_ps(r[i], v0);
+    _mm256_storeu_ps(r[i] + 8, v1);
   }
+}
+
+__attribute__((target("avx2,fma"))) void f32_gemm_6x16_avx2_fma(int64_t kc, const float* a,
+                                                                const float* b, float* c,
+                                                                int64_t c_rs, float alpha,
+                                                                float beta) {
+  tile_6x16<false>(kc, a, b, c, c_rs, alpha, beta, nullptr);
+}
+
+__attribute__((target("avx2,fma"))) void f32_gemm_6x16_avx2_fma_ep(
+    int64_t kc, const float* a, const float* b, float* c, int64_t c_rs, float alpha, float beta,
+    const GemmEpilogue<float>& ep) {
+  tile_6x16<true>(kc, a, b, c, c_rs, alpha, beta, &ep);
 }
 
 __attribute__((target("avx2,fma"))) void f32_gemv_rows_avx2_fma(
@@ -89,6 +131,9 @@ void f32_gemv_rows_avx2_fma(int64_t, int64_t, int64_t, const float*, int64_t, in
                             const float*, int64_t, float, float, float*, int64_t, int64_t) {}
 
 void f32_gemm_6x16_avx2_fma(int64_t, const float*, const float*, float*, int64_t, float, float) {}
+
+void f32_gemm_6x16_avx2_fma_ep(int64_t, const float*, const float*, float*, int64_t, float, float,
+                               const GemmEpilogue<float>&) {}
 
 #endif
 

@@ -19,6 +19,11 @@
 #include "kernels/portable/util/gemv.h"
 #include "kernels/portable/util/isa_target.h"
 
+// GCC 12's AVX-512 min/max intrinsics start from _mm512_undefined_ps(), which
+// -Wmaybe-uninitialized reports as a false positive (gemm_epilogue_f32.cpp).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define EMBER_GEMM_AVX512 1
 #include <immintrin.h>
@@ -32,10 +37,21 @@ namespace ember::kernels::portable {
 
 bool cpu_has_avx512f() { return cpu_isa() >= Isa::kAvx512; }
 
-__attribute__((target("avx512f"))) void f32_gemm_8x32_avx512f(int64_t kc, const float* a,
-                                                              const float* b, float* c,
-                                                              int64_t c_rs, float alpha,
-                                                              float beta) {
+// `v`, which the compiler may not fuse into a following add (GCC contracts
+// a vector multiply and add into an FMA by default): both microkernels round
+// each product, so they give the same bits (gemm_f32_avx2.cpp does the same).
+__attribute__((target("avx512f"), always_inline)) inline __m512 rounded(__m512 v) {
+  asm("" : "+v"(v));
+  return v;
+}
+
+// The 8×32 tile, then alpha·acc + beta·c and, with kEp, the epilogue on the
+// registers before the only store (GemmEpilogue::apply's order: row bias,
+// column bias, residual, clamp, so the bits are apply's).
+template <bool kEp>
+__attribute__((target("avx512f"), always_inline)) inline void tile_8x32(
+    int64_t kc, const float* a, const float* b, float* c, int64_t c_rs, float alpha, float beta,
+    const GemmEpilogue<float>* ep) {
   __m512 acc[8][2];
 #pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) {
@@ -55,25 +71,54 @@ __attribute__((target("avx512f"))) void f32_gemm_8x32_avx512f(int64_t kc, const 
     b += 32;
   }
   const __m512 va = _mm512_set1_ps(alpha);
-  if (beta == 0.0f) {
+  const __m512 vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) {
-      float* r = c + i * c_rs;
-      _mm512_storeu_ps(r, _mm512_mul_ps(va, acc[i][0]));
-      _mm512_storeu_ps(r + 16, _mm512_mul_ps(va, acc[i][1]));
+  for (int i = 0; i < 8; ++i) {
+    float* r = c + i * c_rs;
+    __m512 v0 = rounded(_mm512_mul_ps(va, acc[i][0]));
+    __m512 v1 = rounded(_mm512_mul_ps(va, acc[i][1]));
+    if (beta != 0.0f) {
+      // alpha·acc + beta·c, each product rounded (no fused multiply-add here).
+      v0 = _mm512_add_ps(v0, rounded(_mm512_mul_ps(vb, _mm512_loadu_ps(r))));
+      v1 = _mm512_add_ps(v1, rounded(_mm512_mul_ps(vb, _mm512_loadu_ps(r + 16))));
     }
-  } else {
-    const __m512 vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) {
-      // alpha·acc + beta·c, rounded like the portable path (no fused multiply-add here).
-      float* r = c + i * c_rs;
-      const __m512 o0 = _mm512_mul_ps(vb, _mm512_loadu_ps(r));
-      const __m512 o1 = _mm512_mul_ps(vb, _mm512_loadu_ps(r + 16));
-      _mm512_storeu_ps(r, _mm512_add_ps(_mm512_mul_ps(va, acc[i][0]), o0));
-      _mm512_storeu_ps(r + 16, _mm512_add_ps(_mm512_mul_ps(va, acc[i][1]), o1));
+    if constexpr (kEp) {
+      if (ep->row_bias != nullptr) {
+        const __m512 rb = _mm512_set1_ps(ep->row_bias[i * ep->bias_stride]);
+        v0 = _mm512_add_ps(v0, rb);
+        v1 = _mm512_add_ps(v1, rb);
+      }
+      if (ep->col_bias != nullptr) {
+        v0 = _mm512_add_ps(v0, _mm512_loadu_ps(ep->col_bias));
+        v1 = _mm512_add_ps(v1, _mm512_loadu_ps(ep->col_bias + 16));
+      }
+      if (ep->residual != nullptr) {
+        const float* res = ep->residual + i * ep->res_rs;
+        v0 = _mm512_add_ps(v0, _mm512_loadu_ps(res));
+        v1 = _mm512_add_ps(v1, _mm512_loadu_ps(res + 16));
+      }
+      if (ep->clamp) {
+        const __m512 lo = _mm512_set1_ps(ep->lo), hi = _mm512_set1_ps(ep->hi);
+        v0 = _mm512_min_ps(hi, _mm512_max_ps(lo, v0));
+        v1 = _mm512_min_ps(hi, _mm512_max_ps(lo, v1));
+      }
     }
+    _mm512_storeu_ps(r, v0);
+    _mm512_storeu_ps(r + 16, v1);
   }
+}
+
+__attribute__((target("avx512f"))) void f32_gemm_8x32_avx512f(int64_t kc, const float* a,
+                                                              const float* b, float* c,
+                                                              int64_t c_rs, float alpha,
+                                                              float beta) {
+  tile_8x32<false>(kc, a, b, c, c_rs, alpha, beta, nullptr);
+}
+
+__attribute__((target("avx512f"))) void f32_gemm_8x32_avx512f_ep(
+    int64_t kc, const float* a, const float* b, float* c, int64_t c_rs, float alpha, float beta,
+    const GemmEpilogue<float>& ep) {
+  tile_8x32<true>(kc, a, b, c, c_rs, alpha, beta, &ep);
 }
 
 EMBER_TARGET_AVX512 void f32_gemv_rows_avx512f(int64_t m, int64_t n, int64_t k, const float* a,
@@ -91,6 +136,9 @@ void f32_gemv_rows_avx512f(int64_t, int64_t, int64_t, const float*, int64_t, int
                            const float*, int64_t, float, float, float*, int64_t, int64_t) {}
 
 void f32_gemm_8x32_avx512f(int64_t, const float*, const float*, float*, int64_t, float, float) {}
+
+void f32_gemm_8x32_avx512f_ep(int64_t, const float*, const float*, float*, int64_t, float, float,
+                              const GemmEpilogue<float>&) {}
 
 #endif
 
