@@ -23,6 +23,7 @@
 // 3×3, stride-1 convolution large enough to gain is packed for Winograd
 // F(4×4, 3×3) instead (util/conv_winograd.h; EMBER_WINOGRAD=0 keeps im2col).
 #include <cstdio>
+#include <cstring>
 
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
@@ -356,6 +357,30 @@ struct RowsEpilogue {
   int64_t r_n = 0, r_c = 0, r_h = 0;
 };
 
+// Floats of a zero-bordered plane small_plane_3x3 takes (8 KiB).
+constexpr int64_t kDepthwiseSmallPlane = 2048;
+
+// A 3×3, stride-1 depthwise plane whose rows are short (MobileNet's 28×28 to
+// 7×7 layers: the row path spends its time on edge columns and vector tails):
+// the plane is copied into a zero-bordered buffer of padded width pw, and
+// the 3×3 row runs once over all out_h·pw outputs as if the plane were one
+// row (output t reads buffer t + dy·pw + dx: every tap inside, one long
+// vector loop); the pw − out_w columns past each row's end are dropped.
+template <typename T, typename Row>
+void small_plane_3x3(const T* xc, const T* w9, T bias, T* plane, const ConvGeometry& g,
+                     const DepthwiseStrides& st, Row row3x3, T* pad, T* flat) {
+  const int64_t pw = g.in_w + 2 * g.pad_w, ph = g.in_h + 2 * g.pad_h;
+  std::memset(pad, 0, sizeof(T) * static_cast<size_t>(ph * pw + 2));
+  for (int64_t ih = 0; ih < g.in_h; ++ih) {
+    std::memcpy(pad + (ih + g.pad_h) * pw + g.pad_w, xc + ih * st.x_h,
+                sizeof(T) * static_cast<size_t>(g.in_w));
+  }
+  row3x3(flat, pad, pw, 1, w9, bias, g.out_h * pw);
+  for (int64_t oh = 0; oh < g.out_h; ++oh) {
+    std::memcpy(plane + oh * st.o_h, flat + oh * pw, sizeof(T) * static_cast<size_t>(g.out_w));
+  }
+}
+
 template <typename T>
 void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, int64_t oc_total,
                     int64_t mult, const ConvGeometry& g, const DepthwiseStrides& st,
@@ -367,6 +392,11 @@ void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, 
   const bool k3x3 =
       contiguous && (g.stride_w == 1 || g.stride_w == 2) && g.kh == 3 && g.kw == 3 && hi > lo;
   const auto row3x3 = select_dw3x3_row<T>(g.stride_w);
+  const bool small = std::is_same_v<T, float> && k3x3 && g.stride_h == 1 && g.stride_w == 1 &&
+                     g.dil_h == 1 && g.dil_w == 1 && g.out_w < 32 &&
+                     (g.in_h + 2 * g.pad_h) * (g.in_w + 2 * g.pad_w) + 2 <= kDepthwiseSmallPlane;
+  alignas(64) T pad[kDepthwiseSmallPlane];  // 16 KiB of stack for float (both)
+  alignas(64) T flat[kDepthwiseSmallPlane];
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t oc = 0; oc < oc_total; ++oc) {
       const T* xc = x + b * st.x_n + (oc / mult) * st.x_c;
@@ -376,6 +406,19 @@ void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, 
       T w9[9];
       if (k3x3) {
         for (int i = 0; i < 9; ++i) w9[i] = wc[(i / 3) * st.w_h + (i % 3) * st.w_w];
+      }
+      if (small) {
+        small_plane_3x3(xc, w9, bv, oc_plane, g, st, row3x3, pad, flat);
+        if (fused != nullptr) {
+          for (int64_t oh = 0; oh < g.out_h; ++oh) {
+            GemmEpilogue<T> row = fused->ep;
+            if (row.residual != nullptr) {
+              row.residual += b * fused->r_n + oc * fused->r_c + oh * fused->r_h;
+            }
+            row_epilogue(row, g.out_w, oc_plane + oh * st.o_h, st.o_w);
+          }
+        }
+        continue;
       }
       for (int64_t oh = 0; oh < g.out_h; ++oh) {
         T* orow = oc_plane + oh * st.o_h;

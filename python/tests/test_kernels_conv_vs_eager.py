@@ -100,6 +100,22 @@ def test_depthwise_3x3_stride_2(dtype, width, padding, dilation, mult, layout):
     conv(x, weight, bias, [2, 2], [padding, padding], [dilation, dilation], c, layout)
 
 
+# Depthwise 3×3 stride 1 with rows shorter than 32 takes the whole-plane path
+# (a zero-bordered copy, one long row): widths on both sides of it, padding
+# 0/1/2, multipliers 1/2 and planes whose padded size is near its buffer.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("height,width", [(7, 7), (14, 14), (5, 31), (9, 32), (40, 40), (1, 3)])
+@pytest.mark.parametrize("padding,mult", [(1, 1), (0, 1), (2, 1), (1, 2)])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_depthwise_3x3_stride_1_small_planes(dtype, height, width, padding, mult, layout):
+    if height + 2 * padding < 3 or width + 2 * padding < 3:
+        pytest.skip("no output")
+    c = 12
+    x = rand((2, c, height, width), dtype)
+    weight, bias = rand((c * mult, 1, 3, 3), dtype), rand((c * mult,), dtype)
+    conv(x, weight, bias, [1, 1], [padding, padding], [1, 1], c, layout)
+
+
 def test_conv_unsupported_dtype_names_it():
     x, weight = rand((1, 2, 4), np.float32).astype(np.bool_), rand((2, 2, 3), np.float32)
     out = np.empty((1, 2, 2), np.bool_)
