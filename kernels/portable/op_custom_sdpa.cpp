@@ -12,12 +12,14 @@
 // (bool: attend where true, or float: added) is [S, M] or [B|1, H|1, S|1, M],
 // M >= start_pos + S; with is_causal both apply. float32, contiguous tensors;
 // drop_p must be 0; scale defaults to 1/sqrt(D). The reference is
-// python/ember/exir/operator/custom_sdpa.py; the tiles are util/sdpa_f32.h.
+// python/ember/exir/operator/custom_sdpa.py; the tiles are util/sdpa_f32.h
+// (decode, a few rows) and util/sdpa_tiled_f32.h (prefill, GEMM tiles).
 #include <cmath>
 
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/sdpa_f32.h"
+#include "kernels/portable/util/sdpa_tiled_f32.h"
 #include "kernels/generated/functions/portable/op_custom_sdpa.h"
 
 namespace ember::kernels::portable {
@@ -57,9 +59,26 @@ Error custom_sdpa_out_prepare(KernelPrepareContext& ctx, const Tensor& query, co
                               double drop_p, bool is_causal, std::optional<double> scale,
                               Tensor& out) {
   (void)start_pos;  // computed at run time
-  (void)is_causal;
   (void)scale;
-  return check_program(ctx, query, key, value, attn_mask, drop_p, out);
+  if (const Error e = check_program(ctx, query, key, value, attn_mask, drop_p, out);
+      e != Error::Ok) {
+    return e;
+  }
+  // Prefill of many positions runs the tiled kernel: its scratch for the
+  // upper-bound shapes (sizes at load), every cache position readable.
+  SdpaF32Problem p;
+  p.batch = query.sizes[0];
+  p.heads = query.sizes[1];
+  p.seq = query.sizes[2];
+  p.head_dim = query.sizes[3];
+  p.kv_heads = key.sizes[1];
+  p.cache_len = key.sizes[2];
+  p.kv_len = key.sizes[2];
+  p.causal = is_causal;
+  if (sdpa_tiled_f32_applies(p)) {
+    ctx.reserve_scratch(sdpa_tiled_f32_scratch_bytes(cpu_isa(), p, ctx.threads()));
+  }
+  return Error::Ok;
 }
 
 void custom_sdpa_out(KernelContext& ctx, const Tensor& query, const Tensor& key,
@@ -122,6 +141,15 @@ void custom_sdpa_out(KernelContext& ctx, const Tensor& query, const Tensor& key,
   p.causal = is_causal;
   p.scale = static_cast<float>(scale.has_value() ? *scale
                                                  : 1.0 / std::sqrt(static_cast<double>(head_dim)));
+  p.kv_len = start_pos + seq;
+  if (sdpa_tiled_f32_applies(p)) {
+    // Prefill: the GEMM tiles (scratch reserved at prepare for the largest
+    // shapes; without it, the row kernel below).
+    if (void* scratch = ctx.scratch(sdpa_tiled_f32_scratch_bytes(cpu_isa(), p, ctx.threads()))) {
+      sdpa_tiled_f32(ctx, p, scratch);
+      return;
+    }
+  }
   // A unit is one tile: kSdpaTileRows rows over up to start_pos + S positions.
   const int64_t unit_work = kSdpaTileRows * (start_pos + seq) * head_dim;
   parallel_range(ctx, p.units(), kParallelMinElements / (unit_work + 1) + 1, 1,

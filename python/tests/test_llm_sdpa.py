@@ -141,13 +141,14 @@ def test_fully_masked_row_gives_zeros_as_eager():
     assert relative_error(got, want) <= TOL
 
 
-def test_reads_only_positions_before_start_plus_seq():
+@pytest.mark.parametrize("seq", [4, 20], ids=["row kernel", "tiled kernel"])
+def test_reads_only_positions_before_start_plus_seq(seq):
     """Cache positions past start_pos + S (stale or never written) do not
     matter, even as NaN: they are not read."""
-    q, k, v, start, _, causal, scale = make_case((1, 8, 2, 4, 64, 32, 10, False, None, None))
+    q, k, v, start, _, causal, scale = make_case((1, 8, 2, seq, 64, 32, 10, False, None, None))
     want = run_kernel(q, k, v, start, None, causal, scale)
-    k[:, :, 14:] = math.nan
-    v[:, :, 14:] = math.nan
+    k[:, :, 10 + seq:] = math.nan
+    v[:, :, 10 + seq:] = math.nan
     got = run_kernel(q, k, v, start, None, causal, scale)
     assert torch.equal(got, want)
 
