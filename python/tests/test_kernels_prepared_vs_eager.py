@@ -4,11 +4,14 @@ constants=[...], runs=N)`` runs the kinds check and prepare once, with the
 listed tensors as program constants, then N runs on that one prepared state.
 
 Convolution packs a constant float32 weight into the GEMM's A panels and
-mm/addmm a constant float32 mat2 into its B panels. The packed panels hold the
+mm/addmm a constant float32 mat2 into its B panels. The packed A panels hold the
 very values the per-call packing would produce, read in the same order, so a
-prepared kernel must give the same bits as the unprepared one (and agree with
-eager within float32's summation tolerance, relative to the output's
-magnitude). Non-constant weights, other dtypes and shapes that take another
+prepared convolution gives the same bits as the unprepared one. Packed B panels
+are summed in deeper blocks (256 against 128: fewer microkernel calls), so a
+prepared mm/addmm/bmm gives the unprepared bits when k <= 128 (one block either
+way) and agrees to rounding past that; every run on one prepared state gives
+the same bits, and all agree with eager within float32's summation tolerance,
+relative to the output's magnitude. Non-constant weights, other dtypes and shapes that take another
 path (depthwise, GEMV, transposed) prepare nothing and still match.
 """
 
@@ -21,6 +24,15 @@ torch = pytest.importorskip("torch")
 _C = pytest.importorskip("ember._C")
 
 RNG = np.random.default_rng(11)
+
+
+def same_as_unprepared(packed: np.ndarray, plain: np.ndarray, k: int) -> None:
+    """B packed at prepare against B packed per call: the same bits within
+    one depth block (k <= 128), rounding apart past it."""
+    if k <= 128:
+        np.testing.assert_array_equal(packed, plain)
+    else:
+        assert rel_err(packed, plain) < 1e-6
 
 
 def rel_err(got: np.ndarray, want: np.ndarray) -> float:
@@ -141,7 +153,7 @@ def test_mm_packs_a_constant_mat2(m, k, n, transposed_b):
     # itself, so prepare packs nothing for them.
     small = m <= 4 or n <= 4
     assert used == 0 if small else used >= (b.size * 4 if b.size else 0)
-    np.testing.assert_array_equal(packed, plain)
+    same_as_unprepared(packed, plain, k)
     assert rel_err(packed, want) < 1e-5
 
 
@@ -149,7 +161,8 @@ def test_mm_packs_a_constant_mat2(m, k, n, transposed_b):
 @pytest.mark.parametrize("transposed_b", [False, True])
 def test_bmm_packs_a_constant_mat2_per_batch(b, m, k, n, transposed_b):
     """A constant bmm operand (a per-head weight) is packed once per batch; the
-    packed runs give exactly the unpacked result, run after run."""
+    packed runs give the unpacked result (same_as_unprepared), the same bits
+    run after run."""
     x = RNG.standard_normal((b, m, k)).astype(np.float32)
     w = RNG.standard_normal((b, k, n)).astype(np.float32)
     if transposed_b:
@@ -161,7 +174,7 @@ def test_bmm_packs_a_constant_mat2_per_batch(b, m, k, n, transposed_b):
     used = _C.call_kernel("aten::bmm.out", [x, w, packed], constants=[1], runs=3)
     small = m <= 4 or n <= 4
     assert used == 0 if small else used >= w.size * 4
-    np.testing.assert_array_equal(packed, plain)
+    same_as_unprepared(packed, plain, k)
     assert rel_err(packed, want) < 1e-5
 
 
@@ -183,7 +196,7 @@ def test_addmm_packs_a_constant_weight(m, k, n, beta, alpha, bias_rows):
     used = _C.call_kernel("aten::addmm.out", [bias, x, mat2, beta, alpha, packed], constants=[2],
                           runs=2)
     assert used == 0 if m <= 4 else used >= mat2.size * 4  # a GEMV streams the weight
-    np.testing.assert_array_equal(packed, plain)
+    same_as_unprepared(packed, plain, k)
     assert rel_err(packed, want) < 1e-5
 
 

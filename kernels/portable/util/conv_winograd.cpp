@@ -155,8 +155,8 @@ struct VPanels {
     const int64_t jc = t0 / B::kNC * B::kNC;
     const int64_t len = cols - jc < B::kNC ? cols - jc : B::kNC;
     const int64_t padded = (len + nr - 1) / nr * nr;
-    const int64_t pc = c / B::kKC * B::kKC;
-    const int64_t kc = ic - pc < B::kKC ? ic - pc : B::kKC;
+    const int64_t pc = c / B::kKCPacked * B::kKCPacked;  // gemm_blocked_packed_b's depth blocks
+    const int64_t kc = ic - pc < B::kKCPacked ? ic - pc : B::kKCPacked;
     return jc * ic + padded * pc + (t0 - jc) / nr * kc * nr + (c - pc) * nr;
   }
 };
@@ -453,7 +453,8 @@ WinogradWeights winograd_pack_weights(const float* w, int64_t s_oc, int64_t s_ic
   u.s_w = s_w;
   // Row a of G g, then its six products with Gᵀ (in double), stored where
   // pack_a_panels would put them: in the MR-row strip of the (o, c) block
-  // of kMC × kKC, padding rows zero. Row-major over a keeps the writes in
+  // of kMC × kKCPacked (the depth blocks of the packed-B loop, which V's
+  // panels send the GEMM to), padding rows zero. Row-major over a keeps the writes in
   // six streams (one transform of (o, c) at a time scatters over 36
   // matrices megabytes apart: 4× slower at load).
   std::memset(dst, 0, static_cast<size_t>(kXi * u.xi_stride) * sizeof(float));
@@ -465,8 +466,8 @@ WinogradWeights winograd_pack_weights(const float* w, int64_t s_oc, int64_t s_ic
       const int64_t padded = (rows + mr - 1) / mr * mr;
       const int64_t in_block = o - block;
       for (int64_t c = 0; c < ic; ++c) {
-        const int64_t depth0 = c / B::kKC * B::kKC;
-        const int64_t kc = ic - depth0 < B::kKC ? ic - depth0 : B::kKC;
+        const int64_t depth0 = c / B::kKCPacked * B::kKCPacked;
+        const int64_t kc = ic - depth0 < B::kKCPacked ? ic - depth0 : B::kKCPacked;
         const int64_t offset = block * ic + padded * depth0 + in_block / mr * kc * mr +
                                (c - depth0) * mr + in_block % mr;
         const float* g = w + o * s_oc + c * s_ic;

@@ -57,8 +57,19 @@ struct GemmBlocking {
   static constexpr int64_t kKC = 512 / static_cast<int64_t>(sizeof(T));  // 128 f32, 64 f64
   static constexpr int64_t kMC = 144;                                      // 4, 6, 8 divide it
   static constexpr int64_t kNC = 96;                                       // 8, 16, 32 divide it
+  // The depth of a block when B was packed at prepare (pack_b_panels,
+  // gemm_blocked_packed_b; also Winograd's V and U, which meet there): each
+  // microkernel call does twice the work per C tile it loads and stores, and
+  // the B strip (256 × 32 floats, 32 KiB) still fits L1. 8–15% faster on
+  // linear layers from 128×768×768 to 1500×2048×512 (BENCHMARKS.md,
+  // 2026-12-03); B packed per call keeps kKC.
+  static constexpr int64_t kKCPacked = 1024 / static_cast<int64_t>(sizeof(T));  // 256 f32
   template <int kMR>
   static constexpr int64_t apack_size() { return ((kMC + kMR - 1) / kMR) * kMR * kKC; }
+  template <int kMR>
+  static constexpr int64_t apack_packed_size() {
+    return ((kMC + kMR - 1) / kMR) * kMR * kKCPacked;
+  }
   template <int kNR>
   static constexpr int64_t bpack_size() { return ((kNC + kNR - 1) / kNR) * kNR * kKC; }
 };
@@ -133,7 +144,7 @@ struct StridedMatrix {
 /// A GEMM operand packed once (at a kernel's prepare step, into memory from
 /// the method allocator) in exactly the panels gemm_blocked packs per call:
 /// for A (m×k, `rows` = m) the MR-row strips of each kMC×kKC block, for B
-/// (k×n, `rows` = n) the NR-column strips of each kKC×kNC block. Blocks are
+/// (k×n, `rows` = n) the NR-column strips of each kKCPacked×kNC block. Blocks are
 /// stored row block by row block, each row block's depth blocks in order, so
 /// the block at (r0, p0) starts at r0·k + padded(rows in the block)·p0
 /// (kMC and kNC are multiples of every tile). `tile` is the MR or NR it was
@@ -176,7 +187,8 @@ void pack_a_panels(const ASource& source, int64_t m, int64_t k, T* dst) {
 }
 
 /// Packs B (k×n) from `source` for tile kNR into `dst`
-/// (packed_panels_size(n, k, kNR, kNC) elements).
+/// (packed_panels_size(n, k, kNR, kNC) elements), in depth blocks of
+/// kKCPacked (what gemm_blocked_packed_b reads).
 template <int kNR, typename T, typename BSource>
 void pack_b_panels(const BSource& source, int64_t k, int64_t n, T* dst) {
   using B = GemmBlocking<T>;
@@ -184,8 +196,8 @@ void pack_b_panels(const BSource& source, int64_t k, int64_t n, T* dst) {
   for (int64_t jc = 0; jc < n; jc += B::kNC) {
     const int64_t nc = n - jc < B::kNC ? n - jc : B::kNC;
     const int64_t padded = (nc + kNR - 1) / kNR * kNR;
-    for (int64_t pc = 0; pc < k; pc += B::kKC) {
-      const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
+    for (int64_t pc = 0; pc < k; pc += B::kKCPacked) {
+      const int64_t kc = k - pc < B::kKCPacked ? k - pc : B::kKCPacked;
       source.template pack_b<kNR>(pc, kc, jc, nc, dst + jc * k + padded * pc);
     }
   }
@@ -394,19 +406,20 @@ inline const T* b_block(const BSource& b, int64_t pc, int64_t kc, int64_t jc, in
 }
 
 // B packed at prepare (a linear layer's weight): every B block is already in
-// panels, so the loop runs A-block-major: each kMC×kKC block of A is packed
+// panels, so the loop runs A-block-major: each kMC×kKCPacked block of A is packed
 // once and meets all of B's column strips (each strip stays in L1 across the
-// A block's row strips). Each C element sums the same products in the same
-// order as in gemm_blocked's other loop, so results do not depend on it.
+// A block's row strips). Its depth blocks are kKCPacked deep (gemm_blocked's
+// are kKC), so a product with B packed at prepare agrees with one packing B
+// per call to rounding; each is the same bits on every run and any thread split.
 template <typename T, int kMR, int kNR, auto kMicro, typename ASource, typename BSource>
 void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, const BSource& b,
                            T alpha, T beta, T* c, int64_t c_rs, int64_t c_cs,
                            const GemmEpilogue<T>* ep) {
   using B = GemmBlocking<T>;
-  alignas(64) T apack[B::template apack_size<kMR>()];
+  alignas(64) T apack[B::template apack_packed_size<kMR>()];
   alignas(64) T tile[kMR * kNR];
-  for (int64_t pc = 0; pc < k; pc += B::kKC) {
-    const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
+  for (int64_t pc = 0; pc < k; pc += B::kKCPacked) {
+    const int64_t kc = k - pc < B::kKCPacked ? k - pc : B::kKCPacked;
     const T beta_k = pc == 0 ? beta : T(1);
     const bool last_k = ep != nullptr && pc + kc == k;
     for (int64_t ic = 0; ic < m; ic += B::kMC) {
