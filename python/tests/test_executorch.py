@@ -125,13 +125,86 @@ def test_user_passes_must_keep_edge_ops() -> None:
 
 
 def _assert_no_overlap(plan: MemoryPlan) -> None:
+    """Live tensors never share bytes, except a view given its input's memory
+    (plan.views): the same offset, the input's life ending where the view's begins."""
+    by_name = {t.name: t for t in plan.tensors}
+    shared = set()
+    for view, src in plan.views:
+        v, x = by_name[view], by_name[src]
+        assert v.offset == x.offset and v.size == x.size and x.last == v.first, (v, x)
+        shared.add(frozenset((view, src)))
     for t in plan.tensors:
         assert t.offset % plan.alignment == 0
         assert t.offset + t.size <= plan.total_bytes
     for p, q in itertools.combinations(plan.tensors, 2):
+        if frozenset((p.name, q.name)) in shared:
+            continue
         if p.first <= q.last and q.first <= p.last and p.size and q.size:
             assert p.offset + p.size <= q.offset or q.offset + q.size <= p.offset, (p, q)
     assert plan.total_bytes >= plan.lower_bound
+
+
+def _runtime():
+    pytest.importorskip("ember._C")
+    from ember.runtime import Runtime
+
+    return Runtime.get()
+
+
+class Reshapes(torch.nn.Module):
+    """Views between ops (the input dies at the view), a view whose input is
+    read again after it, and a view of the graph input."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = (x * 2).view(4, 6)
+        z = (y + 1).reshape(2, 12).relu()
+        w = x.view(24) * 3                 # a graph input: not aliased
+        u = (z - 1).view(24)
+        return u + w, (z - 1).sum()        # z - 1 is computed twice: two tensors
+
+
+def test_a_view_takes_its_inputs_memory_when_the_input_dies_there() -> None:
+    x = torch.randn(2, 3, 4)
+    program = to_edge(export(Reshapes(), (x,))).to_executorch()
+    plan = program.memory_plan()
+    _assert_no_overlap(plan)
+    views = dict(plan.views)
+    assert views == {"aten_view_copy_default": "aten_mul_tensor",
+                     "aten_view_copy_default_1": "aten_add_tensor",
+                     "aten_view_copy_default_3": "aten_sub_tensor"}, plan.views
+    assert "view in aten_mul_tensor's memory" in str(plan)
+    got = _runtime().load_program(program.buffer).load_method("forward").execute([x])
+    for g, e in zip(got, Reshapes()(x), strict=True):
+        torch.testing.assert_close(g, e)
+
+
+def test_remove_view_copy_false_keeps_every_view_in_its_own_memory() -> None:
+    x = torch.randn(2, 3, 4)
+    config = ExecutorchBackendConfig(remove_view_copy=False)
+    program = to_edge(export(Reshapes(), (x,))).to_executorch(config)
+    plan = program.memory_plan()
+    assert plan.views == []
+    _assert_no_overlap(plan)
+    got = _runtime().load_program(program.buffer).load_method("forward").execute([x])
+    for g, e in zip(got, Reshapes()(x), strict=True):
+        torch.testing.assert_close(g, e)
+
+
+def test_a_view_whose_input_is_read_later_keeps_its_own_memory() -> None:
+    class ReadAgain(torch.nn.Module):
+        def forward(self, x):
+            y = x * 2
+            v = y.view(6, 4)
+            return v + 1, y - 1
+
+    x = torch.randn(2, 3, 4)
+    program = to_edge(export(ReadAgain(), (x,))).to_executorch()
+    plan = program.memory_plan()
+    assert plan.views == []
+    _assert_no_overlap(plan)
+    got = _runtime().load_program(program.buffer).load_method("forward").execute([x])
+    for g, e in zip(got, ReadAgain()(x), strict=True):
+        torch.testing.assert_close(g, e)
 
 
 @pytest.mark.parametrize(

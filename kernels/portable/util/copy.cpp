@@ -55,7 +55,11 @@ void reshape_copy(const Tensor& src, Tensor& out) {
   const size_t esize = element_size(out.dtype);
   if (out.numel == 0) return;
   if (src.is_contiguous_dim_order() && out.is_contiguous_dim_order()) {
-    std::memcpy(out.data, src.data, static_cast<size_t>(out.numel) * esize);
+    // The memory plan may give a view its input's memory (memory_planning.py):
+    // then there is nothing to copy.
+    if (out.data != src.data) {
+      std::memcpy(out.data, src.data, static_cast<size_t>(out.numel) * esize);
+    }
     return;
   }
   // Walk both tensors in logical row-major order with one odometer each.

@@ -111,7 +111,10 @@ class ExecutorchBackendConfig:
     method name to pass; ``extract_delegate_segments`` (False: delegate
     blobs inline in the FlatBuffer), ``segment_alignment``,
     ``constant_tensor_alignment`` and ``delegate_alignment`` go to the C++
-    writer; ``remove_view_copy`` is accepted (view copies stay copies).
+    writer; ``remove_view_copy`` (True): a ``view_copy`` whose input is read
+    for the last time by it gets its input's memory, so its copy does
+    nothing (``passes/memory_planning.py``; False: every view in memory of
+    its own).
     ``emit_stacktrace`` (default True, unlike ExecuTorch): each instruction
     carries its node's name and the model's innermost source frames in
     ``Chain.stacktrace``, which runtime errors and ``ember-run --profile`` name;

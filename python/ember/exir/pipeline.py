@@ -219,6 +219,8 @@ def to_out_variant_program(
         ep, ep.graph_module, verifier=OutVariantDialectVerifier,
         program_class=OutVariantExportedProgram,
     )
+    # remove_view_copy: a view may take its input's memory (memory_planning.py).
+    program.graph_module.meta["remove_view_copy"] = config.remove_view_copy
     return program, config.memory_planning_pass_for(method).plan(program, method)
 
 

@@ -15,6 +15,16 @@ Mutable buffers
 (``passes/mutable_buffers.py``) live as long as the loaded method, so they
 are laid out one after the other in a region of their own, which nothing
 else reuses; the runtime fills it with their initial values at load.
+
+A ``view_copy`` whose input is read for the last time by that view (the
+usual reshape between two ops) gets its input's memory: both are planned
+as one block living from the input's writer to the view's last reader, and
+the kernel's copy has nothing to do (``reshape_copy`` skips a copy onto
+itself). Only for contiguous tensors of the same planned size in the
+method's own graph (not a graph input, not inside control flow), so the
+bytes are the same in either place; the file is an ordinary plan, any
+runtime of the format runs it. ``ExecutorchBackendConfig(remove_view_copy=
+False)`` keeps every view in memory of its own.
 """
 
 from __future__ import annotations
@@ -85,6 +95,8 @@ class MemoryPlan:
     mutable_bytes: int = 0
     # How each mutable buffer gets its new value (the write-back pass's record).
     write_backs: list[WriteBack] = field(default_factory=list)
+    # (view, input): a view_copy given its input's memory (view_aliases).
+    views: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def buffer_sizes(self) -> list[int]:
@@ -97,9 +109,11 @@ class MemoryPlan:
             f"Memory plan of '{self.method}' (buffer 1, alignment {self.alignment})",
             f"{'tensor':<{width}}  {'bytes':>10}  {'lifetime':>12}  {'offset':>10}",
         ]
+        shares = dict(self.views)
         for t in self.tensors:
             life = f"[{t.first}, {t.last}]"
-            lines.append(f"{t.name:<{width}}  {t.size:>10}  {life:>12}  {t.offset:>10}")
+            note = f"  (view in {shares[t.name]}'s memory)" if t.name in shares else ""
+            lines.append(f"{t.name:<{width}}  {t.size:>10}  {life:>12}  {t.offset:>10}{note}")
         lines.append(
             f"total {self.total_bytes} bytes; lower bound (max live) {self.lower_bound} bytes"
         )
@@ -125,6 +139,45 @@ def _plan_memory(
 
     offsets, total, bound = _C.plan_memory(sizes, first, last, alignment, algorithm)
     return list(offsets), int(total), int(bound)
+
+
+_RESHAPES = frozenset({"aten.view_copy.out"})
+
+
+def _contiguous(ref: Ref) -> bool:
+    val = ref.node.meta.get("val")
+    if ref.index is not None and isinstance(val, (list, tuple)):
+        val = val[ref.index]
+    return isinstance(val, torch.Tensor) and val.dim_order() == tuple(range(val.dim()))
+
+
+def view_aliases(gm: torch.fx.GraphModule,
+                 planned: dict[Ref, tuple[str, int, list[int]]]) -> list[tuple[Ref, Ref]]:
+    """(input, output) of each view_copy that may take its input's memory:
+    the input's last reader is the view, both are planned, contiguous and of
+    one size, and the input is no graph input. None when the program was
+    made with ``ExecutorchBackendConfig(remove_view_copy=False)``."""
+    if not gm.meta.get("remove_view_copy", True):
+        return []
+    order = {n: i for i, n in enumerate(linear_instructions(gm))}
+    pairs: list[tuple[Ref, Ref]] = []
+    for node, i in order.items():
+        if node.graph is not gm.graph or str(node.target) not in _RESHAPES:
+            continue
+        src, out = node.args[0] if node.args else None, node.kwargs.get("out")
+        if not isinstance(src, torch.fx.Node) or not isinstance(out, torch.fx.Node):
+            continue
+        xs, ys = flat_refs(resolve(src)), flat_refs(resolve(out))
+        if len(xs) != 1 or len(ys) != 1:
+            continue
+        x, y = xs[0], ys[0]
+        if x not in planned or y not in planned or x.node.op == "placeholder":
+            continue
+        if planned[x][2][1] != i or planned[y][2][0] != i or planned[x][1] != planned[y][1]:
+            continue
+        if _contiguous(x) and _contiguous(y) and _contiguous(Ref(node)):
+            pairs.append((x, y))
+    return pairs
 
 
 def _alloc_name(node: torch.fx.Node, ref: Ref) -> str:
@@ -241,10 +294,34 @@ class MemoryPlanningPass:
     def plan(self, ep: ExportedProgram, method: str = "forward") -> MemoryPlan:
         planned = self.lifetimes(ep)
         refs = list(planned)
+        # Views that take their input's memory: one block per chain.
+        root = {r: r for r in refs}
+
+        def find(r: Ref) -> Ref:
+            while root[r] != r:
+                root[r] = root[root[r]]
+                r = root[r]
+            return r
+
+        views = view_aliases(ep.graph_module, planned)
+        for x, y in views:
+            root[find(y)] = find(x)
+        blocks = list(dict.fromkeys(find(r) for r in refs))
+        index = {b: k for k, b in enumerate(blocks)}
+        b_size = [0] * len(blocks)
+        b_first = [1 << 62] * len(blocks)
+        b_last = [-1] * len(blocks)
+        for r in refs:
+            k = index[find(r)]
+            b_size[k] = max(b_size[k], planned[r][1])
+            b_first[k] = min(b_first[k], planned[r][2][0])
+            b_last[k] = max(b_last[k], planned[r][2][1])
+        b_offsets, total, bound = _plan_memory(b_size, b_first, b_last, self.alignment,
+                                               self.algorithm)
         sizes = [planned[r][1] for r in refs]
         first = [planned[r][2][0] for r in refs]
         last = [planned[r][2][1] for r in refs]
-        offsets, total, bound = _plan_memory(sizes, first, last, self.alignment, self.algorithm)
+        offsets = [b_offsets[index[find(r)]] for r in refs]
         tensors = [
             PlannedTensor(planned[r][0], s, f, la, o)
             for r, s, f, la, o in zip(refs, sizes, first, last, offsets, strict=False)
@@ -255,4 +332,5 @@ class MemoryPlanningPass:
             _set_spec(r, TensorSpec(1, o, s, (f, la)))
         mutable, mutable_bytes = self.mutable_layout(ep)
         return MemoryPlan(method, tensors, total, bound, self.alignment, mutable, mutable_bytes,
-                          list(ep.graph_module.meta.get("write_backs", [])))
+                          list(ep.graph_module.meta.get("write_backs", [])),
+                          [(planned[y][0], planned[x][0]) for x, y in views])
