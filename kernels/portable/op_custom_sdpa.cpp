@@ -17,9 +17,7 @@
 #include <cmath>
 
 #include "kernels/portable/util/args.h"
-#include "kernels/portable/util/parallel.h"
-#include "kernels/portable/util/sdpa_f32.h"
-#include "kernels/portable/util/sdpa_tiled_f32.h"
+#include "kernels/portable/util/sdpa_args.h"
 #include "kernels/generated/functions/portable/op_custom_sdpa.h"
 
 namespace ember::kernels::portable {
@@ -66,18 +64,7 @@ Error custom_sdpa_out_prepare(KernelPrepareContext& ctx, const Tensor& query, co
   }
   // Prefill of many positions runs the tiled kernel: its scratch for the
   // upper-bound shapes (sizes at load), every cache position readable.
-  SdpaF32Problem p;
-  p.batch = query.sizes[0];
-  p.heads = query.sizes[1];
-  p.seq = query.sizes[2];
-  p.head_dim = query.sizes[3];
-  p.kv_heads = key.sizes[1];
-  p.cache_len = key.sizes[2];
-  p.kv_len = key.sizes[2];
-  p.causal = is_causal;
-  if (sdpa_tiled_f32_applies(p)) {
-    ctx.reserve_scratch(sdpa_tiled_f32_scratch_bytes(cpu_isa(), p, ctx.threads()));
-  }
+  sdpa_reserve_scratch(ctx, sdpa_shape_problem(query, key, is_causal));
   return Error::Ok;
 }
 
@@ -101,29 +88,14 @@ void custom_sdpa_out(KernelContext& ctx, const Tensor& query, const Tensor& key,
                      "start_pos: %lld + %lld query positions exceeds the cache's %lld",
                      static_cast<long long>(start_pos), static_cast<long long>(seq),
                      static_cast<long long>(cache_len));
-  SdpaF32Problem p;
+  SdpaF32Problem p = sdpa_shape_problem(query, key, is_causal);
   if (attn_mask != nullptr) {
     // [S, M] is [1, 1, S, M]; size-1 dims broadcast (stride 0).
-    const Tensor& m = *attn_mask;
-    const int32_t r = m.dim;
-    const int64_t cols = m.sizes[r - 1];
-    const int64_t want[3] = {batch, heads, seq};
-    int64_t stride = cols;
-    for (int32_t d = 2; d >= 0; --d) {
-      const int32_t md = r - 4 + d;  // the mask's dim for problem dim d (< 0: absent)
-      const int64_t size = md >= 0 ? m.sizes[md] : 1;
-      EMBER_KERNEL_CHECK(ctx, size == want[d] || size == 1,
-                         "attn_mask: shape %s does not broadcast to [%lld, %lld, %lld, M]",
-                         ShapeStr(m.shape()).c_str(), static_cast<long long>(batch),
-                         static_cast<long long>(heads), static_cast<long long>(seq));
-      p.mask_strides[d] = size == 1 ? 0 : stride;
-      stride *= size;
-    }
+    if (!sdpa_set_mask(ctx, *attn_mask, p)) return;
+    const int64_t cols = attn_mask->sizes[attn_mask->dim - 1];
     EMBER_KERNEL_CHECK(ctx, cols >= start_pos + seq,
                        "attn_mask: %lld columns, needs start_pos + S = %lld",
                        static_cast<long long>(cols), static_cast<long long>(start_pos + seq));
-    p.mask = m.data;
-    p.mask_is_bool = m.dtype == ScalarType::Bool;
   }
   if (!resize_out(ctx, out, query.shape())) return;
   if (out.numel == 0) return;
@@ -131,29 +103,11 @@ void custom_sdpa_out(KernelContext& ctx, const Tensor& query, const Tensor& key,
   p.k = key.data_ptr<const float>();
   p.v = value.data_ptr<const float>();
   p.out = out.data_ptr<float>();
-  p.batch = batch;
-  p.heads = heads;
-  p.kv_heads = kv_heads;
-  p.seq = seq;
-  p.head_dim = head_dim;
-  p.cache_len = cache_len;
   p.start = start_pos;
-  p.causal = is_causal;
   p.scale = static_cast<float>(scale.has_value() ? *scale
                                                  : 1.0 / std::sqrt(static_cast<double>(head_dim)));
   p.kv_len = start_pos + seq;
-  if (sdpa_tiled_f32_applies(p)) {
-    // Prefill: the GEMM tiles (scratch reserved at prepare for the largest
-    // shapes; without it, the row kernel below).
-    if (void* scratch = ctx.scratch(sdpa_tiled_f32_scratch_bytes(cpu_isa(), p, ctx.threads()))) {
-      sdpa_tiled_f32(ctx, p, scratch);
-      return;
-    }
-  }
-  // A unit is one tile: kSdpaTileRows rows over up to start_pos + S positions.
-  const int64_t unit_work = kSdpaTileRows * (start_pos + seq) * head_dim;
-  parallel_range(ctx, p.units(), kParallelMinElements / (unit_work + 1) + 1, 1,
-                 [&](int64_t begin, int64_t end) { sdpa_f32(p, begin, end); });
+  sdpa_run(ctx, p);  // prefill: the GEMM tiles; decode: the row kernel
 }
 
 }  // namespace ember::kernels::portable

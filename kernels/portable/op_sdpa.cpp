@@ -17,29 +17,10 @@
 #include <cmath>
 
 #include "kernels/portable/util/args.h"
-#include "kernels/portable/util/parallel.h"
-#include "kernels/portable/util/sdpa_f32.h"
-#include "kernels/portable/util/sdpa_tiled_f32.h"
+#include "kernels/portable/util/sdpa_args.h"
 #include "kernels/generated/functions/portable/op_sdpa.h"
 
 namespace ember::kernels::portable {
-namespace {
-
-// The problem, minus the data pointers and the mask (shapes only).
-SdpaF32Problem shape_problem(const Tensor& query, const Tensor& key, bool is_causal) {
-  SdpaF32Problem p;
-  p.batch = query.sizes[0];
-  p.heads = query.sizes[1];
-  p.seq = query.sizes[2];
-  p.head_dim = query.sizes[3];
-  p.kv_heads = key.sizes[1];
-  p.cache_len = key.sizes[2];
-  p.kv_len = key.sizes[2];
-  p.causal = is_causal;
-  return p;
-}
-
-}  // namespace
 
 Error sdpa_out_prepare(KernelPrepareContext& ctx, const Tensor& query, const Tensor& key,
                        const Tensor& value, const Tensor* attn_mask, bool is_causal,
@@ -66,17 +47,14 @@ Error sdpa_out_prepare(KernelPrepareContext& ctx, const Tensor& query, const Ten
                         "attn_mask: must be contiguous");
   }
   // Scratch for the tiled kernel at the upper-bound shapes (sizes at load).
-  const SdpaF32Problem p = shape_problem(query, key, is_causal);
-  if (sdpa_tiled_f32_applies(p)) {
-    ctx.reserve_scratch(sdpa_tiled_f32_scratch_bytes(cpu_isa(), p, ctx.threads()));
-  }
+  sdpa_reserve_scratch(ctx, sdpa_shape_problem(query, key, is_causal));
   return Error::Ok;
 }
 
 void sdpa_out(KernelContext& ctx, const Tensor& query, const Tensor& key, const Tensor& value,
               const Tensor* attn_mask, bool is_causal, std::optional<double> scale,
               Tensor& out) {
-  SdpaF32Problem p = shape_problem(query, key, is_causal);
+  SdpaF32Problem p = sdpa_shape_problem(query, key, is_causal);
   EMBER_KERNEL_CHECK(ctx, key.sizes[0] == p.batch && key.sizes[3] == p.head_dim,
                      "key: shape %s does not fit query %s ([B, Hkv, Lk, D] for [B, H, Lq, D])",
                      ShapeStr(key.shape()).c_str(), ShapeStr(query.shape()).c_str());
@@ -88,28 +66,11 @@ void sdpa_out(KernelContext& ctx, const Tensor& query, const Tensor& key, const 
                      static_cast<long long>(p.head_dim),
                      static_cast<long long>(kSdpaMaxHeadDim));
   if (attn_mask != nullptr) {
-    // Right-aligned broadcasting to [B, H, Lq, Lk]; size-1 dims get stride 0.
-    const Tensor& m = *attn_mask;
-    const int32_t r = m.dim;
-    const int64_t cols = m.sizes[r - 1];
+    const int64_t cols = attn_mask->sizes[attn_mask->dim - 1];
     EMBER_KERNEL_CHECK(ctx, cols == p.cache_len,
                        "attn_mask: shape %s, its last dim must be the %lld keys",
-                       ShapeStr(m.shape()).c_str(), static_cast<long long>(p.cache_len));
-    const int64_t want[3] = {p.batch, p.heads, p.seq};
-    int64_t stride = cols;
-    for (int32_t d = 2; d >= 0; --d) {
-      const int32_t md = r - 4 + d;  // the mask's dim for problem dim d (< 0: absent)
-      const int64_t size = md >= 0 ? m.sizes[md] : 1;
-      EMBER_KERNEL_CHECK(ctx, size == want[d] || size == 1,
-                         "attn_mask: shape %s does not broadcast to [%lld, %lld, %lld, %lld]",
-                         ShapeStr(m.shape()).c_str(), static_cast<long long>(p.batch),
-                         static_cast<long long>(p.heads), static_cast<long long>(p.seq),
-                         static_cast<long long>(cols));
-      p.mask_strides[d] = size == 1 ? 0 : stride;
-      stride *= size;
-    }
-    p.mask = m.data;
-    p.mask_is_bool = m.dtype == ScalarType::Bool;
+                       ShapeStr(attn_mask->shape()).c_str(), static_cast<long long>(p.cache_len));
+    if (!sdpa_set_mask(ctx, *attn_mask, p)) return;
   }
   if (!resize_out(ctx, out, query.shape())) return;
   if (out.numel == 0) return;
@@ -119,17 +80,7 @@ void sdpa_out(KernelContext& ctx, const Tensor& query, const Tensor& key, const 
   p.out = out.data_ptr<float>();
   p.scale = static_cast<float>(
       scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(p.head_dim)));
-  if (sdpa_tiled_f32_applies(p)) {
-    // Reserved at prepare for the largest shapes, so present unless the
-    // method was loaded without scratch; then the row kernel below.
-    if (void* scratch = ctx.scratch(sdpa_tiled_f32_scratch_bytes(cpu_isa(), p, ctx.threads()))) {
-      sdpa_tiled_f32(ctx, p, scratch);
-      return;
-    }
-  }
-  const int64_t unit_work = kSdpaTileRows * p.kv_len * p.head_dim;
-  parallel_range(ctx, p.units(), kParallelMinElements / (unit_work + 1) + 1, 1,
-                 [&](int64_t begin, int64_t end) { sdpa_f32(p, begin, end); });
+  sdpa_run(ctx, p);
 }
 
 }  // namespace ember::kernels::portable
