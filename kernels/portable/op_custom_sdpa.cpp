@@ -21,36 +21,6 @@
 #include "kernels/generated/functions/portable/op_custom_sdpa.h"
 
 namespace ember::kernels::portable {
-namespace {
-
-// What the program fixes: dtypes, ranks, dim orders, drop_p.
-Error check_program(KernelPrepareContext& ctx, const Tensor& query, const Tensor& key,
-                    const Tensor& value, const Tensor* attn_mask, double drop_p, Tensor& out) {
-  const Tensor* four[] = {&query, &key, &value, &out};
-  const char* names[] = {"query", "key", "value", "out"};
-  for (int a = 0; a < 4; ++a) {
-    EMBER_PREPARE_CHECK(ctx, four[a]->dtype == ScalarType::Float,
-                        "%s: dtype %s, only float32 is supported", names[a],
-                        scalar_type_name(four[a]->dtype));
-    EMBER_PREPARE_CHECK(ctx, four[a]->dim == 4, "%s: must be 4-D, got %d dims", names[a],
-                        four[a]->dim);
-    EMBER_PREPARE_CHECK(ctx, four[a]->is_contiguous_dim_order(),
-                        "%s: must be contiguous (dim order 0, 1, 2, 3)", names[a]);
-  }
-  if (attn_mask != nullptr) {
-    EMBER_PREPARE_CHECK(
-        ctx, attn_mask->dtype == ScalarType::Float || attn_mask->dtype == ScalarType::Bool,
-        "attn_mask: dtype %s, must be float32 or bool", scalar_type_name(attn_mask->dtype));
-    EMBER_PREPARE_CHECK(ctx, attn_mask->dim == 2 || attn_mask->dim == 4,
-                        "attn_mask: must be 2-D or 4-D, got %d dims", attn_mask->dim);
-    EMBER_PREPARE_CHECK(ctx, attn_mask->is_contiguous_dim_order(),
-                        "attn_mask: must be contiguous");
-  }
-  EMBER_PREPARE_CHECK(ctx, drop_p == 0.0, "drop_p: must be 0 (no dropout), got %g", drop_p);
-  return Error::Ok;
-}
-
-}  // namespace
 
 Error custom_sdpa_out_prepare(KernelPrepareContext& ctx, const Tensor& query, const Tensor& key,
                               const Tensor& value, int64_t start_pos, const Tensor* attn_mask,
@@ -58,10 +28,12 @@ Error custom_sdpa_out_prepare(KernelPrepareContext& ctx, const Tensor& query, co
                               Tensor& out) {
   (void)start_pos;  // computed at run time
   (void)scale;
-  if (const Error e = check_program(ctx, query, key, value, attn_mask, drop_p, out);
+  // [S, M] or [B|1, H|1, S|1, M] masks (2-D, 3-D: right-aligned as 4-D).
+  if (const Error e = sdpa_check_tensors(ctx, query, key, value, attn_mask, out, 2);
       e != Error::Ok) {
     return e;
   }
+  EMBER_PREPARE_CHECK(ctx, drop_p == 0.0, "drop_p: must be 0 (no dropout), got %g", drop_p);
   // Prefill of many positions runs the tiled kernel: its scratch for the
   // upper-bound shapes (sizes at load), every cache position readable.
   sdpa_reserve_scratch(ctx, sdpa_shape_problem(query, key, is_causal));

@@ -26,25 +26,9 @@ Error sdpa_out_prepare(KernelPrepareContext& ctx, const Tensor& query, const Ten
                        const Tensor& value, const Tensor* attn_mask, bool is_causal,
                        std::optional<double> scale, Tensor& out) {
   (void)scale;
-  const Tensor* four[] = {&query, &key, &value, &out};
-  const char* names[] = {"query", "key", "value", "out"};
-  for (int a = 0; a < 4; ++a) {
-    EMBER_PREPARE_CHECK(ctx, four[a]->dtype == ScalarType::Float,
-                        "%s: dtype %s, only float32 is supported", names[a],
-                        scalar_type_name(four[a]->dtype));
-    EMBER_PREPARE_CHECK(ctx, four[a]->dim == 4, "%s: must be 4-D [B, H, L, D], got %d dims",
-                        names[a], four[a]->dim);
-    EMBER_PREPARE_CHECK(ctx, four[a]->is_contiguous_dim_order(),
-                        "%s: must be contiguous (dim order 0, 1, 2, 3)", names[a]);
-  }
-  if (attn_mask != nullptr) {
-    EMBER_PREPARE_CHECK(
-        ctx, attn_mask->dtype == ScalarType::Float || attn_mask->dtype == ScalarType::Bool,
-        "attn_mask: dtype %s, must be float32 or bool", scalar_type_name(attn_mask->dtype));
-    EMBER_PREPARE_CHECK(ctx, attn_mask->dim >= 1 && attn_mask->dim <= 4,
-                        "attn_mask: must have 1 to 4 dims, got %d", attn_mask->dim);
-    EMBER_PREPARE_CHECK(ctx, attn_mask->is_contiguous_dim_order(),
-                        "attn_mask: must be contiguous");
+  if (const Error e = sdpa_check_tensors(ctx, query, key, value, attn_mask, out, 1);
+      e != Error::Ok) {
+    return e;
   }
   // Scratch for the tiled kernel at the upper-bound shapes (sizes at load).
   sdpa_reserve_scratch(ctx, sdpa_shape_problem(query, key, is_causal));

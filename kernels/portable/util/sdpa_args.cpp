@@ -7,6 +7,33 @@
 
 namespace ember::kernels::portable {
 
+Error sdpa_check_tensors(KernelPrepareContext& ctx, const Tensor& query, const Tensor& key,
+                         const Tensor& value, const Tensor* attn_mask, const Tensor& out,
+                         int32_t mask_min_dim) {
+  const Tensor* four[] = {&query, &key, &value, &out};
+  const char* names[] = {"query", "key", "value", "out"};
+  for (int a = 0; a < 4; ++a) {
+    EMBER_PREPARE_CHECK(ctx, four[a]->dtype == ScalarType::Float,
+                        "%s: dtype %s, only float32 is supported", names[a],
+                        scalar_type_name(four[a]->dtype));
+    EMBER_PREPARE_CHECK(ctx, four[a]->dim == 4, "%s: must be 4-D [B, H, L, D], got %d dims",
+                        names[a], four[a]->dim);
+    EMBER_PREPARE_CHECK(ctx, four[a]->is_contiguous_dim_order(),
+                        "%s: must be contiguous (dim order 0, 1, 2, 3)", names[a]);
+  }
+  if (attn_mask != nullptr) {
+    EMBER_PREPARE_CHECK(
+        ctx, attn_mask->dtype == ScalarType::Float || attn_mask->dtype == ScalarType::Bool,
+        "attn_mask: dtype %s, must be float32 or bool", scalar_type_name(attn_mask->dtype));
+    EMBER_PREPARE_CHECK(ctx, attn_mask->dim >= mask_min_dim && attn_mask->dim <= 4,
+                        "attn_mask: must have %d to 4 dims, got %d", static_cast<int>(mask_min_dim),
+                        attn_mask->dim);
+    EMBER_PREPARE_CHECK(ctx, attn_mask->is_contiguous_dim_order(),
+                        "attn_mask: must be contiguous");
+  }
+  return Error::Ok;
+}
+
 SdpaF32Problem sdpa_shape_problem(const Tensor& query, const Tensor& key, bool causal) {
   SdpaF32Problem p;
   p.batch = query.sizes[0];

@@ -10,6 +10,13 @@
 
 namespace ember::kernels::portable {
 
+/// The load-time checks both ops share: query, key, value and out float32,
+/// 4-D and contiguous; the mask (if any) bool or float32, contiguous, with
+/// `mask_min_dim` to 4 dims. Fails ctx and returns its error otherwise.
+Error sdpa_check_tensors(KernelPrepareContext& ctx, const Tensor& query, const Tensor& key,
+                         const Tensor& value, const Tensor* attn_mask, const Tensor& out,
+                         int32_t mask_min_dim);
+
 /// The shapes of query [B, H, S, D] and key [B, Hkv, L, D]: every key
 /// position readable (kv_len = L, start 0), no data pointers, no mask.
 SdpaF32Problem sdpa_shape_problem(const Tensor& query, const Tensor& key, bool causal);
