@@ -382,6 +382,20 @@ inline void gemm_tile_last(int64_t kc, const T* ap, const T* bp, T* ct, int64_t 
   run_epilogue<T, kMR, kNR>(ep, mr, nr, ct, c_rs, c_cs);
 }
 
+// One tile of a k-block: with `ep` (the last k-block of a GEMM with an
+// epilogue) gemm_tile_last with the tile's part of it at (i0, j0), else gemm_tile.
+template <typename T, int kMR, int kNR, auto kMicro>
+inline void gemm_tile_step(int64_t kc, const T* ap, const T* bp, T* ct, int64_t mr, int64_t nr,
+                           int64_t c_rs, int64_t c_cs, T alpha, T beta_k, T* tile,
+                           const GemmEpilogue<T>* ep, int64_t i0, int64_t j0) {
+  if (ep != nullptr) {
+    gemm_tile_last<T, kMR, kNR, kMicro>(kc, ap, bp, ct, mr, nr, c_rs, c_cs, alpha, beta_k, tile,
+                                        ep->at(i0, j0));
+  } else {
+    gemm_tile<T, kMR, kNR, kMicro>(kc, ap, bp, ct, mr, nr, c_rs, c_cs, alpha, beta_k, tile);
+  }
+}
+
 // The kMR-row strips of A's block (ic, pc): read in place when A was packed
 // at prepare for this tile, else packed into `buf`.
 template <int kMR, typename T, typename ASource>
@@ -433,14 +447,9 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
             T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
-            if (last_k) {
-              gemm_tile_last<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr,
-                                                  c_rs, c_cs, alpha, beta_k, tile,
-                                                  ep->at(ic + ir, jc + jr));
-            } else {
-              gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
-                                             c_cs, alpha, beta_k, tile);
-            }
+            gemm_tile_step<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
+                                                c_cs, alpha, beta_k, tile, last_k ? ep : nullptr,
+                                                ic + ir, jc + jr);
           }
         }
       }
@@ -487,14 +496,9 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
             T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
-            if (last_k) {
-              gemm_tile_last<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr,
-                                                  c_rs, c_cs, alpha, beta_k, tile,
-                                                  ep->at(ic + ir, jc + jr));
-            } else {
-              gemm_tile<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
-                                             c_cs, alpha, beta_k, tile);
-            }
+            gemm_tile_step<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
+                                                c_cs, alpha, beta_k, tile, last_k ? ep : nullptr,
+                                                ic + ir, jc + jr);
           }
         }
       }
