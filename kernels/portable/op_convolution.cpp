@@ -37,6 +37,7 @@
 #include "kernels/portable/util/gemv.h"
 #include "kernels/portable/util/isa_target.h"
 #include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/transpose_f32.h"
 #include "kernels/generated/functions/portable/op_convolution.h"
 
 namespace ember::kernels::portable {
@@ -56,6 +57,9 @@ struct ConvPrepared {
   int64_t group_stride = 0;  // Elements between two groups' panels.
   int64_t ocg = 0, k = 0;
   int tile = 0;
+  // The panels are the GEMM's B operand Wᵀ ([Cg·KH·KW, OCg] per group, tile
+  // NR): execute computes outᵀ = columnsᵀ · Wᵀ (positions_as_rows).
+  bool positions_rows = false;
   WinogradWeights winograd;  // packed != null: 3×3 stride 1 through util/conv_winograd.h.
   Bf16PackedWeight bf16;     // data != null: a bfloat16 weight, group 0's rows.
   int64_t bf16_group_stride = 0;  // Words between two groups' packed rows.
@@ -598,6 +602,47 @@ void run_depthwise(KernelContext& ctx, const Tensor& input, const Tensor& weight
   if (fused != nullptr && !per_row) apply_conv_epilogue(ctx, *fused, out);
 }
 
+// outᵀ [positions × OCg] = columnsᵀ · Wᵀ on the panels prepare packed
+// (positions_as_rows) into scratch, then transposed into the group's output
+// planes (channel stride c_cs, position stride c_ps) and the epilogue applied
+// there: the same sums and epilogue as the other orientation's, in other
+// depth blocks. Without scratch (a method loaded without it) the tiles are
+// written straight into out, strided.
+template <typename ASource>
+void gemm_positions_rows(KernelContext& ctx, int64_t n, int64_t ocg, int64_t k,
+                         const ASource& columns_t,
+                         const PackedB<float, TransposedSource<WeightSource<float>>>& w_t,
+                         const GemmEpilogue<float>& ep, float* c, int64_t c_cs, int64_t c_ps) {
+  auto* ct = static_cast<float*>(ctx.scratch(static_cast<size_t>(n * ocg) * sizeof(float)));
+  if (ct == nullptr) {
+    GemmEpilogue<float> ep_t = ep;
+    ep_t.row_bias = nullptr;
+    ep_t.col_bias = ep.row_bias;
+    ep_t.col_bias_stride = ep.bias_stride;
+    ep_t.res_rs = ep.res_cs;
+    ep_t.res_cs = ep.res_rs;
+    gemm_parallel<float>(ctx, n, ocg, k, columns_t, w_t, 1.0f, 0.0f, c, c_ps, c_cs,
+                         ep.empty() ? nullptr : &ep_t);
+    return;
+  }
+  gemm_parallel<float>(ctx, n, ocg, k, columns_t, w_t, 1.0f, 0.0f, ct, ocg, 1);
+  auto transpose = [&](int64_t first, int64_t last) {
+    if (c_ps == 1) {
+      transpose_f32(ct + first, ocg, c + first * c_cs, c_cs, n, last - first);
+    } else {
+      for (int64_t o = first; o < last; ++o) {
+        for (int64_t p = 0; p < n; ++p) c[o * c_cs + p * c_ps] = ct[p * ocg + o];
+      }
+    }
+    if (!ep.empty()) ep.at(first, 0).apply(last - first, n, c + first * c_cs, c_cs, c_ps);
+  };
+  if (n * ocg >= (int64_t{1} << 16)) {
+    parallel_range(ctx, ocg, 16, 16, transpose);
+  } else {
+    transpose(0, ocg);
+  }
+}
+
 template <typename T>
 void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
               int64_t groups, const ConvGeometry& g, const ConvPrepared* prepared,
@@ -687,6 +732,19 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
         if (prepared != nullptr) {
           const PackedPanels<float> panels{prepared->packed + grp * prepared->group_stride, ocg,
                                            k, prepared->tile};
+          if (prepared->positions_rows) {
+            const PackedB<float, TransposedSource<WeightSource<float>>> wt{panels, {a}};
+            if (pointwise) {
+              gemm_positions_rows(ctx, n, ocg, k, StridedMatrix<float>{xg, in_sw, in_sc}, wt, ep,
+                                  c, out.strides[1], out_sw);
+            } else {
+              gemm_positions_rows(
+                  ctx, n, ocg, k,
+                  TransposedSource<Im2colSource<float>>{{xg, in_sc, in_sh, in_sw, &g}}, wt, ep, c,
+                  out.strides[1], out_sw);
+            }
+            continue;
+          }
           product(PackedA<float, WeightSource<float>>{panels, a});
           continue;
         }
@@ -765,6 +823,24 @@ void run_direct(KernelContext& ctx, const Tensor& input, const Tensor& weight, c
   if (!ok) fail_dtype(ctx, "input", input.dtype);
 }
 
+// Output positions as the GEMM's rows (outᵀ = columnsᵀ · Wᵀ, channels as
+// columns) when the padded tiles do less work that way and the multiply-adds
+// saved outweigh the transpose into the planes (about 40 a position and
+// channel). A 7×7 plane is 49 columns, 64 in the AVX-512 tile's 32-wide
+// strips but 56 in its 8-tall ones; a 14×14 one 224 against 200. One thread,
+// ResNet-50's shapes (BENCHMARKS.md): 7×7 1×1 0.79–0.89× the time, 3×3 0.94×,
+// 14×14 1×1 0.86×; a 14×14 3×3 1.02×, as im2col packs 8-position strips at
+// about 4× the per-k cost of 32-position ones, so kernels with more than one
+// tap need 12.5% less work (7×7 qualifies, 14×14 not).
+bool positions_as_rows(int64_t ocg, int64_t positions, int64_t k, int64_t taps) {
+  const int64_t mr = gemm_mr<float>(), nr = gemm_nr<float>();
+  auto up = [](int64_t v, int64_t t) { return (v + t - 1) / t * t; };
+  const int64_t as_rows = up(positions, mr) * up(ocg, nr);
+  const int64_t as_cols = up(ocg, mr) * up(positions, nr);
+  const bool less_work = taps > 1 ? 8 * as_rows <= 7 * as_cols : 10 * as_rows <= 9 * as_cols;
+  return less_work && (as_cols - as_rows) * k >= 40 * positions * ocg;
+}
+
 // The GEMM path's weight geometry, when the call takes it (1-D/2-D float
 // convolution that is neither transposed nor depthwise): false otherwise.
 bool gemm_weight_shape(const Tensor& input, const Tensor& weight, int64_t groups, int64_t* ocg,
@@ -839,7 +915,7 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
     auto* packed = static_cast<float*>(ctx.allocate(
         static_cast<size_t>(winograd_weight_floats(oc, ic)) * sizeof(float), 64));
     if (packed == nullptr) return ctx.failure();
-    *state = ConvPrepared{weight.data, nullptr, 0, ocg, k, 0, {}, {}, 0};
+    *state = ConvPrepared{weight.data, nullptr, 0, ocg, k, 0, false, {}, {}, 0};
     state->winograd = winograd_pack_weights(weight.data_ptr<const float>(), weight.strides[0],
                                             weight.strides[1], weight.strides[2],
                                             weight.strides[3], oc, ic, packed);
@@ -849,9 +925,12 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
     ctx.mark_packed(weight);
     return Error::Ok;
   }
-  const int tile = gemm_mr<float>();
+  const int64_t positions = out.dim == 4 ? out.sizes[2] * out.sizes[3] : out.sizes[2];
+  const bool rows = positions_as_rows(ocg, positions, k, k / weight.sizes[1]);
+  const int tile = rows ? gemm_nr<float>() : gemm_mr<float>();
   const int64_t group_stride =
-      packed_panels_size(ocg, k, tile, GemmBlocking<float>::kMC);
+      rows ? packed_panels_size(ocg, k, tile, GemmBlocking<float>::kNC)
+           : packed_panels_size(ocg, k, tile, GemmBlocking<float>::kMC);
   auto* state = ctx.allocate_state<ConvPrepared>();
   if (state == nullptr) return ctx.failure();
   auto* packed = static_cast<float*>(
@@ -866,9 +945,16 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
     const WeightSource<float> a{w + grp * ocg * weight.strides[0], weight.strides[0],
                                 weight.strides[1], is_2d ? weight.strides[2] : 0,
                                 weight.strides[is_2d ? 3 : 2], &g};
-    (void)pack_a_for_gemm<float>(a, ocg, k, packed + grp * group_stride);
+    if (rows) {
+      (void)pack_b_for_gemm<float>(TransposedSource<WeightSource<float>>{a}, k, ocg,
+                                   packed + grp * group_stride);
+    } else {
+      (void)pack_a_for_gemm<float>(a, ocg, k, packed + grp * group_stride);
+    }
   }
-  *state = ConvPrepared{weight.data, packed, group_stride, ocg, k, tile, {}, {}, 0};
+  // outᵀ is computed into scratch, then transposed into out.
+  if (rows) ctx.reserve_scratch(static_cast<size_t>(positions * ocg) * sizeof(float));
+  *state = ConvPrepared{weight.data, packed, group_stride, ocg, k, tile, rows, {}, {}, 0};
   ctx.set_state(state);
   ctx.mark_packed(weight);  // run_conv reads the panels only (the GEMM path is fixed by the weight).
   return Error::Ok;

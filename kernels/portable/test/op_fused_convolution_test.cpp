@@ -44,7 +44,9 @@ std::vector<double> reference(const Case& p, const std::vector<float>& x,
   return out;
 }
 
-void check(const Case& p, bool constant_weight) {
+// scratch: the method's scratch memory, which the small-plane GEMM
+// (positions as rows) computes outᵀ into; without it, it writes out strided.
+void check(const Case& p, bool constant_weight, bool scratch = false) {
   TensorFactory tf;
   const int oh = p.h + 2 * p.pad - p.k + 1, ow = p.w + 2 * p.pad - p.k + 1;
   const auto xv = random_floats(size_t(p.n) * p.c * p.h * p.w, 1);
@@ -57,6 +59,8 @@ void check(const Case& p, bool constant_weight) {
   auto& r = tf.make<float>({p.n, p.oc, oh, ow}, rv);
   auto& out = tf.make<float>({p.n, p.oc, oh, ow});
   KernelContext ctx(kOp);
+  alignas(64) static float scratch_memory[1 << 16];
+  if (scratch) ctx.set_scratch(scratch_memory, sizeof(scratch_memory));
   const CallResult result =
       call_kernel(ctx, kOp,
                   {&x.ev, &w.ev, &b.ev, tf.list({1, 1}), tf.list({p.pad, p.pad}),
@@ -83,6 +87,8 @@ TEST(OpFusedConvolutionTest, MatchesReferenceOnEveryPath) {
       {1, 300, 5, 5, 40, 1, 0, 1},   // k over two GEMM k-blocks
       {1, 12, 8, 8, 18, 3, 1, 3},    // grouped
       {1, 16, 9, 9, 16, 3, 1, 16},   // depthwise
+      {1, 32, 7, 7, 64, 3, 1, 1},    // 7×7 plane: positions as GEMM rows (AVX2, AVX-512)
+      {2, 320, 7, 7, 64, 1, 0, 1},   // the same, pointwise
   };
   // The Winograd path needs the method's scratch memory, which call_kernel does
   // not give: test_fuse_conv_activation.py runs it through a loaded method.
@@ -90,6 +96,7 @@ TEST(OpFusedConvolutionTest, MatchesReferenceOnEveryPath) {
     SCOPED_TRACE(::testing::Message() << "c=" << p.c << " oc=" << p.oc << " k=" << p.k
                                     << " groups=" << p.groups);
     check(p, /*constant_weight=*/true);
+    check(p, /*constant_weight=*/true, /*scratch=*/true);
     check(p, /*constant_weight=*/false);
   }
 }

@@ -638,6 +638,24 @@ struct OffsetSource {
   }
 };
 
+/// The transpose of a source: a pack_b strip of the source (kc deep, column
+/// index fastest) is the pack_a strip of its transpose (kc deep, row index
+/// fastest), and the other way round. Convolution runs outᵀ = columnsᵀ · Wᵀ
+/// through it when positions make better rows than columns.
+template <typename Source>
+struct TransposedSource {
+  Source source;
+
+  template <int kMR, typename T>
+  void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) const {
+    source.template pack_b<kMR>(p0, kc, i0, mc, dst);
+  }
+  template <int kNR, typename T>
+  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
+    source.template pack_a<kNR>(j0, nc, p0, kc, dst);
+  }
+};
+
 /// Below this many multiply-adds a product runs on one thread: waking the
 /// pool costs about as much as ~1 M multiply-adds on one core.
 inline constexpr int64_t kGemmParallelMinMacs = int64_t{1} << 21;
