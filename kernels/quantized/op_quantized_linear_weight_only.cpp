@@ -20,13 +20,16 @@
 //   1.25, and the file's weight, scales and zero points are not read again;
 // - int8: the file's weight, read directly (qweight_gemv.h).
 // More rows (a prompt) run the float GEMM with W dequantized while its panels
-// are packed, so the weight is never stored as float.
+// are packed, so the weight is never stored as float; the input is packed
+// once per call into the method's scratch.
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/generated/functions/quantized/op_quantized_linear_weight_only.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/transpose_f32.h"
 #include "kernels/quantized/util/qop_args.h"
 #include "kernels/quantized/util/qweight_gemv.h"
 #include "kernels/quantized/util/qweight_int4.h"
@@ -49,21 +52,30 @@ struct WeightOnly {
 };
 
 // B = Wᵀ (k × n) for the float GEMM, dequantized as it is packed: Rows
-// writes weight row nn (B's column), k values from p0, at dst with a stride.
+// writes kc values of weight row nn (B's column) from p0, contiguous; a
+// strip's rows are dequantized into a block on the stack (vector lookups for
+// int4, a vectorised loop for int8) and transposed into the panel (8×8
+// register blocks on AVX2), instead of element by element at a stride.
 template <typename Rows>
 struct DequantizedT {
   Rows rows;
-
   template <int kNR, typename T>
   void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
+    static_assert(std::is_same_v<T, float>);
+    constexpr int64_t kMaxDepth = portable::GemmBlocking<float>::kKC;  // gemm_blocked's kc
+    alignas(64) float block[kNR * kMaxDepth];
     for (int64_t s = 0; s < nc; s += kNR) {
       const int64_t cols = nc - s < kNR ? nc - s : kNR;
-      for (int64_t jj = 0; jj < kNR; ++jj) {
-        if (jj >= cols) {
-          for (int64_t p = 0; p < kc; ++p) dst[p * kNR + jj] = T(0);
-          continue;
+      for (int64_t done = 0; done < kc; done += kMaxDepth) {
+        const int64_t depth = kc - done < kMaxDepth ? kc - done : kMaxDepth;
+        for (int64_t jj = 0; jj < cols; ++jj) {
+          rows.row(j0 + s + jj, p0 + done, depth, block + jj * depth);
         }
-        rows.column(j0 + s + jj, p0, kc, dst + jj, kNR);
+        float* d = dst + done * kNR;
+        portable::transpose_f32(block, depth, d, kNR, cols, depth);
+        for (int64_t p = 0; p < depth && cols < kNR; ++p) {
+          for (int64_t jj = cols; jj < kNR; ++jj) d[p * kNR + jj] = 0.0f;
+        }
       }
       dst += kc * kNR;
     }
@@ -74,9 +86,7 @@ struct DequantizedT {
 // and zero point per run.
 struct Int8Rows {
   const WeightOnly* q;
-
-  template <typename T>
-  void column(int64_t nn, int64_t p0, int64_t kc, T* dst, int64_t stride) const {
+  void row(int64_t nn, int64_t p0, int64_t kc, float* dst) const {
     const int8_t* wrow = q->w + nn * q->k;
     int64_t p = 0;
     while (p < kc) {
@@ -86,9 +96,7 @@ struct Int8Rows {
       if (run > kc - p) run = kc - p;
       const float z = q->zeros != nullptr ? q->zeros[g] : 0.0f;
       const float sc = q->scales[g];
-      for (int64_t t = 0; t < run; ++t) {
-        dst[(p + t) * stride] = (static_cast<float>(wrow[kk + t]) - z) * sc;
-      }
+      qweight_dequantize(wrow + kk, run, z, sc, dst + p);
       p += run;
     }
   }
@@ -97,11 +105,25 @@ struct Int8Rows {
 // The int4 weight packed at prepare.
 struct Int4Rows {
   const Int4Weights* q;
-
-  void column(int64_t nn, int64_t p0, int64_t kc, float* dst, int64_t stride) const {
-    qweight_int4_dequantize(*q, nn, p0, kc, dst, stride);
+  void row(int64_t nn, int64_t p0, int64_t kc, float* dst) const {
+    qweight_int4_dequantize(*q, nn, p0, kc, dst, 1);
   }
 };
+
+// Prompt rows whose input is packed once per call into the method's scratch
+// (the GEMM's A panels): up to 4 MiB of it (at least 24 rows).
+int64_t prompt_chunk_rows(int64_t rows, int64_t k) {
+  int64_t chunk = (int64_t{4} << 20) / (static_cast<int64_t>(sizeof(float)) * k) / 24 * 24;
+  if (chunk < 24) chunk = 24;
+  return rows < chunk ? rows : chunk;
+}
+
+size_t prompt_scratch_bytes(int64_t rows, int64_t k) {
+  return static_cast<size_t>(portable::packed_panels_size(
+             prompt_chunk_rows(rows, k), k, portable::gemm_mr<float>(),
+             portable::GemmBlocking<float>::kMC)) *
+         sizeof(float);
+}
 
 // What prepare leaves: the packed int4 weight, or int4 false (int8 path).
 struct WeightOnlyState {
@@ -109,11 +131,30 @@ struct WeightOnlyState {
   Int4Weights w4;
 };
 
-void add_bias(const float* b, int64_t rows, int64_t n, float* y) {
-  if (b == nullptr) return;
-  for (int64_t r = 0; r < rows; ++r) {
-    float* yr = y + r * n;
-    for (int64_t c = 0; c < n; ++c) yr[c] += b[c];
+// y = x · Wᵀ + b for a prompt: the float GEMM on W dequantized per call.
+// With scratch, x is packed once per chunk of rows (the GEMM would otherwise
+// repack its A block for every 96 columns of W); without, as it comes.
+template <typename Rows>
+void prompt_gemm(KernelContext& ctx, const float* x, int64_t rows, int64_t n, int64_t k,
+                 const Rows& w, const float* b, float* y) {
+  portable::GemmEpilogue<float> ep{};
+  ep.col_bias = b;
+  const portable::GemmEpilogue<float>* epilogue = b != nullptr ? &ep : nullptr;
+  const DequantizedT<Rows> wt{w};
+  const int64_t chunk = prompt_chunk_rows(rows, k);
+  auto* apack = static_cast<float*>(ctx.scratch(prompt_scratch_bytes(rows, k)));
+  if (apack == nullptr) {
+    portable::gemm_parallel<float>(ctx, rows, n, k, portable::StridedMatrix<float>{x, k, 1}, wt,
+                                   1.0f, 0.0f, y, n, 1, epilogue);
+    return;
+  }
+  for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+    const int64_t rc = rows - r0 < chunk ? rows - r0 : chunk;
+    const portable::StridedMatrix<float> xm{x + r0 * k, k, 1};
+    const portable::PackedA<float, portable::StridedMatrix<float>> a{
+        portable::pack_a_for_gemm<float>(xm, rc, k, apack), xm};
+    portable::gemm_parallel<float>(ctx, rc, n, k, a, wt, 1.0f, 0.0f, y + r0 * n, n, 1,
+                                   epilogue);
   }
 }
 
@@ -165,6 +206,9 @@ Error linear_weight_only_out_prepare(KernelPrepareContext& ctx, const Tensor& in
     ctx.mark_packed(scales);
     if (zero_points != nullptr) ctx.mark_packed(*zero_points);
   }
+  // A prompt's rows are packed once per call (prompt_gemm).
+  const int64_t rows = k > 0 ? input.numel / k : 0;
+  if (rows > kGemvMaxRows) ctx.reserve_scratch(prompt_scratch_bytes(rows, k));
   ctx.set_state(state);
   return Error::Ok;
 }
@@ -211,15 +255,11 @@ void linear_weight_only_out(KernelContext& ctx, const Tensor& input, const Tenso
     });
     return;
   }
-  const portable::StridedMatrix<float> xm{x, q.k, 1};
   if (state->int4) {
-    portable::gemm_parallel<float>(ctx, rows, q.n, q.k, xm, DequantizedT<Int4Rows>{{&state->w4}},
-                                   1.0f, 0.0f, y, q.n, 1);
+    prompt_gemm(ctx, x, rows, q.n, q.k, Int4Rows{&state->w4}, b, y);
   } else {
-    portable::gemm_parallel<float>(ctx, rows, q.n, q.k, xm, DequantizedT<Int8Rows>{{&q}}, 1.0f,
-                                   0.0f, y, q.n, 1);
+    prompt_gemm(ctx, x, rows, q.n, q.k, Int8Rows{&q}, b, y);
   }
-  add_bias(b, rows, q.n, y);
 }
 
 }  // namespace ember::kernels::quantized

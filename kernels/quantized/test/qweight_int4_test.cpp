@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/quantized/util/qweight_gemv.h"
 #include "kernels/quantized/util/qweight_int4.h"
 #include "kernels/test/tensor_factory.h"
 
@@ -109,6 +110,19 @@ TEST_P(QWeightInt4Test, MatchesTheReferenceOnEveryIsa) {
           ASSERT_NEAR(qweight_int4_at(w, r, i), want, 1e-6f) << r << "," << i;
         }
       }
+      // The vector lookups of whole tiles give the plain loop's bits, from a
+      // group's start and from inside a row (the loop takes a partial tile).
+      for (Isa isa : host_isas()) {
+        for (int64_t k0 : {int64_t{0}, s.k > 64 ? int64_t{32} : int64_t{0}, int64_t{5}}) {
+          const int64_t count = s.k - k0 - (s.k > 40 ? 3 : 0);
+          std::vector<float> got(static_cast<size_t>(count)), plain(got.size());
+          for (int64_t r = 0; r < s.n; ++r) {
+            qweight_int4_dequantize(w, r, k0, count, got.data(), 1, isa);
+            qweight_int4_dequantize(w, r, k0, count, plain.data(), 1, Isa::kBaseline);
+            ASSERT_EQ(got, plain) << portable::isa_name(isa) << " row " << r << " k0 " << k0;
+          }
+        }
+      }
       std::vector<double> want, mag;
       reference(p, 4, want, mag);
       for (Isa isa : host_isas()) {
@@ -158,10 +172,13 @@ TEST(QWeightInt4, FitsNamesTheFirstValueOutOfRange) {
 }
 
 // The op: prepare packs when the values fit int4, else the int8 kernel runs;
-// decode rows (1-4) and a prompt (9 rows, the GEMM) both match.
-void check_op(int lo, int hi, int64_t rows, bool with_zeros, uint32_t seed) {
+// decode rows (1-4) and a prompt (9 rows, the GEMM) both match. scratch: the
+// method's scratch memory, into which a prompt's input is packed once (a k
+// of 24576 splits 50 rows into chunks of 24, 24 and 2).
+void check_op(int lo, int hi, int64_t rows, bool with_zeros, uint32_t seed, bool scratch = false,
+              int64_t k = 96) {
   using testing::TensorFactory;
-  const int64_t n = 19, k = 96, group = 32;
+  const int64_t n = 19, group = 32;
   const Problem p = make_problem(n, k, group, rows, with_zeros, true, seed, lo, hi);
   TensorFactory tf;
   auto& x = tf.make<float>({static_cast<int32_t>(rows), static_cast<int32_t>(k)}, p.x);
@@ -175,6 +192,11 @@ void check_op(int lo, int hi, int64_t rows, bool with_zeros, uint32_t seed) {
                  .ev;
   }
   KernelContext ctx("ember_quantized::linear_weight_only.out");
+  std::vector<float> scratch_memory;
+  if (scratch) {
+    scratch_memory.assign(static_cast<size_t>(64 * k + 64), std::nanf(""));
+    ctx.set_scratch(scratch_memory.data(), scratch_memory.size() * sizeof(float));
+  }
   const auto result = testing::call_kernel(
       ctx, "ember_quantized::linear_weight_only.out",
       {&x.ev, &w.ev, &s.ev, zeros, tf.i(group), &b.ev, &out.ev}, true,
@@ -199,6 +221,33 @@ TEST(QWeightInt4, OpRunsTheInt8KernelForValuesOutsideInt4) {
   for (int64_t rows : {1, 9}) {
     check_op(-8, 8, rows, true, 30 + static_cast<uint32_t>(rows));  // One value is likely 8.
     check_op(-128, 127, rows, false, 40 + static_cast<uint32_t>(rows));
+  }
+}
+
+// The int8 weight's row dequantize (a prompt's panels): the plain loop's
+// bits on every ISA, over lengths around the 8-wide vectors.
+TEST(QWeightInt8, DequantizeGivesThePlainLoopsBits) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> wd(-128, 127);
+  std::vector<int8_t> w(77);
+  for (auto& v : w) v = static_cast<int8_t>(wd(rng));
+  for (int64_t count : {0, 1, 7, 8, 9, 31, 77}) {
+    std::vector<float> want(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) want[i] = (static_cast<float>(w[i]) - 3.0f) * 0.0173f;
+    for (Isa isa : host_isas()) {
+      std::vector<float> got(want.size(), -1.0f);
+      qweight_dequantize(w.data(), count, 3.0f, 0.0173f, got.data(), isa);
+      EXPECT_EQ(got, want) << portable::isa_name(isa) << " count " << count;
+    }
+  }
+}
+
+TEST(QWeightInt4, OpPacksAPromptOnceIntoScratch) {
+  for (bool int4 : {true, false}) {
+    const int hi = int4 ? 7 : 127, lo = int4 ? -8 : -128;
+    check_op(lo, hi, 9, true, 50, /*scratch=*/true);
+    check_op(lo, hi, 40, false, 51, /*scratch=*/true);
+    check_op(lo, hi, 50, true, 52, /*scratch=*/true, /*k=*/24576);
   }
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "kernels/portable/util/cpu_isa.h"
+
 namespace ember::kernels::quantized {
 
 /// y[n] = Σ_g s[n][g] · Σ_{k in g} x[k]·(float(w[n][k]) − z[n][g]) + bias[n]
@@ -15,5 +17,10 @@ namespace ember::kernels::quantized {
 void qweight_gemv(const float* x, const int8_t* w, const float* scales, const float* zeros,
                   int64_t k, int64_t group, int64_t first, int64_t last, const float* bias,
                   float* y);
+
+/// dst[i] = (float(w[i]) − z) · s for i < count: a prompt's GEMM panels,
+/// dequantized as they are packed. The same bits on every `isa`.
+void qweight_dequantize(const int8_t* w, int64_t count, float z, float s, float* dst,
+                        portable::Isa isa = portable::cpu_isa());
 
 }  // namespace ember::kernels::quantized

@@ -269,6 +269,35 @@ EMBER_TARGET_AVX2_FMA void blocks_avx2(const Int4Weights& w, const float* x, int
   }
 }
 
+// Row r's weights of `tiles` consecutive 32-wide tiles at c, looked up in
+// `table` (q + 8 → q·s + c), to dst[0 .. 32·tiles).
+EMBER_TARGET_AVX512 void dequantize_tiles_avx512(const uint8_t* c, int64_t tiles, int64_t r,
+                                                 const float* table, float* dst) {
+  const __m512 t = _mm512_loadu_ps(table);
+  const __m128i lo = _mm_cvtsi32_si128(static_cast<int>(8 * r));
+  const __m128i hi = _mm_cvtsi32_si128(static_cast<int>(8 * r + 4));
+  for (int64_t q = 0; q < tiles; ++q, c += kInt4Rows * 16, dst += kTile) {
+    const __m512i v = _mm512_loadu_si512(c);
+    _mm512_storeu_ps(dst, _mm512_permutexvar_ps(_mm512_srl_epi32(v, lo), t));
+    _mm512_storeu_ps(dst + 16, _mm512_permutexvar_ps(_mm512_srl_epi32(v, hi), t));
+  }
+}
+
+EMBER_TARGET_AVX2_FMA void dequantize_tiles_avx2(const uint8_t* c, int64_t tiles, int64_t r,
+                                                 const float* table, float* dst) {
+  const __m256 t_lo = _mm256_loadu_ps(table);
+  const __m256 t_hi = _mm256_loadu_ps(table + 8);
+  const __m128i lo = _mm_cvtsi32_si128(static_cast<int>(8 * r));
+  const __m128i hi = _mm_cvtsi32_si128(static_cast<int>(8 * r + 4));
+  for (int64_t q = 0; q < tiles; ++q, c += kInt4Rows * 16, dst += kTile) {
+    for (int half = 0; half < 2; ++half) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 32 * half));
+      _mm256_storeu_ps(dst + 8 * half, lookup_avx2(_mm256_srl_epi32(v, lo), t_lo, t_hi));
+      _mm256_storeu_ps(dst + 16 + 8 * half, lookup_avx2(_mm256_srl_epi32(v, hi), t_lo, t_hi));
+    }
+  }
+}
+
 template <bool kFull>
 void gemv_avx512(const Int4Weights& w, const float* x, int64_t rows, int64_t b0, int64_t b1,
                  int64_t last, const float* bias, float* y) {
@@ -364,9 +393,37 @@ float qweight_int4_at(const Int4Weights& w, int64_t row, int64_t col) {
 }
 
 void qweight_int4_dequantize(const Int4Weights& w, int64_t row, int64_t k0, int64_t count,
-                             float* dst, int64_t stride) {
+                             float* dst, int64_t stride, portable::Isa isa) {
   const int64_t block = row / kInt4Rows, r = row % kInt4Rows;
   int64_t i = 0;
+#if EMBER_ISA_X86
+  // Whole 32-wide tiles into contiguous floats: one table per group (built
+  // here, in the baseline build, so its values are the loop's below) and a
+  // VPERMPS per 16 weights.
+  if (stride == 1 && isa >= portable::Isa::kAvx2 && w.group % kTile == 0 && k0 % kTile == 0) {
+    const int64_t whole = count / kTile * kTile;
+    while (i < whole) {
+      const int64_t kk = k0 + i;
+      const int64_t g = kk / w.group;
+      const float* h = header_at(w, block, g);
+      float table[16];
+      const float s = h[r], z = zero_term_at(w, h, r);
+      for (int u = 0; u < 16; ++u) table[u] = static_cast<float>(u - 8) * s + z;
+      const int64_t t0 = (kk - g * w.group) / kTile;
+      int64_t tiles = w.tiles - t0;
+      if (tiles > (whole - i) / kTile) tiles = (whole - i) / kTile;
+      const uint8_t* c = tiles_at(w, block, g) + t0 * kInt4Rows * 16;
+      if (isa >= portable::Isa::kAvx512) {
+        dequantize_tiles_avx512(c, tiles, r, table, dst + i);
+      } else {
+        dequantize_tiles_avx2(c, tiles, r, table, dst + i);
+      }
+      i += tiles * kTile;
+    }
+  }
+#else
+  (void)isa;
+#endif
   while (i < count) {
     const int64_t kk = k0 + i;
     const int64_t g = kk / w.group;

@@ -61,9 +61,12 @@ Int4Weights qweight_int4_pack(const int8_t* w, const float* scales, const float*
 float qweight_int4_at(const Int4Weights& w, int64_t row, int64_t col);
 
 /// W[row][k0 + i] for i in [0, count) into dst[i · stride] (the GEMM's
-/// panels for prompts, which dequantize as they pack).
+/// panels for prompts, which dequantize as they pack). With stride 1 and k0
+/// on a 32-wide tile, the AVX2/AVX-512 builds look whole tiles up in a table
+/// (the same values as the plain loop).
 void qweight_int4_dequantize(const Int4Weights& w, int64_t row, int64_t k0, int64_t count,
-                             float* dst, int64_t stride);
+                             float* dst, int64_t stride,
+                             portable::Isa isa = portable::cpu_isa());
 
 /// y[m·n + r] = Σ_k x[m·k + k'] · W[r][k'] + bias[r] for input rows m in
 /// [0, rows) (1 to 4) and weight rows r in [first, last); first a multiple of
