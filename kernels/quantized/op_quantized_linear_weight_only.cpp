@@ -6,8 +6,9 @@
 // or per channel; ember.exir.passes.fuse_quantized_ops finds them):
 //   out[..., n] = Σ_k input[..., k] · W[n][k] + bias[n],
 //   W[n][k] = (float(weight[n][k]) − zero_points[n][g]) · scales[n][g], g = k / group_size.
-// input float32 [..., K]; weight int8 [N, K] (int4 values are stored one per
-// byte, as torchao's qdata holds them); scales float32 [N, K / group_size];
+// input float32 [..., K]; weight int8 [N, K], or uint8 [N, K / 2] with int4
+// values two per byte (ember_quantized.pack_int4: what the fusion stores when
+// every value is in [−8, 7]); scales float32 [N, K / group_size];
 // zero_points float32 of the scales' shape or None (0); bias float32 [N].
 //
 // W is the float weight eager dequantizes, element for element. Decoding
@@ -125,6 +126,12 @@ size_t prompt_scratch_bytes(int64_t rows, int64_t k) {
          sizeof(float);
 }
 
+// The layer's input features: the weight's columns, two per byte for uint8.
+int64_t weight_columns(const Tensor& weight) {
+  const int64_t cols = weight.dim == 2 ? weight.sizes[1] : 0;
+  return weight.dtype == ScalarType::Byte ? 2 * cols : cols;
+}
+
 // What prepare leaves: the packed int4 weight, or int4 false (int8 path).
 struct WeightOnlyState {
   bool int4 = false;
@@ -165,12 +172,15 @@ Error linear_weight_only_out_prepare(KernelPrepareContext& ctx, const Tensor& in
                                      const Tensor* zero_points, int64_t group_size,
                                      const Tensor* bias, Tensor& out) {
   if (const Error err = check_float_in_out(ctx, input, out); err != Error::Ok) return err;
-  if (weight.dtype != ScalarType::Char || weight.dim != 2 || !ctx.is_constant(weight) ||
-      weight.data == nullptr || !weight.is_contiguous_dim_order()) {
+  const bool nibbles = weight.dtype == ScalarType::Byte;  // int4, two per byte
+  if ((weight.dtype != ScalarType::Char && !nibbles) || weight.dim != 2 ||
+      !ctx.is_constant(weight) || weight.data == nullptr || !weight.is_contiguous_dim_order()) {
     return ctx.fail(Error::InvalidProgram,
-                    "weight must be a contiguous 2-d int8 constant of the program");
+                    "weight must be a contiguous 2-d int8 constant of the program (or uint8, "
+                    "int4 values two per byte), got %s with %d dims",
+                    scalar_type_name(weight.dtype), weight.dim);
   }
-  const int64_t n = weight.sizes[0], k = weight.sizes[1];
+  const int64_t n = weight.sizes[0], k = weight_columns(weight);
   if (group_size < 1 || k % group_size != 0) {
     return ctx.fail(Error::InvalidProgram, "group_size %lld must be >= 1 and divide the %lld "
                     "input features", static_cast<long long>(group_size),
@@ -194,14 +204,17 @@ Error linear_weight_only_out_prepare(KernelPrepareContext& ctx, const Tensor& in
   auto* state = ctx.allocate_state<WeightOnlyState>();
   if (state == nullptr) return ctx.failure();
   // Values outside [−8, 7] (an int8 weight): the int8 kernel, the file's bytes.
-  if (qweight_int4_fits(weight.data_ptr<const int8_t>(), n * k, nullptr, nullptr)) {
+  if (nibbles || qweight_int4_fits(weight.data_ptr<const int8_t>(), n * k, nullptr, nullptr)) {
     const float* s = scales.data_ptr<const float>();
     const float* z = zero_points != nullptr ? zero_points->data_ptr<const float>() : nullptr;
     void* mem = ctx.allocate(
         qweight_int4_packed_bytes(n, k, group_size, qweight_int4_has_zero_term(s, z, n * groups)));
     if (mem == nullptr) return ctx.failure();
     state->int4 = true;
-    state->w4 = qweight_int4_pack(weight.data_ptr<const int8_t>(), s, z, n, k, group_size, mem);
+    state->w4 = nibbles ? qweight_int4_pack_nibbles(weight.data_ptr<const uint8_t>(), s, z, n, k,
+                                                    group_size, mem)
+                        : qweight_int4_pack(weight.data_ptr<const int8_t>(), s, z, n, k,
+                                            group_size, mem);
     ctx.mark_packed(weight);
     ctx.mark_packed(scales);
     if (zero_points != nullptr) ctx.mark_packed(*zero_points);
@@ -219,10 +232,10 @@ void linear_weight_only_out(KernelContext& ctx, const Tensor& input, const Tenso
   EMBER_KERNEL_CHECK(ctx, input.dtype == ScalarType::Float,
                      "input: dtype %s is not supported (float32 only)",
                      scalar_type_name(input.dtype));
-  const WeightOnly q{weight.data_ptr<const int8_t>(), scales.data_ptr<const float>(),
+  const WeightOnly q{static_cast<const int8_t*>(weight.data), scales.data_ptr<const float>(),
                      zero_points != nullptr ? zero_points->data_ptr<const float>() : nullptr,
-                     weight.sizes[0], weight.sizes[1], group_size,
-                     weight.sizes[1] / group_size};
+                     weight.sizes[0], weight_columns(weight), group_size,
+                     weight_columns(weight) / group_size};
   EMBER_KERNEL_CHECK(ctx, input.dim >= 1 && input.sizes[input.dim - 1] == q.k,
                      "input's last dimension must be the weight's %lld input features",
                      static_cast<long long>(q.k));
@@ -241,6 +254,8 @@ void linear_weight_only_out(KernelContext& ctx, const Tensor& input, const Tenso
   const float* b = bias != nullptr ? bias->data_ptr<const float>() : nullptr;
   const auto* state = static_cast<const WeightOnlyState*>(ctx.state());
   EMBER_KERNEL_CHECK(ctx, state != nullptr, "not prepared");
+  EMBER_KERNEL_CHECK(ctx, state->int4 || weight.dtype == ScalarType::Char,
+                     "weight: a uint8 (int4) weight must be the constant packed at load");
   if (rows <= kGemvMaxRows) {
     parallel_range(ctx, q.n, 64, 16, [&](int64_t first, int64_t last) {
       if (state->int4) {

@@ -176,13 +176,20 @@ TEST(QWeightInt4, FitsNamesTheFirstValueOutOfRange) {
 // method's scratch memory, into which a prompt's input is packed once (a k
 // of 24576 splits 50 rows into chunks of 24, 24 and 2).
 void check_op(int lo, int hi, int64_t rows, bool with_zeros, uint32_t seed, bool scratch = false,
-              int64_t k = 96) {
+              int64_t k = 96, bool nibbles = false) {
   using testing::TensorFactory;
   const int64_t n = 19, group = 32;
   const Problem p = make_problem(n, k, group, rows, with_zeros, true, seed, lo, hi);
   TensorFactory tf;
   auto& x = tf.make<float>({static_cast<int32_t>(rows), static_cast<int32_t>(k)}, p.x);
-  auto& w = tf.make<int8_t>({static_cast<int32_t>(n), static_cast<int32_t>(k)}, p.w);
+  // nibbles: the weight as the program stores int4, two values per byte.
+  std::vector<uint8_t> packed;
+  for (size_t i = 0; i < p.w.size(); i += 2) {
+    packed.push_back(static_cast<uint8_t>((p.w[i] + 8) | ((p.w[i + 1] + 8) << 4)));
+  }
+  auto& w = nibbles
+                ? tf.make<uint8_t>({static_cast<int32_t>(n), static_cast<int32_t>(k / 2)}, packed)
+                : tf.make<int8_t>({static_cast<int32_t>(n), static_cast<int32_t>(k)}, p.w);
   auto& s = tf.make<float>({static_cast<int32_t>(n), static_cast<int32_t>(k / group)}, p.scales);
   auto& b = tf.make<float>({static_cast<int32_t>(n)}, p.bias);
   auto& out = tf.make<float>({static_cast<int32_t>(rows), static_cast<int32_t>(n)});
@@ -214,6 +221,13 @@ TEST(QWeightInt4, OpMatchesTheReference) {
   for (int64_t rows : {1, 2, 4, 9}) {
     check_op(-8, 7, rows, true, 10 + static_cast<uint32_t>(rows));
     check_op(-8, 7, rows, false, 20 + static_cast<uint32_t>(rows));
+  }
+}
+
+TEST(QWeightInt4, OpTakesInt4ValuesTwoPerByte) {
+  for (int64_t rows : {1, 3, 9}) {
+    check_op(-8, 7, rows, true, 60 + static_cast<uint32_t>(rows), false, 96, /*nibbles=*/true);
+    check_op(-8, 7, rows, false, 70 + static_cast<uint32_t>(rows), true, 96, /*nibbles=*/true);
   }
 }
 

@@ -344,8 +344,12 @@ size_t qweight_int4_packed_bytes(int64_t n, int64_t k, int64_t group, bool zero_
   return static_cast<size_t>(blocks * block_bytes_of(k, group, zero_term));
 }
 
-Int4Weights qweight_int4_pack(const int8_t* w, const float* scales, const float* zeros,
-                              int64_t n, int64_t k, int64_t group, void* mem) {
+namespace {
+
+// u(row, i): row's weight i plus 8 (0..15), from either source layout.
+template <typename U>
+Int4Weights pack_from(const U& u, const float* scales, const float* zeros, int64_t n, int64_t k,
+                      int64_t group, void* mem) {
   Int4Weights p;
   p.n = n;
   p.k = k;
@@ -370,13 +374,12 @@ Int4Weights qweight_int4_pack(const int8_t* w, const float* scales, const float*
         const float z = zeros != nullptr ? zeros[row * p.groups + g] : 0.0f;
         h[r] = s;
         h[kInt4Rows + r] = -z * s;
-        const int8_t* src = w + row * k + g * group;
         for (int64_t i = 0; i < group; ++i) {
           const int64_t t = i / kTile, j = i % kTile;
           uint8_t& byte = c[t * kInt4Rows * 16 + 4 * (j & 15) + r];
-          const auto u = static_cast<uint8_t>(src[i] + 8);
-          byte = j < 16 ? static_cast<uint8_t>((byte & 0xF0) | u)
-                        : static_cast<uint8_t>((byte & 0x0F) | (u << 4));
+          const uint8_t v = u(row, g * group + i);
+          byte = j < 16 ? static_cast<uint8_t>((byte & 0xF0) | v)
+                        : static_cast<uint8_t>((byte & 0x0F) | (v << 4));
         }
       }
       std::memcpy(const_cast<float*>(header_at(p, b, g)), h,
@@ -384,6 +387,25 @@ Int4Weights qweight_int4_pack(const int8_t* w, const float* scales, const float*
     }
   }
   return p;
+}
+
+}  // namespace
+
+Int4Weights qweight_int4_pack(const int8_t* w, const float* scales, const float* zeros,
+                              int64_t n, int64_t k, int64_t group, void* mem) {
+  const auto u = [w, k](int64_t row, int64_t i) {
+    return static_cast<uint8_t>(w[row * k + i] + 8);
+  };
+  return pack_from(u, scales, zeros, n, k, group, mem);
+}
+
+Int4Weights qweight_int4_pack_nibbles(const uint8_t* w, const float* scales, const float* zeros,
+                                      int64_t n, int64_t k, int64_t group, void* mem) {
+  const auto u = [w, k](int64_t row, int64_t i) {
+    const uint8_t byte = w[row * (k / 2) + i / 2];
+    return static_cast<uint8_t>(i % 2 == 0 ? byte & 15 : byte >> 4);
+  };
+  return pack_from(u, scales, zeros, n, k, group, mem);
 }
 
 float qweight_int4_at(const Int4Weights& w, int64_t row, int64_t col) {

@@ -57,6 +57,12 @@ size_t qweight_int4_packed_bytes(int64_t n, int64_t k, int64_t group, bool zero_
 Int4Weights qweight_int4_pack(const int8_t* w, const float* scales, const float* zeros,
                               int64_t n, int64_t k, int64_t group, void* mem);
 
+/// The same from int4 values two per byte (the program's uint8 [n, k / 2],
+/// k even): byte j of a row holds value 2j + 8 in its low nibble and value
+/// 2j + 1 + 8 in its high one (ember_quantized.pack_int4).
+Int4Weights qweight_int4_pack_nibbles(const uint8_t* w, const float* scales, const float* zeros,
+                                      int64_t n, int64_t k, int64_t group, void* mem);
+
 /// The dequantized weight W[row][col] the kernels use (q·s + c).
 float qweight_int4_at(const Int4Weights& w, int64_t row, int64_t col);
 

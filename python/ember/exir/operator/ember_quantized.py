@@ -20,11 +20,12 @@ with fused ops means exactly what the one without meant.
   quant_min, quant_max, eps) -> float32 [..., N]``: the input quantized per
   tensor with parameters chosen at run time (``choose_qparams.tensor``).
 
-- ``linear_weight_only(input float32 [..., K], weight int8 [N, K], scales
-  float32 [N, K / group_size], zero_points float32 [N, K / group_size]?,
-  group_size, bias?) -> float32 [..., N]``: torchao's weight-only flows
-  (int8 per channel, int4/int8 per group); the weight is
-  ``(weight - zero_points) * scales`` per group.
+- ``linear_weight_only(input float32 [..., K], weight, scales float32
+  [N, K / group_size], zero_points float32 [N, K / group_size]?, group_size,
+  bias?) -> float32 [..., N]``: torchao's weight-only flows (int8 per channel,
+  int4/int8 per group); the weight is ``(weight - zero_points) * scales`` per
+  group. ``weight`` is int8 [N, K], or int4 two per byte, uint8 [N, K / 2]
+  (``pack_int4``'s layout, below).
 - ``linear_dynamic_intx(input float32 [..., K], weight, weight_scales float32
   [N, K / group_size], group_size, weight_bits, bias?) -> float32 [..., N]``:
   torchao's Int8DynamicActivationIntxWeightConfig (8da4w, 8da8w). Each row of
@@ -133,6 +134,8 @@ def add(a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output
 
 
 def linear_weight_only(input, weight, scales, zero_points, group_size, bias):
+    if weight.dtype == torch.uint8:
+        weight = unpack_int4(weight)
     n, k = weight.shape
     w = weight.to(torch.float32).reshape(n, k // group_size, group_size)
     if zero_points is not None:

@@ -9,10 +9,13 @@ graph dequantizes from int8 constants on every call:
 - ``mul(mm(x, float(permute(w))), scales)``, Int8WeightOnlyConfig's form.
 
 Both become ``ember_quantized.linear_weight_only(x, w, scales, zeros,
-group_size, bias)``, whose kernel reads the int8 weight directly
-(``kernels/quantized/op_quantized_linear_weight_only.cpp``); the program keeps
-the weight int8 (a quarter of float32). Only constant weights, scales and zero
-points whose views keep the row-major [N, G, K / G] grouping are fused.
+group_size, bias)``, whose kernel reads the integer weight directly
+(``kernels/quantized/op_quantized_linear_weight_only.cpp``). The program
+keeps the weight int8 (a quarter of float32) or, when every value lies in
+[-8, 7] (torchao's int4) and K is even, two values per byte (uint8 [N, K / 2],
+``ember_quantized.pack_int4``: an eighth); zero points that are all 0 are
+dropped (the same weight). Only constant weights, scales and zero points whose
+views keep the row-major [N, G, K / G] grouping are fused.
 """
 
 from __future__ import annotations
@@ -175,6 +178,10 @@ class FuseWeightOnlyLinearPass:
 
     def _emit_weight_only(self, inputs, target, x, w, scales, zeros, bias) -> str:
         group = w.shape[1] // scales.shape[1]
+        if zeros is not None and not bool(zeros.any()):
+            zeros = None  # (w - 0) * s is w * s: nothing to store
+        if w.shape[1] % 2 == 0 and w.numel() and int(w.min()) >= -8 and int(w.max()) <= 7:
+            w = ember_quantized.pack_int4(w)  # lossless: every value is an int4 one
         wn = inputs.add(w, "wo_weight")
         sn = inputs.add(scales, "wo_scales")
         zn = inputs.add(zeros, "wo_zeros") if zeros is not None else None
