@@ -181,6 +181,70 @@ TEST_F(ParallelKernels, ConvolutionGemmDepthwiseAndChannelsLast) {
   }
 }
 
+// A convolution whose weight prepare packed, with the method's scratch: on
+// more than one thread the im2col operand is packed once into scratch for
+// all of them (both GEMM orientations); the bits are those of one thread,
+// which packs as it goes.
+TEST_F(ParallelKernels, PreparedConvolutionSharesItsIm2colPacking) {
+  struct Case {
+    int c, h, oc, stride, groups;
+    bool shares;  // on 2 threads each would pack all of im2col's operand
+  };
+  // 14×14 (ResNet's 3×3 layers there, too large for Winograd): channels as
+  // GEMM rows, split by channels; 7×7: positions as rows on AVX2/AVX-512,
+  // split by channels (and channels as rows on the portable tile); a grouped
+  // stride-2 one whose split is by positions.
+  for (const Case& cs : {Case{128, 14, 256, 1, 1, true}, Case{96, 7, 512, 1, 1, true},
+                         Case{64, 14, 64, 2, 2, false}}) {
+    SCOPED_TRACE(::testing::Message() << "c " << cs.c << " h " << cs.h << " oc " << cs.oc);
+    const int n = 2, oh = (cs.h - 1) / cs.stride + 1;
+    auto xv = random_floats(size_t(n) * cs.c * cs.h * cs.h, 31);
+    auto wv = random_floats(size_t(cs.oc) * (cs.c / cs.groups) * 9, 32);
+    auto bv = random_floats(size_t(cs.oc), 33);
+    std::vector<float> first;
+    for (size_t threads : {1, 2, 3}) {
+      TensorFactory tf;
+      auto& out = tf.make<float>({n, cs.oc, oh, oh});
+      std::vector<EValue*> args{&tf.make<float>({n, cs.c, cs.h, cs.h}, xv).ev,
+                                &tf.make<float>({cs.oc, cs.c / cs.groups, 3, 3}, wv).ev,
+                                &tf.make<float>({cs.oc}, bv).ev,
+                                tf.list({cs.stride, cs.stride}),
+                                tf.list({1, 1}),
+                                tf.list({1, 1}),
+                                tf.b(false),
+                                tf.list({0, 0}),
+                                tf.i(cs.groups),
+                                &out.ev,
+                                &out.ev};
+      KernelContext ctx = context(threads);
+      const Kernel* kernel = find_kernel("aten::convolution.out");
+      ASSERT_NE(kernel, nullptr);
+      bool constant[11] = {};
+      constant[1] = true;
+      std::vector<uint8_t> memory(16 << 20);
+      MemoryAllocator allocator(memory.data(), memory.size());
+      KernelPrepareContext pctx(kernel->name, &allocator, args.data(), constant, args.size(),
+                                threads > 1 ? pools_.back() : nullptr);
+      ASSERT_EQ(kernel->prepare(pctx, args.data()), Error::Ok) << last_error_message();
+      if (threads == 2 && cs.shares) {
+        EXPECT_GT(pctx.scratch_bytes(), 0u) << "no scratch for the shared packing";
+      }
+      void* scratch = pctx.scratch_bytes() > 0 ? allocator.allocate(pctx.scratch_bytes(), 64)
+                                               : nullptr;
+      ASSERT_TRUE(pctx.scratch_bytes() == 0 || scratch != nullptr);
+      ctx.set_state(pctx.state());
+      ctx.set_scratch(scratch, pctx.scratch_bytes());
+      kernel->fn(ctx, args.data());
+      ASSERT_EQ(ctx.failure(), Error::Ok) << last_error_message();
+      if (first.empty()) {
+        first = out.values<float>();
+      } else {
+        EXPECT_EQ(out.values<float>(), first) << threads << " threads";
+      }
+    }
+  }
+}
+
 TEST_F(ParallelKernels, RowAndElementwiseKernels) {
   auto x = random_floats(64 * 1000, 13);
   for (const char* op : {"aten::_softmax.out", "aten::_log_softmax.out"}) {

@@ -171,16 +171,22 @@ inline int64_t packed_panels_size(int64_t rows, int64_t depth, int tile, int64_t
 }
 
 /// Packs A (m×k) from `source` (any A source) for tile kMR into `dst`
-/// (packed_panels_size(m, k, kMR, kMC) elements).
+/// (packed_panels_size(m, k, kMR, kMC) elements), in depth blocks of
+/// `depth` (gemm_blocked's kKC; kKCPacked for a product whose B was packed at
+/// prepare, which gemm_blocked_packed_b runs). Only the depth blocks that
+/// start in [k_first, k_last) when given (a thread's share of the packing).
 template <int kMR, typename T, typename ASource>
-void pack_a_panels(const ASource& source, int64_t m, int64_t k, T* dst) {
+void pack_a_panels(const ASource& source, int64_t m, int64_t k, T* dst,
+                   int64_t depth = GemmBlocking<T>::kKC, int64_t k_first = 0,
+                   int64_t k_last = -1) {
   using B = GemmBlocking<T>;
   static_assert(B::kMC % kMR == 0);
+  if (k_last < 0) k_last = k;
   for (int64_t ic = 0; ic < m; ic += B::kMC) {
     const int64_t mc = m - ic < B::kMC ? m - ic : B::kMC;
     const int64_t padded = (mc + kMR - 1) / kMR * kMR;
-    for (int64_t pc = 0; pc < k; pc += B::kKC) {
-      const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
+    for (int64_t pc = k_first; pc < k_last; pc += depth) {
+      const int64_t kc = k - pc < depth ? k - pc : depth;
       source.template pack_a<kMR>(ic, mc, pc, kc, dst + ic * k + padded * pc);
     }
   }
@@ -188,16 +194,21 @@ void pack_a_panels(const ASource& source, int64_t m, int64_t k, T* dst) {
 
 /// Packs B (k×n) from `source` for tile kNR into `dst`
 /// (packed_panels_size(n, k, kNR, kNC) elements), in depth blocks of
-/// kKCPacked (what gemm_blocked_packed_b reads).
+/// `depth` (kKCPacked: what gemm_blocked_packed_b reads; kKC for
+/// PackedBPerCall). Only the column blocks in [j_first, j_last) when given,
+/// j_first a multiple of kNC (a thread's share).
 template <int kNR, typename T, typename BSource>
-void pack_b_panels(const BSource& source, int64_t k, int64_t n, T* dst) {
+void pack_b_panels(const BSource& source, int64_t k, int64_t n, T* dst,
+                   int64_t depth = GemmBlocking<T>::kKCPacked, int64_t j_first = 0,
+                   int64_t j_last = -1) {
   using B = GemmBlocking<T>;
   static_assert(B::kNC % kNR == 0);
-  for (int64_t jc = 0; jc < n; jc += B::kNC) {
+  if (j_last < 0 || j_last > n) j_last = n;
+  for (int64_t jc = j_first; jc < j_last; jc += B::kNC) {
     const int64_t nc = n - jc < B::kNC ? n - jc : B::kNC;
     const int64_t padded = (nc + kNR - 1) / kNR * kNR;
-    for (int64_t pc = 0; pc < k; pc += B::kKCPacked) {
-      const int64_t kc = k - pc < B::kKCPacked ? k - pc : B::kKCPacked;
+    for (int64_t pc = 0; pc < k; pc += depth) {
+      const int64_t kc = k - pc < depth ? k - pc : depth;
       source.template pack_b<kNR>(pc, kc, jc, nc, dst + jc * k + padded * pc);
     }
   }
@@ -232,6 +243,26 @@ struct PackedB {
   }
   template <int kNR>
   const T* packed_b(int64_t p0, int64_t j0) const {
+    return kNR == panels.tile ? panels.block(j0, GemmBlocking<T>::kNC, p0) : nullptr;
+  }
+};
+
+/// A B operand packed for this call before the GEMM (a convolution's im2col
+/// columns, packed once for every thread instead of once per thread), in
+/// gemm_blocked's own depth blocks (kKC): gemm_blocked reads its blocks in
+/// place, with the same sums as packing them itself. From `fallback` when
+/// the microkernel's tile is not the one it was packed for.
+template <typename T, typename Fallback>
+struct PackedBPerCall {
+  PackedPanels<T> panels;
+  Fallback fallback;
+
+  template <int kNR>
+  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
+    fallback.template pack_b<kNR>(p0, kc, j0, nc, dst);
+  }
+  template <int kNR>
+  const T* packed_b_per_call(int64_t p0, int64_t j0) const {
     return kNR == panels.tile ? panels.block(j0, GemmBlocking<T>::kNC, p0) : nullptr;
   }
 };
@@ -415,6 +446,11 @@ inline const T* b_block(const BSource& b, int64_t pc, int64_t kc, int64_t jc, in
   if constexpr (requires { b.template packed_b<kNR>(pc, jc); }) {
     if (const T* packed = b.template packed_b<kNR>(pc, jc); packed != nullptr) return packed;
   }
+  if constexpr (requires { b.template packed_b_per_call<kNR>(pc, jc); }) {
+    if (const T* packed = b.template packed_b_per_call<kNR>(pc, jc); packed != nullptr) {
+      return packed;
+    }
+  }
   b.template pack_b<kNR>(pc, kc, jc, nc, buf);
   return buf;
 }
@@ -527,31 +563,37 @@ inline int gemm_nr() {
 }
 
 /// Packs A for the tile gemm() uses here; `dst` has
-/// packed_panels_size(m, k, gemm_mr<T>(), kMC) elements.
+/// packed_panels_size(m, k, gemm_mr<T>(), kMC) elements. `depth`, k_first
+/// and k_last as pack_a_panels.
 template <typename T, typename ASource>
-PackedPanels<T> pack_a_for_gemm(const ASource& source, int64_t m, int64_t k, T* dst) {
+PackedPanels<T> pack_a_for_gemm(const ASource& source, int64_t m, int64_t k, T* dst,
+                                int64_t depth = GemmBlocking<T>::kKC, int64_t k_first = 0,
+                                int64_t k_last = -1) {
   const int mr = gemm_mr<T>();
   static_assert(GemmTile<T>::kMR == 8 || !std::is_same_v<T, float>,
                 "the AVX-512 tile's 8 rows are packed as the portable float tile's");
   if (mr == 6) {
-    pack_a_panels<6, T>(source, m, k, dst);
+    pack_a_panels<6, T>(source, m, k, dst, depth, k_first, k_last);
   } else {
-    pack_a_panels<GemmTile<T>::kMR, T>(source, m, k, dst);
+    pack_a_panels<GemmTile<T>::kMR, T>(source, m, k, dst, depth, k_first, k_last);
   }
   return PackedPanels<T>{dst, m, k, mr};
 }
 
 /// Packs B for the tile gemm() uses here; `dst` has
-/// packed_panels_size(n, k, gemm_nr<T>(), kNC) elements.
+/// packed_panels_size(n, k, gemm_nr<T>(), kNC) elements. `depth`, j_first
+/// and j_last as pack_b_panels.
 template <typename T, typename BSource>
-PackedPanels<T> pack_b_for_gemm(const BSource& source, int64_t k, int64_t n, T* dst) {
+PackedPanels<T> pack_b_for_gemm(const BSource& source, int64_t k, int64_t n, T* dst,
+                                int64_t depth = GemmBlocking<T>::kKCPacked,
+                                int64_t j_first = 0, int64_t j_last = -1) {
   const int nr = gemm_nr<T>();
   if (nr == 32) {
-    pack_b_panels<32, T>(source, k, n, dst);
+    pack_b_panels<32, T>(source, k, n, dst, depth, j_first, j_last);
   } else if (nr == 16) {
-    pack_b_panels<16, T>(source, k, n, dst);
+    pack_b_panels<16, T>(source, k, n, dst, depth, j_first, j_last);
   } else {
-    pack_b_panels<GemmTile<T>::kNR, T>(source, k, n, dst);
+    pack_b_panels<GemmTile<T>::kNR, T>(source, k, n, dst, depth, j_first, j_last);
   }
   return PackedPanels<T>{dst, n, k, nr};
 }
@@ -636,6 +678,12 @@ struct OffsetSource {
   {
     return source->template packed_b<kNR>(p0, col0 + j0);
   }
+  template <int kNR>
+  auto packed_b_per_call(int64_t p0, int64_t j0) const
+    requires requires(const Source& s) { s.template packed_b_per_call<kNR>(p0, j0); }
+  {
+    return source->template packed_b_per_call<kNR>(p0, col0 + j0);
+  }
 };
 
 /// The transpose of a source: a pack_b strip of the source (kc deep, column
@@ -660,14 +708,37 @@ struct TransposedSource {
 /// pool costs about as much as ~1 M multiply-adds on one core.
 inline constexpr int64_t kGemmParallelMinMacs = int64_t{1} << 21;
 
-/// `gemm` spread over ctx's thread pool. The output is split along n or m:
-/// an operand packed at prepare in whole kNC / kMC blocks (so its blocks stay
-/// addressable), one packed per call in whole 32-column / 24-row strips (a
-/// multiple of every tile). Each C element is the same k-sum the
-/// single-thread loop computes, so results are bit-identical for any thread
-/// count. The split is the one whose busiest thread has the fewest elements
-/// of C; on a tie, n when it has at least as many units as m or enough for
-/// every thread.
+/// `gemm` spread over ctx's thread pool. The output is split along n or m
+/// (gemm_splits_columns): an operand packed before in whole kNC / kMC blocks
+/// (so its blocks stay addressable), one packed per call in whole 32-column /
+/// 24-row strips (a multiple of every tile). Each C element is the same k-sum
+/// the single-thread loop computes, so results are bit-identical for any
+/// thread count.
+/// Whether gemm_parallel splits an m×n product over `threads` by columns
+/// (else by rows), given which operands were packed before it (their blocks
+/// are kMC / kNC; one packed per call splits in 24-row / 32-column strips,
+/// multiples of every tile). The split is the one whose busiest thread has
+/// the fewest elements of C; on a tie, n when it has at least as many units
+/// as m or enough for every thread.
+template <typename T>
+bool gemm_splits_columns(int64_t threads, int64_t m, int64_t n, bool packed_a, bool packed_b) {
+  using B = GemmBlocking<T>;
+  const int64_t n_unit = packed_b ? B::kNC : 32;
+  const int64_t m_unit = packed_a ? B::kMC : 24;
+  const int64_t n_units = (n + n_unit - 1) / n_unit;
+  const int64_t m_units = (m + m_unit - 1) / m_unit;
+  // (A 7×7 plane is 49 columns, 32 + 17 over two threads; its 2048 channels
+  // split evenly.)
+  auto busiest = [threads](int64_t total, int64_t unit, int64_t units) {
+    const int64_t tasks = units < threads ? units : threads;
+    const int64_t most = (units + tasks - 1) / tasks * unit;
+    return most < total ? most : total;
+  };
+  const int64_t by_n = busiest(n, n_unit, n_units) * m;
+  const int64_t by_m = busiest(m, m_unit, m_units) * n;
+  return by_n < by_m || (by_n == by_m && (n_units >= m_units || n_units >= threads));
+}
+
 template <typename T, typename ASource, typename BSource>
 void gemm_parallel(KernelContext& ctx, int64_t m, int64_t n, int64_t k, const ASource& a,
                    const BSource& b, T alpha, T beta, T* c, int64_t c_rs, int64_t c_cs,
@@ -678,22 +749,11 @@ void gemm_parallel(KernelContext& ctx, int64_t m, int64_t n, int64_t k, const AS
     return;
   }
   constexpr bool kPackedA = requires { a.template packed_a<8>(0, 0); };
-  constexpr bool kPackedB = requires { b.template packed_b<16>(0, 0); };
-  const int64_t n_unit = kPackedB ? B::kNC : 32;  // 32: a multiple of 8, 16 and 32.
-  const int64_t m_unit = kPackedA ? B::kMC : 24;  // 24: a multiple of 4, 6 and 8.
-  const int64_t n_units = (n + n_unit - 1) / n_unit;
-  const int64_t m_units = (m + m_unit - 1) / m_unit;
-  // Split the way whose busiest thread has less to do (a 7×7 plane is 49
-  // columns, 32 + 17 over two threads; its 2048 channels split evenly).
-  const int64_t threads = static_cast<int64_t>(ctx.threads());
-  auto busiest = [threads](int64_t total, int64_t unit, int64_t units) {
-    const int64_t tasks = units < threads ? units : threads;
-    const int64_t most = (units + tasks - 1) / tasks * unit;
-    return most < total ? most : total;
-  };
-  const int64_t by_n = busiest(n, n_unit, n_units) * m;
-  const int64_t by_m = busiest(m, m_unit, m_units) * n;
-  if (by_n < by_m || (by_n == by_m && (n_units >= m_units || n_units >= threads))) {
+  constexpr bool kPackedB = requires { b.template packed_b<16>(0, 0); } ||
+                            requires { b.template packed_b_per_call<16>(0, 0); };
+  const int64_t n_unit = kPackedB ? B::kNC : 32;
+  const int64_t m_unit = kPackedA ? B::kMC : 24;
+  if (gemm_splits_columns<T>(static_cast<int64_t>(ctx.threads()), m, n, kPackedA, kPackedB)) {
     parallel_range(ctx, n, n_unit, n_unit, [&](int64_t first, int64_t last) {
       const GemmEpilogue<T> part = ep != nullptr ? ep->at(0, first) : GemmEpilogue<T>{};
       gemm<T>(m, last - first, k, a, OffsetSource<BSource>{&b, 0, first}, alpha, beta,
