@@ -22,6 +22,7 @@
 // place instead of repacking the weight of every group on every call. A
 // 3×3, stride-1 convolution large enough to gain is packed for Winograd
 // F(4×4, 3×3) instead (util/conv_winograd.h; EMBER_WINOGRAD=0 keeps im2col).
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -602,6 +603,73 @@ void run_depthwise(KernelContext& ctx, const Tensor& input, const Tensor& weight
   if (fused != nullptr && !per_row) apply_conv_epilogue(ctx, *fused, out);
 }
 
+// Aᵀ = im2col's columns seen as rows (positions × Cg·KH·KW) for the
+// positions-as-rows GEMM, read through a table built per call: for each
+// kernel tap t and output position i, the input offset of (i, t) within a
+// channel plane, or −1 where it falls in the padding. A strip of kMR
+// positions then costs kMR loads per k instead of im2col's per-run bounds
+// arithmetic (a 7×7 plane's 8-position strips cross rows every 7).
+struct Im2rowSource {
+  const float* x;  // At the batch's and group's first input channel.
+  int64_t s_c;
+  const int32_t* offsets;  // [taps][positions]
+  int64_t positions, taps;
+
+  template <int kMR, typename T>
+  void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) const {
+    for (int64_t s = 0; s < mc; s += kMR) {
+      const int64_t rows = mc - s < kMR ? mc - s : kMR;
+      int64_t c = p0 / taps, t = p0 - c * taps;
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* plane = x + c * s_c;
+        const int32_t* off = offsets + t * positions + i0 + s;
+        T* d = dst + p * kMR;
+        for (int64_t ii = 0; ii < kMR; ++ii) {
+          d[ii] = ii < rows && off[ii] >= 0 ? plane[off[ii]] : T(0);
+        }
+        if (++t == taps) {
+          t = 0;
+          ++c;
+        }
+      }
+      dst += kc * kMR;
+    }
+  }
+};
+
+// Int32s of Im2rowSource's table (its positions rounded up to 16).
+int64_t im2row_table_ints(int64_t positions, int64_t taps) {
+  return taps * ((positions + 15) / 16 * 16);
+}
+
+// Fills Im2rowSource's table for the geometry (input strides s_h, s_w);
+// `positions` is the table's row length (out_h·out_w rounded up).
+void build_im2row_table(const ConvGeometry& g, int64_t s_h, int64_t s_w, int64_t positions,
+                        int32_t* table) {
+  int64_t t = 0;
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx, ++t) {
+      int32_t* row = table + t * positions;
+      int64_t i = 0;
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        const int64_t ih = oh * g.stride_h - g.pad_h + ky * g.dil_h;
+        for (int64_t ow = 0; ow < g.out_w; ++ow, ++i) {
+          const int64_t iw = ow * g.stride_w - g.pad_w + kx * g.dil_w;
+          row[i] = ih >= 0 && ih < g.in_h && iw >= 0 && iw < g.in_w
+                       ? static_cast<int32_t>(ih * s_h + iw * s_w)
+                       : -1;
+        }
+      }
+      for (; i < positions; ++i) row[i] = -1;
+    }
+  }
+}
+
+// Im2rowSource's table in scratch after outᵀ, or null (no scratch for it,
+// or offsets past int32).
+int32_t* im2row_table(KernelContext& ctx, const ConvGeometry& g, int64_t s_h, int64_t s_w,
+                      int64_t positions, int64_t ocg);
+
 // Floats of scratch a convolution's GEMM takes, 64-byte multiples:
 // outᵀ for the positions-as-rows orientation, and with more than one thread
 // the im2col operand packed once for all of them (each thread's share of the
@@ -628,11 +696,13 @@ int64_t shared_columns_floats(bool rows, int64_t positions, int64_t k) {
 // columnsᵀ are packed once first (kShared: the threads split the depth
 // blocks), in the depth blocks the product reads. Without scratch (a method
 // loaded without it) the tiles are written straight into out, strided.
+// `used`: floats of scratch after outᵀ the caller took (Im2rowSource's table).
 template <bool kShared, typename ASource>
 void gemm_positions_rows(KernelContext& ctx, int64_t n, int64_t ocg, int64_t k,
                          const ASource& columns_t,
                          const PackedB<float, TransposedSource<WeightSource<float>>>& w_t,
-                         const GemmEpilogue<float>& ep, float* c, int64_t c_cs, int64_t c_ps) {
+                         const GemmEpilogue<float>& ep, float* c, int64_t c_cs, int64_t c_ps,
+                         int64_t used = 0) {
   const int64_t ct_floats = transposed_out_floats(n, ocg);
   auto* ct = static_cast<float*>(ctx.scratch(static_cast<size_t>(ct_floats) * sizeof(float)));
   if (ct == nullptr) {
@@ -652,10 +722,10 @@ void gemm_positions_rows(KernelContext& ctx, int64_t n, int64_t ocg, int64_t k,
     // columnsᵀ); split by positions, each packs its own rows already.
     if (ctx.threads() > 1 && n * ocg * k >= kGemmParallelMinMacs &&
         gemm_splits_columns<float>(static_cast<int64_t>(ctx.threads()), n, ocg, false, true)) {
-      const int64_t total = ct_floats + shared_columns_floats(true, n, k);
+      const int64_t total = ct_floats + used + shared_columns_floats(true, n, k);
       if (auto* base = static_cast<float*>(ctx.scratch(static_cast<size_t>(total) *
                                                        sizeof(float)))) {
-        shared = base + ct_floats;
+        shared = base + ct_floats + used;
       }
     }
   }
@@ -685,6 +755,16 @@ void gemm_positions_rows(KernelContext& ctx, int64_t n, int64_t ocg, int64_t k,
   } else {
     transpose(0, ocg);
   }
+}
+
+int32_t* im2row_table(KernelContext& ctx, const ConvGeometry& g, int64_t s_h, int64_t s_w,
+                      int64_t positions, int64_t ocg) {
+  const int64_t reach = (g.in_h - 1) * s_h + (g.in_w - 1) * s_w;
+  if (s_h < 0 || s_w < 0 || reach > INT32_MAX) return nullptr;
+  const int64_t ct_floats = transposed_out_floats(positions, ocg);
+  const int64_t total = ct_floats + im2row_table_ints(positions, g.kh * g.kw);
+  auto* base = static_cast<float*>(ctx.scratch(static_cast<size_t>(total) * sizeof(float)));
+  return base != nullptr ? reinterpret_cast<int32_t*>(base + ct_floats) : nullptr;
 }
 
 // out = W · columns with W's panels packed at prepare and, on more than one
@@ -810,6 +890,15 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
             if (pointwise) {
               gemm_positions_rows<false>(ctx, n, ocg, k, StridedMatrix<float>{xg, in_sw, in_sc},
                                          wt, ep, c, out.strides[1], out_sw);
+            } else if (int32_t* table = im2row_table(ctx, g, in_sh, in_sw, n, ocg)) {
+              // The table is the same for every batch and group; built once.
+              if (b == 0 && grp == 0) {
+                build_im2row_table(g, in_sh, in_sw, (n + 15) / 16 * 16, table);
+              }
+              gemm_positions_rows<true>(
+                  ctx, n, ocg, k,
+                  Im2rowSource{xg, in_sc, table, (n + 15) / 16 * 16, g.kh * g.kw}, wt, ep, c,
+                  out.strides[1], out_sw, im2row_table_ints(n, g.kh * g.kw));
             } else {
               gemm_positions_rows<true>(
                   ctx, n, ocg, k,
@@ -917,21 +1006,19 @@ bool padding_is_zero(IntSpan padding) {
 }
 
 // Output positions as the GEMM's rows (outᵀ = columnsᵀ · Wᵀ, channels as
-// columns) when the padded tiles do less work that way and the multiply-adds
-// saved outweigh the transpose into the planes (about 40 a position and
-// channel). A 7×7 plane is 49 columns, 64 in the AVX-512 tile's 32-wide
-// strips but 56 in its 8-tall ones; a 14×14 one 224 against 200. One thread,
-// ResNet-50's shapes (BENCHMARKS.md): 7×7 1×1 0.79–0.89× the time, 3×3 0.94×,
-// 14×14 1×1 0.86×; a 14×14 3×3 1.02×, as im2col packs 8-position strips at
-// about 4× the per-k cost of 32-position ones, so kernels with more than one
-// tap need 12.5% less work (7×7 qualifies, 14×14 not).
-bool positions_as_rows(int64_t ocg, int64_t positions, int64_t k, int64_t taps) {
+// columns) when the padded tiles do at least 10% less work that way and the
+// multiply-adds saved outweigh the transpose into the planes (about 40 a
+// position and channel). A 7×7 plane is 49 columns, 64 in the AVX-512 tile's
+// 32-wide strips but 56 in its 8-tall ones; a 14×14 one 224 against 200.
+// One thread, ResNet-50 (BENCHMARKS.md): its 7×7 layers 0.79–0.89× the time
+// (3×3 with im2col's rows gathered through Im2rowSource's table), its 14×14
+// 3×3 layers 0.79×, 1×1 0.86×.
+bool positions_as_rows(int64_t ocg, int64_t positions, int64_t k) {
   const int64_t mr = gemm_mr<float>(), nr = gemm_nr<float>();
   auto up = [](int64_t v, int64_t t) { return (v + t - 1) / t * t; };
   const int64_t as_rows = up(positions, mr) * up(ocg, nr);
   const int64_t as_cols = up(ocg, mr) * up(positions, nr);
-  const bool less_work = taps > 1 ? 8 * as_rows <= 7 * as_cols : 10 * as_rows <= 9 * as_cols;
-  return less_work && (as_cols - as_rows) * k >= 40 * positions * ocg;
+  return 10 * as_rows <= 9 * as_cols && (as_cols - as_rows) * k >= 40 * positions * ocg;
 }
 
 // The GEMM path's weight geometry, when the call takes it (1-D/2-D float
@@ -1019,7 +1106,7 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
     return Error::Ok;
   }
   const int64_t positions = out.dim == 4 ? out.sizes[2] * out.sizes[3] : out.sizes[2];
-  const bool rows = positions_as_rows(ocg, positions, k, k / weight.sizes[1]);
+  const bool rows = positions_as_rows(ocg, positions, k);
   const int tile = rows ? gemm_nr<float>() : gemm_mr<float>();
   const int64_t group_stride =
       rows ? packed_panels_size(ocg, k, tile, GemmBlocking<float>::kNC)
@@ -1054,7 +1141,8 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
       (rows ? gemm_splits_columns<float>(threads, positions, ocg, false, true)
             : !gemm_splits_columns<float>(threads, ocg, positions, true, false));
   const int64_t shared = share ? shared_columns_floats(rows, positions, k) : 0;
-  const int64_t scratch = (rows ? transposed_out_floats(positions, ocg) : 0) + shared;
+  const int64_t table = rows && im2col ? im2row_table_ints(positions, k / weight.sizes[1]) : 0;
+  const int64_t scratch = (rows ? transposed_out_floats(positions, ocg) : 0) + table + shared;
   if (scratch > 0) ctx.reserve_scratch(static_cast<size_t>(scratch) * sizeof(float));
   *state = ConvPrepared{weight.data, packed, group_stride, ocg, k, tile, rows, {}, {}, 0};
   ctx.set_state(state);

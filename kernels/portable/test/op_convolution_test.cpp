@@ -266,8 +266,9 @@ TEST(OpConvolutionTest, PreparedConstantWeightIsReadFromThePackedPanels) {
 
 // A 7×7 plane (49 positions) makes better GEMM rows than columns on the
 // AVX2 (6×16) and AVX-512 (8×32) tiles: prepare packs Wᵀ as B panels and asks
-// for scratch for outᵀ. With the scratch and without it (the tiles written
-// into out strided) the bits are the same; both match float64 within 1e-5 of
+// for scratch for outᵀ (and im2col's gather table). With the scratch and
+// without it (im2col's own packing, the tiles written into out strided) the
+// bits are the same; both match float64 within 1e-5 of
 // the output's magnitude, over batches, groups, stride 2, 1×1 and both
 // layouts (channels-last: the planes are written strided).
 TEST(OpConvolutionTest, SmallPlanesRunPositionsAsGemmRows) {
@@ -307,7 +308,12 @@ TEST(OpConvolutionTest, SmallPlanesRunPositionsAsGemmRows) {
                                 nullptr);
       ASSERT_EQ(kernel->prepare(pctx, args.data()), Error::Ok) << last_error_message();
       const bool rows = kernels::portable::cpu_isa() >= kernels::portable::Isa::kAvx2;
-      EXPECT_EQ(pctx.scratch_bytes(), rows ? sizeof(float) * oh * ow * ocg : 0);
+      // outᵀ, and for a kernel of more than one tap the gather table of im2col's rows.
+      if (rows) {
+        EXPECT_GE(pctx.scratch_bytes(), sizeof(float) * oh * ow * ocg);
+      } else {
+        EXPECT_EQ(pctx.scratch_bytes(), 0u);
+      }
       std::vector<float> results[2];
       for (int with_scratch = 0; with_scratch < 2; ++with_scratch) {
         void* scratch = with_scratch ? allocator.allocate(pctx.scratch_bytes() + 1, 64) : nullptr;

@@ -190,12 +190,12 @@ TEST_F(ParallelKernels, PreparedConvolutionSharesItsIm2colPacking) {
     int c, h, oc, stride, groups;
     bool shares;  // on 2 threads each would pack all of im2col's operand
   };
-  // 14×14 (ResNet's 3×3 layers there, too large for Winograd): channels as
-  // GEMM rows, split by channels; 7×7: positions as rows on AVX2/AVX-512,
-  // split by channels (and channels as rows on the portable tile); a grouped
-  // stride-2 one whose split is by positions.
-  for (const Case& cs : {Case{128, 14, 256, 1, 1, true}, Case{96, 7, 512, 1, 1, true},
-                         Case{64, 14, 64, 2, 2, false}}) {
+  // 12×12: channels as GEMM rows on every tile, split by channels; 14×14
+  // and 7×7 (ResNet's 3×3 layers there, too large for Winograd): positions
+  // as rows on AVX2/AVX-512 (the 7×7 one split by channels), channels on the
+  // portable tile; a grouped stride-2 one whose split is by positions.
+  for (const Case& cs : {Case{32, 12, 256, 1, 1, true}, Case{128, 14, 256, 1, 1, false},
+                         Case{96, 7, 512, 1, 1, true}, Case{64, 14, 64, 2, 2, false}}) {
     SCOPED_TRACE(::testing::Message() << "c " << cs.c << " h " << cs.h << " oc " << cs.oc);
     const int n = 2, oh = (cs.h - 1) / cs.stride + 1;
     auto xv = random_floats(size_t(n) * cs.c * cs.h * cs.h, 31);
