@@ -175,6 +175,12 @@ struct Im2colSource {
           if (unit_w) {
             const T* src = row + iw;
             for (int64_t t = lo; t < hi; ++t) dr[t] = src[t];
+          } else if (geo.stride_w == 2 && s_w == 1) {
+            // A constant stride the compiler vectorises (even lanes of two
+            // loads): ResNet's 7×7 stride-2 stem.
+            const T* src = row + iw + 2 * lo;
+            T* d = dr + lo;
+            for (int64_t t = 0; t < hi - lo; ++t) d[t] = src[2 * t];
           } else {
             for (int64_t t = lo; t < hi; ++t) dr[t] = row[(iw + t * geo.stride_w) * s_w];
           }
