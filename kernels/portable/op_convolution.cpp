@@ -773,6 +773,12 @@ int32_t* im2row_table(KernelContext& ctx, const ConvGeometry& g, int64_t s_h, in
   return base != nullptr ? reinterpret_cast<int32_t*>(base + ct_floats) : nullptr;
 }
 
+// What gemm_blocked's b_block asks a B operand for.
+template <typename B>
+concept ReadInPlacePerCall = requires(const B& b) { b.template packed_b_per_call<16>(0, 0); };
+template <typename B>
+concept ReadInPlaceFromPrepare = requires(const B& b) { b.template packed_b<16>(0, 0); };
+
 // out = W · columns with W's panels packed at prepare and, on more than one
 // thread with scratch for it, im2col's columns packed once first (the threads
 // split the column blocks) in gemm_blocked's depth blocks: the same sums as
@@ -797,8 +803,10 @@ void gemm_shared_columns(KernelContext& ctx, int64_t ocg, int64_t n, int64_t k,
   parallel_range(ctx, n, kBlock, kBlock, [&](int64_t first, int64_t last) {
     (void)pack_b_for_gemm<float>(columns, k, n, shared, GemmBlocking<float>::kKC, first, last);
   });
-  const PackedBPerCall<float, Im2colSource<float>> b{
-      PackedPanels<float>{shared, n, k, gemm_nr<float>()}, columns};
+  using Columns = PackedBPerCall<float, Im2colSource<float>>;
+  static_assert(ReadInPlacePerCall<Columns> && !ReadInPlaceFromPrepare<Columns>,
+                "gemm_blocked must read the columns in place, in its own depth blocks");
+  const Columns b{PackedPanels<float>{shared, n, k, gemm_nr<float>()}, columns};
   gemm_parallel<float>(ctx, ocg, n, k, w, b, 1.0f, 0.0f, c, c_rs, c_cs, &ep);
 }
 

@@ -231,8 +231,13 @@ struct PackedA {
   }
 };
 
-/// The B counterpart of PackedA.
-template <typename T, typename Fallback>
+/// The B counterpart of PackedA: panels packed at prepare in kKCPacked-deep
+/// blocks (gemm_blocked_packed_b reads them), or, kPerCall, packed for this
+/// call before the GEMM (a convolution's im2col columns, once for every
+/// thread instead of once per thread) in gemm_blocked's own kKC-deep blocks,
+/// which gemm_blocked then reads in place with the same sums as packing them
+/// itself (PackedBPerCall).
+template <typename T, typename Fallback, bool kPerCall = false>
 struct PackedB {
   PackedPanels<T> panels;
   Fallback fallback;
@@ -242,30 +247,27 @@ struct PackedB {
     fallback.template pack_b<kNR>(p0, kc, j0, nc, dst);
   }
   template <int kNR>
-  const T* packed_b(int64_t p0, int64_t j0) const {
+  const T* packed_b(int64_t p0, int64_t j0) const
+    requires(!kPerCall)
+  {
+    return block<kNR>(p0, j0);
+  }
+  template <int kNR>
+  const T* packed_b_per_call(int64_t p0, int64_t j0) const
+    requires(kPerCall)
+  {
+    return block<kNR>(p0, j0);
+  }
+
+ private:
+  template <int kNR>
+  const T* block(int64_t p0, int64_t j0) const {
     return kNR == panels.tile ? panels.block(j0, GemmBlocking<T>::kNC, p0) : nullptr;
   }
 };
 
-/// A B operand packed for this call before the GEMM (a convolution's im2col
-/// columns, packed once for every thread instead of once per thread), in
-/// gemm_blocked's own depth blocks (kKC): gemm_blocked reads its blocks in
-/// place, with the same sums as packing them itself. From `fallback` when
-/// the microkernel's tile is not the one it was packed for.
 template <typename T, typename Fallback>
-struct PackedBPerCall {
-  PackedPanels<T> panels;
-  Fallback fallback;
-
-  template <int kNR>
-  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
-    fallback.template pack_b<kNR>(p0, kc, j0, nc, dst);
-  }
-  template <int kNR>
-  const T* packed_b_per_call(int64_t p0, int64_t j0) const {
-    return kNR == panels.tile ? panels.block(j0, GemmBlocking<T>::kNC, p0) : nullptr;
-  }
-};
+using PackedBPerCall = PackedB<T, Fallback, true>;
 
 /// The AVX2+FMA float microkernel (gemm_f32_avx2.cpp): for a 6×kc packed A
 /// strip and a kc×16 packed B strip, c[i*c_rs + j] = alpha·(A·B)[i][j] +
