@@ -268,7 +268,6 @@ EMBER_TARGET_AVX512 void dw3x3_row_s2_f32_avx512(float* out, const float* x0, in
 }
 #endif
 
-
 // The row function for column stride 1 or 2.
 template <typename T>
 auto select_dw3x3_row(int64_t stride_w) {
@@ -671,16 +670,11 @@ void build_im2row_table(const ConvGeometry& g, int64_t s_h, int64_t s_w, int64_t
   }
 }
 
-// Im2rowSource's table in scratch after outᵀ, or null (no scratch for it,
-// or offsets past int32).
-int32_t* im2row_table(KernelContext& ctx, const ConvGeometry& g, int64_t s_h, int64_t s_w,
-                      int64_t positions, int64_t ocg);
-
-// Floats of scratch a convolution's GEMM takes, 64-byte multiples:
-// outᵀ for the positions-as-rows orientation, and with more than one thread
-// the im2col operand packed once for all of them (each thread's share of the
-// product would pack all of it otherwise: ResNet-50's 7×7 and 14×14 3×3
-// layers ran 1.43–1.69× faster on 2 threads than on 1).
+// Scratch a convolution's GEMM takes, in floats (64-byte multiples): outᵀ
+// for the positions-as-rows orientation, Im2rowSource's table, and with more
+// than one thread the im2col operand packed once for all of them (each
+// thread's share of the product would pack all of it otherwise: ResNet-50's
+// 7×7 and 14×14 3×3 layers ran only 1.43–1.69× faster on 2 threads than on 1).
 int64_t round_up_16(int64_t v) { return (v + 15) / 16 * 16; }
 
 int64_t transposed_out_floats(int64_t positions, int64_t ocg) {
@@ -692,6 +686,18 @@ int64_t shared_columns_floats(bool rows, int64_t positions, int64_t k) {
                                                GemmBlocking<float>::kMC))
               : round_up_16(packed_panels_size(positions, k, gemm_nr<float>(),
                                                GemmBlocking<float>::kNC));
+}
+
+// Im2rowSource's table in scratch after outᵀ, or null (no scratch for it,
+// or offsets past int32).
+int32_t* im2row_table(KernelContext& ctx, const ConvGeometry& g, int64_t s_h, int64_t s_w,
+                      int64_t positions, int64_t ocg) {
+  const int64_t reach = (g.in_h - 1) * s_h + (g.in_w - 1) * s_w;
+  if (s_h < 0 || s_w < 0 || reach > INT32_MAX) return nullptr;
+  const int64_t ct_floats = transposed_out_floats(positions, ocg);
+  const int64_t total = ct_floats + im2row_table_ints(positions, g.kh * g.kw);
+  auto* base = static_cast<float*>(ctx.scratch(static_cast<size_t>(total) * sizeof(float)));
+  return base != nullptr ? reinterpret_cast<int32_t*>(base + ct_floats) : nullptr;
 }
 
 // outᵀ [positions × OCg] = columnsᵀ · Wᵀ on the panels prepare packed
@@ -761,16 +767,6 @@ void gemm_positions_rows(KernelContext& ctx, int64_t n, int64_t ocg, int64_t k,
   } else {
     transpose(0, ocg);
   }
-}
-
-int32_t* im2row_table(KernelContext& ctx, const ConvGeometry& g, int64_t s_h, int64_t s_w,
-                      int64_t positions, int64_t ocg) {
-  const int64_t reach = (g.in_h - 1) * s_h + (g.in_w - 1) * s_w;
-  if (s_h < 0 || s_w < 0 || reach > INT32_MAX) return nullptr;
-  const int64_t ct_floats = transposed_out_floats(positions, ocg);
-  const int64_t total = ct_floats + im2row_table_ints(positions, g.kh * g.kw);
-  auto* base = static_cast<float*>(ctx.scratch(static_cast<size_t>(total) * sizeof(float)));
-  return base != nullptr ? reinterpret_cast<int32_t*>(base + ct_floats) : nullptr;
 }
 
 // What gemm_blocked's b_block asks a B operand for.
