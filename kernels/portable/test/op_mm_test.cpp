@@ -1,6 +1,7 @@
 // mm, addmm and bmm share the blocked GEMM; their tests live together.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "kernels/test/tensor_factory.h"
@@ -249,6 +250,74 @@ TEST(OpMmTest, PreparedConstantMat2IsReadFromThePackedPanels) {
     }
     if (run == 0) first = got;
     EXPECT_EQ(got, first) << "run " << run;
+  }
+}
+
+
+// A prompt's few-row successor (a decoding step: A shrinks to 1–4 rows after
+// a prepare that saw 40) reads the same panels, never mat2, and each row has
+// the bits of that row in the 40-row product; addmm's bias too.
+TEST(OpMmTest, PreparedConstantMat2FewRowsReadThePanels) {
+  const int32_t m = 40, k = 700, n = 150;
+  std::mt19937 rng(4);
+  std::normal_distribution<float> dist;
+  std::vector<float> av(m * k), bv(k * n), biasv(n);
+  for (float& v : av) v = dist(rng);
+  for (float& v : bv) v = dist(rng);
+  for (float& v : biasv) v = dist(rng);
+  for (const char* op : {"aten::mm.out", "aten::addmm.out"}) {
+    SCOPED_TRACE(op);
+    const bool addmm = std::strcmp(op, "aten::addmm.out") == 0;
+    TensorFactory tf;
+    auto& a = tf.make<float>({m, k}, av);
+    auto& b = tf.make<float>({k, n}, bv);
+    auto& bias = tf.make<float>({n}, biasv);
+    auto& full = tf.make<float>({m, n});
+    const Kernel* kernel = find_kernel(op);
+    ASSERT_NE(kernel, nullptr);
+    auto args_for = [&](TestTensor& lhs, TestTensor& out) {
+      return addmm ? std::vector<EValue*>{&bias.ev, &lhs.ev, &b.ev, tf.d(1.0), tf.d(1.0), &out.ev,
+                                          &out.ev}
+                   : std::vector<EValue*>{&lhs.ev, &b.ev, &out.ev, &out.ev};
+    };
+    std::vector<EValue*> args = args_for(a, full);
+    bool constant[8] = {};
+    constant[addmm ? 2 : 1] = true;  // mat2
+    std::vector<uint8_t> memory(4 << 20);
+    MemoryAllocator allocator(memory.data(), memory.size());
+    KernelPrepareContext pctx(kernel->name, &allocator, args.data(), constant, args.size(),
+                              nullptr);
+    ASSERT_EQ(kernel->prepare(pctx, args.data()), Error::Ok) << last_error_message();
+    ASSERT_NE(pctx.state(), nullptr);
+    std::memset(b.t.data, 0, sizeof(float) * k * n);  // Execute must not read it.
+    {
+      KernelContext ctx(kernel->name);
+      ctx.set_state(pctx.state());
+      kernel->fn(ctx, args.data());
+      ASSERT_EQ(ctx.failure(), Error::Ok) << last_error_message();
+    }
+    const std::vector<float> want = full.values<float>();
+    for (int32_t rows = 1; rows <= 4; ++rows) {
+      std::vector<float> head(av.begin(), av.begin() + size_t(rows) * k);
+      auto& small = tf.make<float>({rows, k}, head);
+      auto& out = tf.make<float>({rows, n});
+      std::vector<EValue*> small_args = args_for(small, out);
+      KernelContext ctx(kernel->name);
+      ctx.set_state(pctx.state());
+      kernel->fn(ctx, small_args.data());
+      ASSERT_EQ(ctx.failure(), Error::Ok) << last_error_message();
+      const std::vector<float> got = out.values<float>();
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
+            << rows << " rows, element " << i << ": " << got[i] << " against " << want[i];
+      }
+      // Not a collapsed output: the first row against float64.
+      for (int32_t j = 0; j < n; ++j) {
+        double ref = addmm ? biasv[j] : 0.0;
+        for (int32_t q = 0; q < k; ++q) ref += double(av[q]) * bv[size_t(q) * n + j];
+        ASSERT_NEAR(got[j], ref, 1e-5 * std::sqrt(double(k))) << "column " << j;
+      }
+    }
   }
 }
 

@@ -111,6 +111,51 @@ TEST_F(ParallelKernels, SmallMmSplitsColumnsIdentically) {
   }
 }
 
+// A decoding step on a weight packed at prepare (f32_gemv_packed): each
+// thread's share is whole panels; every column is summed as on one thread.
+TEST_F(ParallelKernels, PreparedMmFewRowsSplitPanelsIdentically) {
+  const int k = 2048, n = 1100;
+  auto av = random_floats(size_t(4) * k, 41);
+  auto bv = random_floats(size_t(k) * n, 42);
+  for (int m : {1, 4}) {
+    ASSERT_GE(int64_t{m} * n * k, kernels::portable::kGemmParallelMinMacs);
+    std::vector<uint8_t> first;
+    for (size_t threads : {1, 2, 3}) {
+      TensorFactory tf;
+      // Prepared with 64 rows (a prompt), run with m.
+      std::vector<float> prompt(size_t(64) * k, 0.5f);
+      auto& big = tf.make<float>({64, k}, prompt);
+      auto& b = tf.make<float>({k, n}, bv);
+      auto& big_out = tf.make<float>({64, n});
+      EValue* prep_args[] = {&big.ev, &b.ev, &big_out.ev, &big_out.ev};
+      const Kernel* kernel = find_kernel("aten::mm.out");
+      ASSERT_NE(kernel, nullptr);
+      const bool constant[4] = {false, true, false, false};
+      std::vector<uint8_t> memory(16 << 20);
+      MemoryAllocator allocator(memory.data(), memory.size());
+      KernelPrepareContext pctx(kernel->name, &allocator, prep_args, constant, 4,
+                                nullptr);
+      ASSERT_EQ(kernel->prepare(pctx, prep_args), Error::Ok) << last_error_message();
+      ASSERT_NE(pctx.state(), nullptr);
+      std::vector<float> rows(av.begin(), av.begin() + size_t(m) * k);
+      auto& a = tf.make<float>({m, k}, rows);
+      auto& out = tf.make<float>({m, n});
+      EValue* args[] = {&a.ev, &b.ev, &out.ev, &out.ev};
+      KernelContext ctx = context(threads);
+      ctx.set_state(pctx.state());
+      kernel->fn(ctx, args);
+      ASSERT_EQ(ctx.failure(), Error::Ok) << last_error_message();
+      std::vector<uint8_t> bytes(static_cast<const uint8_t*>(out.t.data),
+                                 static_cast<const uint8_t*>(out.t.data) + out.t.nbytes());
+      if (first.empty()) {
+        first = bytes;
+      } else {
+        EXPECT_EQ(bytes, first) << "m " << m << " differs with " << threads << " threads";
+      }
+    }
+  }
+}
+
 TEST_F(ParallelKernels, DoubleMmAndStridedOut) {
   auto av = random_floats(200 * 130, 3);
   auto bv = random_floats(130 * 190, 4);

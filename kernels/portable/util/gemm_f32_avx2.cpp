@@ -6,6 +6,7 @@
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemv.h"
+#include "kernels/portable/util/gemv_packed.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define EMBER_GEMM_X86 1
@@ -117,6 +118,47 @@ __attribute__((target("avx2,fma"))) void f32_gemm_6x16_avx2_fma_ep(
   tile_6x16<true>(kc, a, b, c, c_rs, alpha, beta, &ep);
 }
 
+// One 16-column panel for kM rows: tile_6x16's chains (two ymm per row).
+template <int kM>
+__attribute__((target("avx2,fma"), always_inline)) inline void panel_sums_16(
+    int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* acc) {
+  __m256 s0[kM], s1[kM];
+#pragma GCC unroll 4
+  for (int i = 0; i < kM; ++i) {
+    s0[i] = _mm256_setzero_ps();
+    s1[i] = _mm256_setzero_ps();
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m256 b0 = _mm256_loadu_ps(b);
+    const __m256 b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 4
+    for (int i = 0; i < kM; ++i) {
+      const __m256 ai = _mm256_set1_ps(a[i * a_rs + p * a_cs]);
+      s0[i] = _mm256_fmadd_ps(ai, b0, s0[i]);
+      s1[i] = _mm256_fmadd_ps(ai, b1, s1[i]);
+    }
+    b += 16;
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < kM; ++i) {
+    _mm256_store_ps(acc + i * 16, s0[i]);
+    _mm256_store_ps(acc + i * 16 + 8, s1[i]);
+  }
+}
+
+__attribute__((target("avx2,fma"))) void f32_panel_sums_16_avx2_fma(int64_t m, int64_t kc,
+                                                                   const float* a, int64_t a_rs,
+                                                                   int64_t a_cs,
+                                                                   const float* panel,
+                                                                   float* acc) {
+  switch (m) {
+    case 1: panel_sums_16<1>(kc, a, a_rs, a_cs, panel, acc); break;
+    case 2: panel_sums_16<2>(kc, a, a_rs, a_cs, panel, acc); break;
+    case 3: panel_sums_16<3>(kc, a, a_rs, a_cs, panel, acc); break;
+    default: panel_sums_16<4>(kc, a, a_rs, a_cs, panel, acc); break;
+  }
+}
+
 __attribute__((target("avx2,fma"))) void f32_gemv_rows_avx2_fma(
     int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs, const float* b,
     int64_t b_rs, float alpha, float beta, float* c, int64_t c_rs, int64_t c_cs) {
@@ -126,6 +168,9 @@ __attribute__((target("avx2,fma"))) void f32_gemv_rows_avx2_fma(
 #else
 
 bool cpu_has_avx2_fma() { return false; }
+
+void f32_panel_sums_16_avx2_fma(int64_t, int64_t, const float*, int64_t, int64_t, const float*,
+                                float*) {}
 
 void f32_gemv_rows_avx2_fma(int64_t, int64_t, int64_t, const float*, int64_t, int64_t,
                             const float*, int64_t, float, float, float*, int64_t, int64_t) {}

@@ -17,6 +17,7 @@
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemv.h"
+#include "kernels/portable/util/gemv_packed.h"
 #include "kernels/portable/util/isa_target.h"
 
 // GCC 12's AVX-512 min/max intrinsics start from _mm512_undefined_ps(), which
@@ -121,6 +122,46 @@ __attribute__((target("avx512f"))) void f32_gemm_8x32_avx512f_ep(
   tile_8x32<true>(kc, a, b, c, c_rs, alpha, beta, &ep);
 }
 
+// One 32-column panel for kM rows: tile_8x32's chains (two zmm per row).
+template <int kM>
+__attribute__((target("avx512f"), always_inline)) inline void panel_sums_32(
+    int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* acc) {
+  __m512 s0[kM], s1[kM];
+#pragma GCC unroll 4
+  for (int i = 0; i < kM; ++i) {
+    s0[i] = _mm512_setzero_ps();
+    s1[i] = _mm512_setzero_ps();
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_loadu_ps(b);
+    const __m512 b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 4
+    for (int i = 0; i < kM; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i * a_rs + p * a_cs]);
+      s0[i] = _mm512_fmadd_ps(ai, b0, s0[i]);
+      s1[i] = _mm512_fmadd_ps(ai, b1, s1[i]);
+    }
+    b += 32;
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < kM; ++i) {
+    _mm512_store_ps(acc + i * 32, s0[i]);
+    _mm512_store_ps(acc + i * 32 + 16, s1[i]);
+  }
+}
+
+__attribute__((target("avx512f"))) void f32_panel_sums_32_avx512f(int64_t m, int64_t kc,
+                                                                  const float* a, int64_t a_rs,
+                                                                  int64_t a_cs,
+                                                                  const float* panel, float* acc) {
+  switch (m) {
+    case 1: panel_sums_32<1>(kc, a, a_rs, a_cs, panel, acc); break;
+    case 2: panel_sums_32<2>(kc, a, a_rs, a_cs, panel, acc); break;
+    case 3: panel_sums_32<3>(kc, a, a_rs, a_cs, panel, acc); break;
+    default: panel_sums_32<4>(kc, a, a_rs, a_cs, panel, acc); break;
+  }
+}
+
 EMBER_TARGET_AVX512 void f32_gemv_rows_avx512f(int64_t m, int64_t n, int64_t k, const float* a,
                                                int64_t a_rs, int64_t a_cs, const float* b,
                                                int64_t b_rs, float alpha, float beta, float* c,
@@ -131,6 +172,9 @@ EMBER_TARGET_AVX512 void f32_gemv_rows_avx512f(int64_t m, int64_t n, int64_t k, 
 #else
 
 bool cpu_has_avx512f() { return false; }
+
+void f32_panel_sums_32_avx512f(int64_t, int64_t, const float*, int64_t, int64_t, const float*,
+                               float*) {}
 
 void f32_gemv_rows_avx512f(int64_t, int64_t, int64_t, const float*, int64_t, int64_t,
                            const float*, int64_t, float, float, float*, int64_t, int64_t) {}

@@ -9,6 +9,7 @@
 #include "kernels/portable/util/dtype.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemv.h"
+#include "kernels/portable/util/gemv_packed.h"
 #include "kernels/portable/util/parallel.h"
 
 namespace ember::kernels::portable {
@@ -42,6 +43,24 @@ void matmul_strided(KernelContext& ctx, int64_t m, int64_t n, int64_t k, MatView
         if (epilogue != nullptr) epilogue->apply(m, n, pc, c.rs, c.cs);
       }
     };
+    if constexpr (std::is_same_v<S, float>) {
+      if (packed_b != nullptr && m >= 1 && m <= kGemvMaxM && f32_gemv_packed_takes(*packed_b)) {
+        // A decoding step with a weight packed at prepare: the panels in
+        // memory order, each thread's share whole panels (gemv_packed.h).
+        const int64_t tile = packed_b->tile;
+        const int64_t tiles = (n + tile - 1) / tile;
+        // At least 512 KiB of panels per task: less is not worth waking a thread.
+        int64_t min_tiles = (int64_t{1} << 17) / (tile * k);
+        if (min_tiles < 1) min_tiles = 1;
+        if (m * n * k < kGemmParallelMinMacs) min_tiles = tiles;
+        parallel_range(ctx, tiles, min_tiles, 1, [&](int64_t first, int64_t last) {
+          f32_gemv_packed(m, first * tile, last * tile, k, pa, a.rs, a.cs, *packed_b, al, be, pc,
+                          c.rs, c.cs);
+        });
+        finish();
+        return;
+      }
+    }
     if (m <= kGemvMaxM && gemm_small_m_takes(m, n, k, a.cs, b.rs, b.cs)) {
       // A decoding step's linear layers: one pass over B, which one core
       // reads at about 3/4 of the DRAM bandwidth two read. Every column is

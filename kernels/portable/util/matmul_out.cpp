@@ -39,9 +39,9 @@ Error prepare_constant_mat2(KernelPrepareContext& ctx, const Tensor& a, const Te
   state->batches = batches;
   state->batch_stride = size;
   ctx.set_state(state);
-  // With a static A every execute takes the packed path: mat2 itself is
-  // never read again. (A dynamic A may shrink to the small-m path.)
-  if (a.dynamism == TensorShapeDynamism::Static) ctx.mark_packed(mat2);
+  // Every execute reads the panels (the GEMM, or f32_gemv_packed when a
+  // dynamic A shrinks to a few rows): mat2 itself is never read again.
+  ctx.mark_packed(mat2);
   return Error::Ok;
 }
 
