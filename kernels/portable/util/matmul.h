@@ -14,6 +14,9 @@
 
 namespace ember::kernels::portable {
 
+/// Chunks per thread of a few-row product on packed panels (f32_gemv_packed).
+inline constexpr int64_t kGemvChunksPerThread = 4;
+
 /// A strided 2-D view into a tensor's data (element offsets and strides).
 struct MatView {
   void* data;
@@ -53,7 +56,16 @@ void matmul_strided(KernelContext& ctx, int64_t m, int64_t n, int64_t k, MatView
         int64_t min_tiles = (int64_t{1} << 17) / (tile * k);
         if (min_tiles < 1) min_tiles = 1;
         if (m * n * k < kGemmParallelMinMacs) min_tiles = tiles;
-        parallel_range(ctx, tiles, min_tiles, 1, [&](int64_t first, int64_t last) {
+        // Several chunks per thread, claimed one at a time (WorkPool): a
+        // thread the host runs late takes fewer of them instead of holding
+        // the step up (memory-bound work splits evenly in bytes, not in time).
+        int64_t chunks = tiles / min_tiles;
+        const int64_t most = kGemvChunksPerThread * static_cast<int64_t>(ctx.threads());
+        if (chunks > most) chunks = most;
+        if (chunks < 1) chunks = 1;
+        ctx.parallel_for(static_cast<size_t>(chunks), [&](size_t t) {
+          const int64_t first = tiles * static_cast<int64_t>(t) / chunks;
+          const int64_t last = tiles * (static_cast<int64_t>(t) + 1) / chunks;
           f32_gemv_packed(m, first * tile, last * tile, k, pa, a.rs, a.cs, *packed_b, al, be, pc,
                           c.rs, c.cs);
         });
