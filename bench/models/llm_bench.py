@@ -72,7 +72,7 @@ def tokenizer_and_prompt(out: Path, prompt_len: int) -> tuple[Path, str]:
 
 
 def export(size: str, layers: int | None, out: Path, max_seq_len: int, fused: bool = True,
-           quantize: str | None = None, full_logits: bool = True) -> Path:
+           quantize: str | None = None, full_logits: bool = False) -> Path:
     from ember import llm
 
     suffix = (("" if fused else "-unfused") + (f"-{quantize}" if quantize else "")
@@ -163,9 +163,9 @@ def main() -> None:
                     help="quantized linear layers (ember.llm.export(quantize=...): weight-only "
                          "int8/int4, or int8 activations per token with int4/int8 weights); "
                          "eager runs the float model")
-    ap.add_argument("--last-logits", action="store_true",
-                    help="export with full_logits=False (the output layer on the last position "
-                         "only, as llama.cpp computes it)")
+    ap.add_argument("--full-logits", action="store_true",
+                    help="export with full_logits=True (the output layer on every prompt "
+                         "position; the default computes the last one, as llama.cpp does)")
     ap.add_argument("--eager-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.eager_worker:
@@ -175,7 +175,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     tok, prompt = tokenizer_and_prompt(args.out, args.prompt_len)
     pte = export(args.size, args.layers, args.out, args.max_seq_len, not args.unfused_attention,
-                 args.quantize, not args.last_logits)
+                 args.quantize, args.full_logits)
     rows = []
     for threads in args.threads:
         rows.append(run_ember(pte, tok, prompt, args.new_tokens, threads))

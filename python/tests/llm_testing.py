@@ -34,11 +34,12 @@ def llama(layers: int = 2, seed: int = 0) -> torch.nn.Module:
 @functools.cache
 def llama_program() -> tuple[torch.nn.Module, object]:
     """The 2-layer Llama and its program (cache 48, prefill in one call, no
-    EOS so every run goes to max_new_tokens)."""
+    EOS so every run goes to max_new_tokens; every position's logits, which
+    tests compare with eager's)."""
     from ember import llm
 
     model = llama()
-    return model, llm.export(model, max_seq_len=48, eos_ids=[])
+    return model, llm.export(model, max_seq_len=48, eos_ids=[], full_logits=True)
 
 
 def eager_greedy(model: torch.nn.Module, prompt_ids: list[int], new_tokens: int) -> list[int]:

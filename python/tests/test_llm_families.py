@@ -53,7 +53,7 @@ def test_greedy_generation_equals_eager(family: str) -> None:
         torch.manual_seed(0)
         model = transformers.AutoModelForCausalLM.from_config(CONFIGS[family]()).eval()
         # No EOS: both sides run all 32 steps (eager's min_new_tokens would mask EOS logits).
-        et = llm.export(model, max_seq_len=48, eos_ids=[])
+        et = llm.export(model, max_seq_len=48, eos_ids=[], full_logits=True)
     assert et.constant_methods["enable_dynamic_shape"] is True
     # Every attention runs as llama::custom_sdpa (docs/llm.md, fused attention).
     assert et.constant_methods["use_sdpa_with_kv_cache"] is True

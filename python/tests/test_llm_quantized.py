@@ -28,8 +28,8 @@ def tiny_llama() -> torch.nn.Module:
 @pytest.mark.parametrize("scheme", ["int8", "int4"])
 def test_quantized_export_matches_eager_quantized_model(scheme):
     model = tiny_llama()
-    fp32_bytes = len(llm.export(tiny_llama(), max_seq_len=32).buffer)
-    et = llm.export(model, max_seq_len=32, quantize=scheme)
+    fp32_bytes = len(llm.export(tiny_llama(), max_seq_len=32, full_logits=True).buffer)
+    et = llm.export(model, max_seq_len=32, quantize=scheme, full_logits=True)
     ops = [str(n.target) for n in et.exported_program().graph.nodes if n.op == "call_function"]
     # q, k, v, o, gate, up, down per layer, and the output head.
     assert sum("linear_weight_only" in o for o in ops) == 2 * 7 + 1
@@ -39,6 +39,7 @@ def test_quantized_export_matches_eager_quantized_model(scheme):
     got = method.execute([tokens, torch.arange(8)])[0]
     with torch.no_grad():
         want = model(tokens).logits
+    assert got.shape == want.shape
     assert (got - want).abs().max().item() <= 1e-5 * want.abs().max().item()
 
 
@@ -78,11 +79,11 @@ def test_dynamic_activation_export_decodes_as_eager(scheme):
 
 
 def test_last_position_logits_only():
-    """full_logits=False: forward returns [1, 1, vocab], the last position's
-    logits (the output layer runs on one row), for a prompt and for a decode
-    step; fp32, so within 1e-5 of eager's."""
+    """By default (full_logits=False) forward returns [1, 1, vocab], the last
+    position's logits (the output layer runs on one row), for a prompt and
+    for a decode step; fp32, so within 1e-5 of eager's."""
     model = tiny_llama()
-    et = llm.export(model, max_seq_len=32, full_logits=False)
+    et = llm.export(model, max_seq_len=32)
     method = Runtime.get().load_program(bytes(et.buffer)).load_method("forward")
     tokens = torch.randint(0, 256, (1, 8), generator=torch.Generator().manual_seed(3))
     got = method.execute([tokens, torch.arange(8)])[0]

@@ -304,7 +304,8 @@ def test_llm_export_fuses_every_layer_and_can_be_turned_off():
 
     def export(on: bool):
         model = llama(layers=2)
-        return model, llm.export(model, max_seq_len=24, use_sdpa_with_kv_cache=on, eos_ids=[])
+        return model, llm.export(model, max_seq_len=24, use_sdpa_with_kv_cache=on, eos_ids=[],
+                                 full_logits=True)
 
     seq = [1, 5, 9, 3, 7, 11]
     for on in (True, False):

@@ -157,7 +157,7 @@ def export(
     eos_ids: list[int] | None = None,
     backend_config: ExecutorchBackendConfig | None = None,
     use_sdpa_with_kv_cache: bool = True,
-    full_logits: bool = True,
+    full_logits: bool = False,
 ) -> ExecutorchProgramManager:
     """Export a transformers decoder (`SUPPORTED_MODEL_TYPES`) with a static KV
     cache of `max_seq_len` positions to an `ExecutorchProgramManager`.
@@ -184,10 +184,12 @@ def export(
     read); the `use_sdpa_with_kv_cache` constant method says whether every
     one was. False keeps the decomposed attention transformers exports.
 
-    `full_logits=False`: `forward` returns the last position's logits only,
-    `[1, 1, vocab]` (the output layer runs on one row instead of every
-    prompt position; ExecuTorch's Llama export does the same by default).
-    Both runners read the last row of whatever `forward` returns."""
+    `full_logits` (default False): `forward` returns the last position's
+    logits only, `[1, 1, vocab]`: the output layer runs on one row instead of
+    every prompt position (a quarter of a 4-layer TinyLlama's prefill), as
+    ExecuTorch's Llama export and llama.cpp do by default. True returns
+    `[1, n, vocab]`, every position's logits (to score or compare a whole
+    sequence). Both runners read the last row of whatever `forward` returns."""
     import transformers
     from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
