@@ -182,9 +182,15 @@ void fill_phases(const QDepthwiseLayout& p, int32_t zx, const int8_t* x, int8_t*
     return;
   }
   std::memset(phase, pad, static_cast<size_t>(p.plane * g.sh * g.sw));
+  // Padded row py = iy + ph goes to phase row py % sh, row py / sh there
+  // (counted along, not divided per row).
+  int64_t phase_row = g.ph % g.sh, phase_y = g.ph / g.sh;
   for (int64_t iy = 0; iy < g.ih; ++iy) {
-    const int64_t py = iy + g.ph;
-    int8_t* base = phase + (py % g.sh) * g.sw * p.plane + (py / g.sh) * p.wp;
+    int8_t* base = phase + phase_row * g.sw * p.plane + phase_y * p.wp;
+    if (++phase_row == g.sh) {
+      phase_row = 0;
+      ++phase_y;
+    }
     const int8_t* row = x + iy * g.iw;
     if (g.sw == 1) {
       copy_row(base + g.pw, row, g.iw);

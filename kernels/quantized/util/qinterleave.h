@@ -45,7 +45,21 @@ inline void interleave4_u8(const int8_t* const r[4], uint8_t* d) {
 
 inline void interleave4_x32_u8(const int8_t* const r[4], uint8_t* d) { interleave4_u8<32>(r, d); }
 
-// Splits n bytes into their even (src[0], src[2], ...) and odd bytes.
+#if defined(__SSE2__)
+// 8 pairs from src[2c .. 2c + 16) into even[c ..] and odd[c ..].
+inline void deinterleave2_x8(const int8_t* src, int64_t c, int8_t* even, int8_t* odd) {
+  const __m128i low = _mm_set1_epi16(0x00ff);
+  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * c));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(even + c),
+                   _mm_packus_epi16(_mm_and_si128(a, low), low));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(odd + c), _mm_packus_epi16(_mm_srli_epi16(a, 8), low));
+}
+#endif
+
+// Splits n bytes into their even (src[0], src[2], ...) and odd bytes. Rows
+// of 16 bytes or more run in vectors to the end (a last 8 pairs overlap the
+// ones before: the same values are stored twice); a phase plane's rows are
+// 14 to 112 bytes, whose scalar tails cost as much as the vectors.
 inline void deinterleave2(const int8_t* src, int64_t n, int8_t* even, int8_t* odd) {
   int64_t c = 0;
 #if defined(__SSE2__)
@@ -57,6 +71,13 @@ inline void deinterleave2(const int8_t* src, int64_t n, int8_t* even, int8_t* od
                      _mm_packus_epi16(_mm_and_si128(a, low), _mm_and_si128(b, low)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(odd + c),
                      _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8)));
+  }
+  if (n >= 16) {
+    for (; c + 8 <= n / 2; c += 8) deinterleave2_x8(src, c, even, odd);
+    if (c < n / 2) {
+      deinterleave2_x8(src, (n - 16) / 2, even, odd);  // src[n − 16 .. n) at most
+      c = n / 2;
+    }
   }
 #endif
   for (; 2 * c < n; ++c) {
