@@ -4,6 +4,7 @@
 
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/isa_target.h"
+#include "kernels/quantized/util/qgemm.h"
 #include "kernels/quantized/util/qinterleave.h"
 #include "kernels/quantized/util/qparams.h"
 
@@ -110,6 +111,9 @@ __attribute__((target("avx2"))) void compute_avx2(const Taps& t, int64_t n, cons
 }
 
 #define EMBER_QDW_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+// The VNNI build's target; the plain AVX-512 one is compiled for it too (a
+// function may only inline callees whose targets its own includes).
+#define EMBER_QDW_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
 EMBER_QDW_AVX512 inline __m512i requant16_avx512(__m512i acc, __m512i corr, __m512 s, __m512 o,
                                                  __m512 lo, __m512 hi, __m512i zy) {
@@ -120,6 +124,26 @@ EMBER_QDW_AVX512 inline __m512i requant16_avx512(__m512i acc, __m512i corr, __m5
   v = _mm512_add_round_ps(_mm512_mul_round_ps(v, s, kRound), o, kRound);
   v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
   return _mm512_add_epi32(_mm512_cvtps_epi32(v), zy);
+}
+
+// Per 128-bit lane, acc_lo holds outputs 8k..8k+3 and acc_hi 8k+4..8k+7:
+// VPACKSSDW puts them back in order.
+EMBER_QDW_AVX512 inline void store32_avx512(__m512i acc_lo, __m512i acc_hi, __m512i corr,
+                                            __m512 s, __m512 o, __m512 lo, __m512 hi,
+                                            __m512i zy, int8_t* q) {
+  const __m512i words = _mm512_packs_epi32(requant16_avx512(acc_lo, corr, s, o, lo, hi, zy),
+                                           requant16_avx512(acc_hi, corr, s, o, lo, hi, zy));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), _mm512_cvtepi16_epi8(words));
+}
+
+// 32 outputs of one pair of taps from a and b, summed with VPDPWSSD (VPMADDWD
+// and the add in one instruction: the same exact sums).
+EMBER_QDW_AVX512_VNNI inline void pair32_vnni(const int8_t* a, const int8_t* b, __m512i w,
+                                              __m512i& acc_lo, __m512i& acc_hi) {
+  const __m512i xa = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
+  const __m512i xb = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
+  acc_lo = _mm512_dpwssd_epi32(acc_lo, _mm512_unpacklo_epi16(xa, xb), w);
+  acc_hi = _mm512_dpwssd_epi32(acc_hi, _mm512_unpackhi_epi16(xa, xb), w);
 }
 
 EMBER_QDW_AVX512 void compute_avx512(const Taps& t, int64_t n, const Requant& r, int8_t* q) {
@@ -137,11 +161,40 @@ EMBER_QDW_AVX512 void compute_avx512(const Taps& t, int64_t n, const Requant& r,
       acc_lo = _mm512_add_epi32(acc_lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(xa, xb), w));
       acc_hi = _mm512_add_epi32(acc_hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(xa, xb), w));
     }
-    // Per 128-bit lane, acc_lo holds outputs 8k..8k+3 and acc_hi 8k+4..8k+7:
-    // VPACKSSDW puts them back in order.
-    const __m512i words = _mm512_packs_epi32(requant16_avx512(acc_lo, corr, s, o, lo, hi, zy),
-                                             requant16_avx512(acc_hi, corr, s, o, lo, hi, zy));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + n0), _mm512_cvtepi16_epi8(words));
+    store32_avx512(acc_lo, acc_hi, corr, s, o, lo, hi, zy, q + n0);
+  }
+}
+
+// AVX-512 VNNI (qgemm_kind() kAvx512Vnni): two chunks (64 outputs) per pass
+// over the taps, so each tap's offset and weight are loaded once for both and
+// four accumulators are in flight, summed with VPDPWSSD. (Kept apart from
+// compute_avx512: a function built for VNNI may use it anywhere, and that one
+// also runs on AVX-512 CPUs without it.)
+EMBER_QDW_AVX512_VNNI void compute_avx512_vnni(const Taps& t, int64_t n, const Requant& r,
+                                               int8_t* q) {
+  const __m512i corr = _mm512_set1_epi32(t.corr), zy = _mm512_set1_epi32(r.zy);
+  const __m512 s = _mm512_set1_ps(r.scale), o = _mm512_set1_ps(r.offset);
+  const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi);
+  int64_t n0 = 0;
+  for (; n0 + kChunk < n; n0 += 2 * kChunk) {
+    __m512i a_lo = _mm512_setzero_si512(), a_hi = a_lo, b_lo = a_lo, b_hi = a_lo;
+    for (int64_t p = 0; p < t.pairs; ++p) {
+      const __m512i w = _mm512_set1_epi32(t.w[p]);
+      const int8_t* sa = t.base + t.off[2 * p] + n0;
+      const int8_t* sb = t.base + t.off[2 * p + 1] + n0;
+      pair32_vnni(sa, sb, w, a_lo, a_hi);
+      pair32_vnni(sa + kChunk, sb + kChunk, w, b_lo, b_hi);
+    }
+    store32_avx512(a_lo, a_hi, corr, s, o, lo, hi, zy, q + n0);
+    store32_avx512(b_lo, b_hi, corr, s, o, lo, hi, zy, q + n0 + kChunk);
+  }
+  if (n0 < n) {
+    __m512i a_lo = _mm512_setzero_si512(), a_hi = a_lo;
+    for (int64_t p = 0; p < t.pairs; ++p) {
+      pair32_vnni(t.base + t.off[2 * p] + n0, t.base + t.off[2 * p + 1] + n0,
+                  _mm512_set1_epi32(t.w[p]), a_lo, a_hi);
+    }
+    store32_avx512(a_lo, a_hi, corr, s, o, lo, hi, zy, q + n0);
   }
 }
 
@@ -283,7 +336,9 @@ void qdepthwise_plane(const QDepthwiseLayout& l, const QDepthwiseWeights& w, int
   const Requant r{scale, offset, lo, hi, zy};
 #if EMBER_ISA_X86
   const portable::Isa isa = portable::cpu_isa();
-  if (isa >= portable::Isa::kAvx512) {
+  if (qgemm_kind() == QGemmKind::kAvx512Vnni) {
+    compute_avx512_vnni(t, l.n, r, q);
+  } else if (isa >= portable::Isa::kAvx512) {
     compute_avx512(t, l.n, r, q);
   } else if (isa >= portable::Isa::kAvx2) {
     compute_avx2(t, l.n, r, q);
