@@ -11,15 +11,70 @@
 //   without repeating the edge (each pad must be smaller than its dim),
 //   replication repeats the edge (dims must be non-empty). Any dtype.
 // out's dtype must be self's.
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/binary.h"
 #include "kernels/portable/util/copy.h"
+#include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/view.h"
 #include "kernels/generated/functions/portable/op_pad.h"
 
 namespace ember::kernels::portable {
+
+namespace {
+
+// The common case, done in one pass and split over the pool: contiguous
+// tensors padded (not cropped) in their last two dims only, e.g. the
+// asymmetric "same" padding TF-style models put before stride-2
+// convolutions (MobileNetV2's 112×112×96: 0.09 ms for fill-then-copy on one
+// thread). Each output row is written once: left pad, the input row, right
+// pad. False (nothing done) for anything else.
+bool pad_planes(KernelContext& ctx, const Tensor& self, const int64_t* lo, const int64_t* hi,
+                const EValue& value, Tensor& out) {
+  const int32_t dims = self.dim;
+  if (dims < 2 || self.numel == 0 || !self.is_contiguous_dim_order() ||
+      !out.is_contiguous_dim_order()) {
+    return false;
+  }
+  for (int32_t d = 0; d < dims; ++d) {
+    if (lo[d] < 0 || hi[d] < 0 || (d < dims - 2 && (lo[d] != 0 || hi[d] != 0))) return false;
+  }
+  const int64_t ih = self.sizes[dims - 2], iw = self.sizes[dims - 1];
+  const int64_t oh = out.sizes[dims - 2], ow = out.sizes[dims - 1];
+  const int64_t top = lo[dims - 2], left = lo[dims - 1];
+  const int64_t planes = self.numel / (ih * iw);
+  return dispatch_dtype<kAllTypes>(out.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const S v = (std::is_integral_v<S> && !value.is_double())
+                    ? static_cast<S>(value.scalar_as_int())
+                    : convert<S>(scalar_as<compute_t<S>>(value));
+    const S* x = self.data_ptr<const S>();
+    S* y = out.data_ptr<S>();
+    const int64_t plane = oh * ow;
+    parallel_range(ctx, planes, kParallelMinCopyElements / plane + 1, 1,
+                   [&](int64_t p0, int64_t p1) {
+                     for (int64_t p = p0; p < p1; ++p) {
+                       S* yp = y + p * plane;
+                       const S* xp = x + p * ih * iw;
+                       for (int64_t r = 0; r < oh; ++r) {
+                         S* row = yp + r * ow;
+                         const int64_t ir = r - top;
+                         if (ir < 0 || ir >= ih) {
+                           for (int64_t c = 0; c < ow; ++c) row[c] = v;
+                           continue;
+                         }
+                         for (int64_t c = 0; c < left; ++c) row[c] = v;
+                         std::memcpy(row + left, xp + ir * iw, static_cast<size_t>(iw) * sizeof(S));
+                         for (int64_t c = left + iw; c < ow; ++c) row[c] = v;
+                       }
+                     }
+                   });
+  });
+}
+
+}  // namespace
 
 void constant_pad_nd_out(KernelContext& ctx, const Tensor& self, IntSpan pad,
                          const EValue& value, Tensor& out) {
@@ -45,6 +100,7 @@ void constant_pad_nd_out(KernelContext& ctx, const Tensor& self, IntSpan pad,
   }
   if (!resize_out(ctx, out, {shape, static_cast<size_t>(self.dim)})) return;
   if (out.numel == 0) return;
+  if (pad_planes(ctx, self, lo, hi, value, out)) return;
   (void)dispatch_dtype<kAllTypes>(out.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     const S v = (std::is_integral_v<S> && !value.is_double())

@@ -252,7 +252,8 @@ def test_copy(dtypes):
 # --- padding -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-@pytest.mark.parametrize("pad", [[1, 2], [0, 0, 2, 1], [-1, 2, 1, -2], [1, 1, 1, 1, 1, 1], []])
+@pytest.mark.parametrize("pad", [[1, 2], [0, 0, 2, 1], [0, 1, 0, 1], [-1, 2, 1, -2],
+                                 [1, 1, 1, 1, 1, 1], []])
 def test_constant_pad_nd(pad, dtype):
     value = True if dtype == np.bool_ else (3 if np.dtype(dtype).kind in "iu" else 1.5)
     for x in layouts(rand((2, 3, 4), dtype)):

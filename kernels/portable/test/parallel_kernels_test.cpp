@@ -156,6 +156,16 @@ TEST_F(ParallelKernels, PreparedMmFewRowsSplitPanelsIdentically) {
   }
 }
 
+// TF-style "same" padding before a stride-2 convolution: planes split over
+// the threads, each output row written once.
+TEST_F(ParallelKernels, ConstantPadOfPlanes) {
+  auto xv = random_floats(size_t(96) * 56 * 56, 51);
+  expect_same_bits("aten::constant_pad_nd.out", [&](TensorFactory& tf) {
+    return std::vector<EValue*>{&tf.make<float>({1, 96, 56, 56}, xv).ev, tf.list({0, 1, 0, 1}),
+                                tf.d(0.0), &tf.make<float>({1, 96, 57, 57}).ev};
+  });
+}
+
 TEST_F(ParallelKernels, DoubleMmAndStridedOut) {
   auto av = random_floats(200 * 130, 3);
   auto bv = random_floats(130 * 190, 4);
