@@ -376,18 +376,31 @@ constexpr int64_t kDepthwiseSmallPlane = 2048;
 // the 3×3 row runs once over all out_h·pw outputs as if the plane were one
 // row (output t reads buffer t + dy·pw + dx: every tap inside, one long
 // vector loop); the pw − out_w columns past each row's end are dropped.
+// Copies n (< 32) elements without a library call: a memcpy call per row
+// was most of a 7×7 plane's time (two per row, 14 per plane). Fixed-size
+// blocks of 16 bytes, the last one overlapping the one before.
+template <typename T>
+inline void copy_short_row(T* d, const T* s, int64_t n) {
+  constexpr int64_t kBlock = 16 / static_cast<int64_t>(sizeof(T));
+  if (kBlock < 1 || n < kBlock) {
+    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
+    return;
+  }
+  for (int64_t i = 0; i + kBlock <= n; i += kBlock) std::memcpy(d + i, s + i, 16);
+  std::memcpy(d + n - kBlock, s + n - kBlock, 16);
+}
+
 template <typename T, typename Row>
 void small_plane_3x3(const T* xc, const T* w9, T bias, T* plane, const ConvGeometry& g,
                      const DepthwiseStrides& st, Row row3x3, T* pad, T* flat) {
   const int64_t pw = g.in_w + 2 * g.pad_w, ph = g.in_h + 2 * g.pad_h;
   std::memset(pad, 0, sizeof(T) * static_cast<size_t>(ph * pw + 2));
   for (int64_t ih = 0; ih < g.in_h; ++ih) {
-    std::memcpy(pad + (ih + g.pad_h) * pw + g.pad_w, xc + ih * st.x_h,
-                sizeof(T) * static_cast<size_t>(g.in_w));
+    copy_short_row(pad + (ih + g.pad_h) * pw + g.pad_w, xc + ih * st.x_h, g.in_w);
   }
   row3x3(flat, pad, pw, 1, w9, bias, g.out_h * pw);
   for (int64_t oh = 0; oh < g.out_h; ++oh) {
-    std::memcpy(plane + oh * st.o_h, flat + oh * pw, sizeof(T) * static_cast<size_t>(g.out_w));
+    copy_short_row(plane + oh * st.o_h, flat + oh * pw, g.out_w);
   }
 }
 
@@ -572,9 +585,12 @@ void run_depthwise(KernelContext& ctx, const Tensor& input, const Tensor& weight
                              g.kh * g.kw <= kDepthwiseMaxTaps;
   // Channels are independent: split them over the pool in whole input
   // channels (multiples of mult), so each output is computed as on one thread.
+  // A depthwise multiply-add costs 10-20 times a GEMM's (4-16 G/s against
+  // ~100 on MobileNetV2's planes), so a sixteenth of the GEMM's threshold:
+  // its 7×7 and 14×14 layers (0.4-1 M multiply-adds, 75-140 µs) split too.
   const int64_t work = batch * oc_total * g.out_h * g.out_w * g.kh * g.kw;
   const int64_t groups = oc_total / mult;
-  const int64_t min_groups = work < kGemmParallelMinMacs ? groups : 1;
+  const int64_t min_groups = work < kGemmParallelMinMacs / 16 ? groups : 1;
   // The NCHW rows take the fused op's residual and clamp per row; the
   // channels-last loop leaves them to one pass after.
   RowsEpilogue<T> rows_ep{};

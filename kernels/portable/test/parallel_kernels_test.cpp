@@ -236,6 +236,31 @@ TEST_F(ParallelKernels, ConvolutionGemmDepthwiseAndChannelsLast) {
   }
 }
 
+// Depthwise layers on small planes (MobileNetV2's 7×7 and 14×14, which take
+// the zero-bordered plane path) split their channels too: below the GEMM's
+// threshold in multiply-adds, well above it in time.
+TEST_F(ParallelKernels, SmallPlaneDepthwiseSplitsChannels) {
+  for (auto [c, h, stride] : {std::array<int, 3>{960, 7, 1}, {576, 14, 1}, {192, 15, 2}}) {
+    const int pad = stride == 1 ? 1 : 0, oh = (h + 2 * pad - 3) / stride + 1;
+    ASSERT_LT(int64_t{c} * oh * oh * 9, kernels::portable::kGemmParallelMinMacs);
+    auto xv = random_floats(size_t(c) * h * h, 13);
+    auto wv = random_floats(size_t(c) * 9, 14);
+    auto bv = random_floats(size_t(c), 15);
+    expect_same_bits("aten::convolution.out", [&](TensorFactory& tf) {
+      return std::vector<EValue*>{&tf.make<float>({1, c, h, h}, xv).ev,
+                                  &tf.make<float>({c, 1, 3, 3}, wv).ev,
+                                  &tf.make<float>({c}, bv).ev,
+                                  tf.list({stride, stride}),
+                                  tf.list({pad, pad}),
+                                  tf.list({1, 1}),
+                                  tf.b(false),
+                                  tf.list({0, 0}),
+                                  tf.i(c),
+                                  &tf.make<float>({1, c, oh, oh}).ev};
+    });
+  }
+}
+
 // A convolution whose weight prepare packed, with the method's scratch: on
 // more than one thread the im2col operand is packed once into scratch for
 // all of them (both GEMM orientations); the bits are those of one thread,
