@@ -367,20 +367,14 @@ struct RowsEpilogue {
   int64_t r_n = 0, r_c = 0, r_h = 0;
 };
 
-// Floats of a zero-bordered plane small_plane_3x3 takes (8 KiB).
+// Floats of the zero-bordered buffer banded_plane_3x3 fills per band (8 KiB).
 constexpr int64_t kDepthwiseSmallPlane = 2048;
 
-// A 3×3, stride-1 depthwise plane whose rows are short (MobileNet's 28×28 to
-// 7×7 layers: the row path spends its time on edge columns and vector tails):
-// the plane is copied into a zero-bordered buffer of padded width pw, and
-// the 3×3 row runs once over all out_h·pw outputs as if the plane were one
-// row (output t reads buffer t + dy·pw + dx: every tap inside, one long
-// vector loop); the pw − out_w columns past each row's end are dropped.
-// Copies n (< 32) elements without a library call: a memcpy call per row
-// was most of a 7×7 plane's time (two per row, 14 per plane). Fixed-size
-// blocks of 16 bytes, the last one overlapping the one before.
+// Copies n elements without a library call: a memcpy call per row was most
+// of a 7×7 plane's time (two per row, 14 per plane). Fixed-size blocks of
+// 16 bytes, the last one overlapping the one before.
 template <typename T>
-inline void copy_short_row(T* d, const T* s, int64_t n) {
+inline void copy_row_inline(T* d, const T* s, int64_t n) {
   constexpr int64_t kBlock = 16 / static_cast<int64_t>(sizeof(T));
   if (kBlock < 1 || n < kBlock) {
     for (int64_t i = 0; i < n; ++i) d[i] = s[i];
@@ -390,17 +384,31 @@ inline void copy_short_row(T* d, const T* s, int64_t n) {
   std::memcpy(d + n - kBlock, s + n - kBlock, 16);
 }
 
+// A 3×3, stride-1 depthwise plane, in bands of rows: each band's input rows
+// are copied into a zero-bordered buffer of padded width pw, and the 3×3 row
+// runs once over all the band's rows·pw outputs as if they were one row
+// (output t reads buffer t + dy·pw + dx: every tap inside, one long vector
+// loop); the pw − out_w columns past each row's end are dropped. The row
+// path spent its time on edge columns and vector tails (per row: MobileNet's
+// 56×56 planes ran at 10 G multiply-adds/s, its 7×7 ones at 4).
 template <typename T, typename Row>
-void small_plane_3x3(const T* xc, const T* w9, T bias, T* plane, const ConvGeometry& g,
-                     const DepthwiseStrides& st, Row row3x3, T* pad, T* flat) {
-  const int64_t pw = g.in_w + 2 * g.pad_w, ph = g.in_h + 2 * g.pad_h;
-  std::memset(pad, 0, sizeof(T) * static_cast<size_t>(ph * pw + 2));
-  for (int64_t ih = 0; ih < g.in_h; ++ih) {
-    copy_short_row(pad + (ih + g.pad_h) * pw + g.pad_w, xc + ih * st.x_h, g.in_w);
-  }
-  row3x3(flat, pad, pw, 1, w9, bias, g.out_h * pw);
-  for (int64_t oh = 0; oh < g.out_h; ++oh) {
-    copy_short_row(plane + oh * st.o_h, flat + oh * pw, g.out_w);
+void banded_plane_3x3(const T* xc, const T* w9, T bias, T* plane, const ConvGeometry& g,
+                      const DepthwiseStrides& st, Row row3x3, T* pad, T* flat) {
+  const int64_t pw = g.in_w + 2 * g.pad_w;
+  const int64_t band = (kDepthwiseSmallPlane - 2) / pw - 2;  // Output rows per band (>= 1).
+  for (int64_t oh0 = 0; oh0 < g.out_h; oh0 += band) {
+    const int64_t rows = g.out_h - oh0 < band ? g.out_h - oh0 : band;
+    // Buffer row r holds padded input row oh0 + r (input row oh0 + r − pad_h).
+    std::memset(pad, 0, sizeof(T) * static_cast<size_t>((rows + 2) * pw + 2));
+    for (int64_t r = 0; r < rows + 2; ++r) {
+      const int64_t ih = oh0 + r - g.pad_h;
+      if (ih < 0 || ih >= g.in_h) continue;
+      copy_row_inline(pad + r * pw + g.pad_w, xc + ih * st.x_h, g.in_w);
+    }
+    row3x3(flat, pad, pw, 1, w9, bias, rows * pw);
+    for (int64_t oh = 0; oh < rows; ++oh) {
+      copy_row_inline(plane + (oh0 + oh) * st.o_h, flat + oh * pw, g.out_w);
+    }
   }
 }
 
@@ -415,9 +423,9 @@ void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, 
   const bool k3x3 =
       contiguous && (g.stride_w == 1 || g.stride_w == 2) && g.kh == 3 && g.kw == 3 && hi > lo;
   const auto row3x3 = select_dw3x3_row<T>(g.stride_w);
-  const bool small = std::is_same_v<T, float> && k3x3 && g.stride_h == 1 && g.stride_w == 1 &&
-                     g.dil_h == 1 && g.dil_w == 1 && g.out_w < 32 &&
-                     (g.in_h + 2 * g.pad_h) * (g.in_w + 2 * g.pad_w) + 2 <= kDepthwiseSmallPlane;
+  const bool banded = std::is_same_v<T, float> && k3x3 && g.stride_h == 1 && g.stride_w == 1 &&
+                      g.dil_h == 1 && g.dil_w == 1 &&
+                      3 * (g.in_w + 2 * g.pad_w) + 2 <= kDepthwiseSmallPlane;
   alignas(64) T pad[kDepthwiseSmallPlane];  // 16 KiB of stack for float (both)
   alignas(64) T flat[kDepthwiseSmallPlane];
   for (int64_t b = 0; b < batch; ++b) {
@@ -430,8 +438,8 @@ void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, 
       if (k3x3) {
         for (int i = 0; i < 9; ++i) w9[i] = wc[(i / 3) * st.w_h + (i % 3) * st.w_w];
       }
-      if (small) {
-        small_plane_3x3(xc, w9, bv, oc_plane, g, st, row3x3, pad, flat);
+      if (banded) {
+        banded_plane_3x3(xc, w9, bv, oc_plane, g, st, row3x3, pad, flat);
         if (fused != nullptr) {
           for (int64_t oh = 0; oh < g.out_h; ++oh) {
             GemmEpilogue<T> row = fused->ep;

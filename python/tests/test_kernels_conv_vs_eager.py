@@ -100,11 +100,14 @@ def test_depthwise_3x3_stride_2(dtype, width, padding, dilation, mult, layout):
     conv(x, weight, bias, [2, 2], [padding, padding], [dilation, dilation], c, layout)
 
 
-# Depthwise 3×3 stride 1 with rows shorter than 32 takes the whole-plane path
-# (a zero-bordered copy, one long row): widths on both sides of it, padding
-# 0/1/2, multipliers 1/2 and planes whose padded size is near its buffer.
+# Depthwise 3×3 stride 1 (float32) takes the banded path (bands of rows in a
+# zero-bordered copy, each band one long row): planes in one band and in
+# several (57×58: two; 20×200: three; 3×680: one row per band, the widest
+# the 8 KiB buffer takes; 4×700: too wide, the row path), padding 0/1/2,
+# multipliers 1/2; float64 runs the row path on the same shapes.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("height,width", [(7, 7), (14, 14), (5, 31), (9, 32), (40, 40), (1, 3)])
+@pytest.mark.parametrize("height,width", [(7, 7), (14, 14), (5, 31), (9, 32), (40, 40), (1, 3),
+                                          (57, 58), (20, 200), (3, 680), (4, 700)])
 @pytest.mark.parametrize("padding,mult", [(1, 1), (0, 1), (2, 1), (1, 2)])
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 def test_depthwise_3x3_stride_1_small_planes(dtype, height, width, padding, mult, layout):
