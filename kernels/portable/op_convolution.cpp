@@ -33,6 +33,8 @@
 #include "kernels/portable/util/conv_transposed.h"
 #include "kernels/portable/util/conv_winograd.h"
 #include "kernels/portable/util/convolution.h"
+#include "kernels/portable/util/copy.h"
+#include "kernels/portable/util/depthwise_s2_f32.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemm_bf16.h"
 #include "kernels/portable/util/gemv.h"
@@ -370,20 +372,6 @@ struct RowsEpilogue {
 // Floats of the zero-bordered buffer banded_plane_3x3 fills per band (8 KiB).
 constexpr int64_t kDepthwiseSmallPlane = 2048;
 
-// Copies n elements without a library call: a memcpy call per row was most
-// of a 7×7 plane's time (two per row, 14 per plane). Fixed-size blocks of
-// 16 bytes, the last one overlapping the one before.
-template <typename T>
-inline void copy_row_inline(T* d, const T* s, int64_t n) {
-  constexpr int64_t kBlock = 16 / static_cast<int64_t>(sizeof(T));
-  if (kBlock < 1 || n < kBlock) {
-    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
-    return;
-  }
-  for (int64_t i = 0; i + kBlock <= n; i += kBlock) std::memcpy(d + i, s + i, 16);
-  std::memcpy(d + n - kBlock, s + n - kBlock, 16);
-}
-
 // A 3×3, stride-1 depthwise plane, in bands of rows: each band's input rows
 // are copied into a zero-bordered buffer of padded width pw, and the 3×3 row
 // runs once over all the band's rows·pw outputs as if they were one row
@@ -426,8 +414,13 @@ void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, 
   const bool banded = std::is_same_v<T, float> && k3x3 && g.stride_h == 1 && g.stride_w == 1 &&
                       g.dil_h == 1 && g.dil_w == 1 &&
                       3 * (g.in_w + 2 * g.pad_w) + 2 <= kDepthwiseSmallPlane;
-  alignas(64) T pad[kDepthwiseSmallPlane];  // 16 KiB of stack for float (both)
-  alignas(64) T flat[kDepthwiseSmallPlane];
+  // Stride 2, dilation 1: the band in phase planes (depthwise_s2_f32.h).
+  const bool phases = std::is_same_v<T, float> && k3x3 && g.stride_h == 2 && g.stride_w == 2 &&
+                      g.dil_h == 1 && g.dil_w == 1 && dw3x3_s2_takes(g.out_w);
+  static_assert(2 * kDepthwiseSmallPlane >= kDw3x3S2Scratch);
+  alignas(64) T buffer[2 * kDepthwiseSmallPlane];  // 16 KiB of stack for float
+  T* pad = buffer;
+  T* flat = buffer + kDepthwiseSmallPlane;
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t oc = 0; oc < oc_total; ++oc) {
       const T* xc = x + b * st.x_n + (oc / mult) * st.x_c;
@@ -438,8 +431,14 @@ void depthwise_rows(const T* x, const T* w, const T* bias, T* o, int64_t batch, 
       if (k3x3) {
         for (int i = 0; i < 9; ++i) w9[i] = wc[(i / 3) * st.w_h + (i % 3) * st.w_w];
       }
-      if (banded) {
-        banded_plane_3x3(xc, w9, bv, oc_plane, g, st, row3x3, pad, flat);
+      if (banded || phases) {
+        if constexpr (std::is_same_v<T, float>) {
+          if (phases) {
+            dw3x3_s2_plane_f32(xc, g.in_h, g.in_w, st.x_h, g.pad_h, g.pad_w, w9, bv, oc_plane,
+                               g.out_h, g.out_w, st.o_h, buffer);
+          }
+        }
+        if (banded) banded_plane_3x3(xc, w9, bv, oc_plane, g, st, row3x3, pad, flat);
         if (fused != nullptr) {
           for (int64_t oh = 0; oh < g.out_h; ++oh) {
             GemmEpilogue<T> row = fused->ep;

@@ -86,11 +86,14 @@ def test_conv_other_dtypes(dtype, spatial, layout):
     conv(x, weight, bias, [2] * spatial, [1] * spatial, [1] * spatial, 2, layout)
 
 
-# Depthwise 3×3 with column stride 2 (MobileNet's downsampling layers) takes
-# the one-pass row kernel: odd and even widths, padding 0/1, dilation 1/2 and
-# channel multipliers 1/2, so interior and edge columns both occur.
+# Depthwise 3×3 with stride 2 (MobileNet's downsampling layers): float32 with
+# dilation 1 runs in bands of phase planes (depthwise_s2_f32.h; width 228:
+# several bands, 601: one output row per band, 1300: too wide for its
+# scratch, the row path), the rest the one-pass row kernel: odd and even
+# widths, padding 0/1/2, dilation 1/2 and channel multipliers 1/2, so
+# interior and edge columns both occur.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("width", [28, 29, 8])
+@pytest.mark.parametrize("width", [28, 29, 8, 228, 601, 1300])
 @pytest.mark.parametrize("padding,dilation,mult", [(1, 1, 1), (0, 1, 1), (2, 2, 1), (1, 1, 2)])
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 def test_depthwise_3x3_stride_2(dtype, width, padding, dilation, mult, layout):
