@@ -25,6 +25,13 @@ namespace ember::kernels::portable {
 
 namespace {
 
+// The padding value as S: an integer scalar exactly, a float one converted.
+template <typename S>
+S pad_value(const EValue& value) {
+  return (std::is_integral_v<S> && !value.is_double()) ? static_cast<S>(value.scalar_as_int())
+                                                       : convert<S>(scalar_as<compute_t<S>>(value));
+}
+
 // The common case, done in one pass and split over the pool: contiguous
 // tensors padded (not cropped) in their last two dims only, e.g. the
 // asymmetric "same" padding TF-style models put before stride-2
@@ -47,9 +54,7 @@ bool pad_planes(KernelContext& ctx, const Tensor& self, const int64_t* lo, const
   const int64_t planes = self.numel / (ih * iw);
   return dispatch_dtype<kAllTypes>(out.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const S v = (std::is_integral_v<S> && !value.is_double())
-                    ? static_cast<S>(value.scalar_as_int())
-                    : convert<S>(scalar_as<compute_t<S>>(value));
+    const S v = pad_value<S>(value);
     const S* x = self.data_ptr<const S>();
     S* y = out.data_ptr<S>();
     const int64_t plane = oh * ow;
@@ -103,9 +108,7 @@ void constant_pad_nd_out(KernelContext& ctx, const Tensor& self, IntSpan pad,
   if (pad_planes(ctx, self, lo, hi, value, out)) return;
   (void)dispatch_dtype<kAllTypes>(out.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const S v = (std::is_integral_v<S> && !value.is_double())
-                    ? static_cast<S>(value.scalar_as_int())
-                    : convert<S>(scalar_as<compute_t<S>>(value));
+    const S v = pad_value<S>(value);
     S* d = out.data_ptr<S>();
     for (int64_t i = 0; i < out.numel; ++i) d[i] = v;  // Dense in any dim order.
   });
