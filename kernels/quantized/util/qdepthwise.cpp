@@ -111,8 +111,9 @@ __attribute__((target("avx2"))) void compute_avx2(const Taps& t, int64_t n, cons
 }
 
 #define EMBER_QDW_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
-// The VNNI build's target; the plain AVX-512 one is compiled for it too (a
-// function may only inline callees whose targets its own includes).
+// The VNNI build's target: a superset of EMBER_QDW_AVX512, so that the VNNI
+// loop can inline the AVX-512 helpers (GCC inlines only callees whose target
+// the caller's includes).
 #define EMBER_QDW_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
 EMBER_QDW_AVX512 inline __m512i requant16_avx512(__m512i acc, __m512i corr, __m512 s, __m512 o,
