@@ -18,17 +18,26 @@ void strided_copy(const Tensor& src, const int64_t* src_strides, Tensor& out);
 void reshape_copy(const Tensor& src, Tensor& out);
 
 /// Copies n elements of a short row without a library call (a memcpy call
-/// per row of a 7×7 plane cost more than the copy): fixed 16-byte blocks,
-/// the last one overlapping the one before. d and s must not overlap.
+/// per row of a 7×7 plane cost more than the copy): the largest power-of-two
+/// block of at most 16 bytes that fits, the last one overlapping the one
+/// before. d and s must not overlap.
 template <typename T>
 inline void copy_row_inline(T* d, const T* s, int64_t n) {
-  constexpr int64_t kBlock = 16 / static_cast<int64_t>(sizeof(T));
-  if (kBlock < 1 || n < kBlock) {
-    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
-    return;
+  auto* db = reinterpret_cast<unsigned char*>(d);
+  const auto* sb = reinterpret_cast<const unsigned char*>(s);
+  const int64_t bytes = n * static_cast<int64_t>(sizeof(T));
+  if (bytes >= 16) {
+    for (int64_t i = 0; i + 16 <= bytes; i += 16) std::memcpy(db + i, sb + i, 16);
+    std::memcpy(db + bytes - 16, sb + bytes - 16, 16);
+  } else if (bytes >= 8) {
+    std::memcpy(db, sb, 8);
+    std::memcpy(db + bytes - 8, sb + bytes - 8, 8);
+  } else if (bytes >= 4) {
+    std::memcpy(db, sb, 4);
+    std::memcpy(db + bytes - 4, sb + bytes - 4, 4);
+  } else {
+    for (int64_t i = 0; i < bytes; ++i) db[i] = sb[i];
   }
-  for (int64_t i = 0; i + kBlock <= n; i += kBlock) std::memcpy(d + i, s + i, 16);
-  std::memcpy(d + n - kBlock, s + n - kBlock, 16);
 }
 
 }  // namespace ember::kernels::portable
