@@ -9,6 +9,8 @@
 //   y = (a − za)·sa + (b − zb)·sb,  out = clamp(round_half_even(y · (1/sy)) + zy, lo, hi),
 // so the result is bit-identical to the unfused chain; it just reads two int8
 // tensors and writes one instead of going through three float32 ones.
+#include <cstring>
+
 #include "kernels/generated/functions/quantized/op_quantized_add.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/cpu_isa.h"
@@ -16,6 +18,13 @@
 #include "kernels/portable/util/parallel.h"
 #include "kernels/quantized/util/qgemm.h"
 #include "kernels/quantized/util/qlinear_params.h"
+
+#if EMBER_ISA_X86
+#include <immintrin.h>
+// GCC 12's AVX-512 conversion, min and max intrinsics start from
+// _mm512_undefined_ps(), which -Wmaybe-uninitialized reports as a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace ember::kernels::quantized {
 namespace {
@@ -44,21 +53,58 @@ void add_span_baseline(const int8_t* pa, const int8_t* pb, int8_t* po, int64_t n
 }
 
 #if EMBER_ISA_X86
+// The vector spans are written out: GCC's vectorised add_loop widened
+// through int16, shuffled halves back together and clamped with blends,
+// about twice the instructions (6 G elements/s on a 3 GHz core, which is
+// what ResNet-50's residual adds ran at, in cache or not). Each keeps
+// add_loop's float operations (no FMA: the target allows none here, and the
+// products and sums are separate intrinsics) and rounds half to even with
+// CVTPS2DQ once the value is clamped, as requantize does with its magic
+// number.
 __attribute__((target("avx2"))) void add_span_avx2(const int8_t* pa, const int8_t* pb,
                                                    int8_t* po, int64_t n, float sa, float za,
                                                    float sb, float zb, float inv, float lo,
                                                    float hi, int32_t zy) {
-  add_loop(pa, pb, po, n, sa, za, sb, zb, inv, lo, hi, zy);
+  const __m256 vsa = _mm256_set1_ps(sa), vza = _mm256_set1_ps(za);
+  const __m256 vsb = _mm256_set1_ps(sb), vzb = _mm256_set1_ps(zb);
+  const __m256 vinv = _mm256_set1_ps(inv), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256i vzy = _mm256_set1_epi32(zy);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    int64_t qa, qb;
+    std::memcpy(&qa, pa + i, 8);
+    std::memcpy(&qb, pb + i, 8);
+    const __m256 fa = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(qa)));
+    const __m256 fb = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(qb)));
+    const __m256 y = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(fa, vza), vsa),
+                                   _mm256_mul_ps(_mm256_sub_ps(fb, vzb), vsb));
+    const __m256 v = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(y, vinv), vlo), vhi);
+    const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(v), vzy);
+    // In [−128, 127] already: the saturating packs only narrow.
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    const int64_t out = _mm_cvtsi128_si64(_mm_packs_epi16(w, w));
+    std::memcpy(po + i, &out, 8);
+  }
+  add_loop(pa + i, pb + i, po + i, n - i, sa, za, sb, zb, inv, lo, hi, zy);
 }
 
-// AVX-512F has fused multiply-adds, which GCC would contract the loop's
-// products and sums into (one rounding instead of two): fp-contract=off
-// keeps eager's bits.
-__attribute__((target("avx512f,avx512bw,avx512vl,prefer-vector-width=512"),
-               optimize("fp-contract=off"))) void
-add_span_avx512(const int8_t* pa, const int8_t* pb, int8_t* po, int64_t n, float sa, float za,
-                float sb, float zb, float inv, float lo, float hi, int32_t zy) {
-  add_loop(pa, pb, po, n, sa, za, sb, zb, inv, lo, hi, zy);
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void add_span_avx512(
+    const int8_t* pa, const int8_t* pb, int8_t* po, int64_t n, float sa, float za, float sb,
+    float zb, float inv, float lo, float hi, int32_t zy) {
+  const __m512 vsa = _mm512_set1_ps(sa), vza = _mm512_set1_ps(za);
+  const __m512 vsb = _mm512_set1_ps(sb), vzb = _mm512_set1_ps(zb);
+  const __m512 vinv = _mm512_set1_ps(inv), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const __m512i vzy = _mm512_set1_epi32(zy);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1u);
+    const __m512 fa = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, pa + i)));
+    const __m512 fb = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, pb + i)));
+    const __m512 y = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(fa, vza), vsa),
+                                   _mm512_mul_ps(_mm512_sub_ps(fb, vzb), vsb));
+    const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(y, vinv), vlo), vhi);
+    _mm_mask_storeu_epi8(po + i, m,
+                         _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), vzy)));
+  }
 }
 #endif
 

@@ -157,11 +157,14 @@ def test_linear_dynamic_kernel_matches_reference(shape):
     assert np.abs(out - want).max() <= 1e-5 * scale
 
 
-@pytest.mark.parametrize("shape", [(1, 64, 56, 56), (3, 5), (0, 4), (1000003,)])
+@pytest.mark.parametrize("shape", [(1, 64, 56, 56), (3, 5), (0, 4), (1000003,), (2, 23)])
 @pytest.mark.parametrize("out_range", [(-128, 127), (-9, 127)])
-def test_add_kernel_is_bit_identical_to_reference(shape, out_range):
+# The second set makes every sum a multiple of 0.5: half of them are ties,
+# which must round to even as eager's quantize does.
+@pytest.mark.parametrize("qargs", [(0.04, -3, 0.07, 12, 0.09, -9), (0.5, 1, 0.5, -2, 1.0, 3)])
+def test_add_kernel_is_bit_identical_to_reference(shape, out_range, qargs):
     a, b = int8(shape), int8(shape)
-    args = (0.04, -3, 0.07, 12, 0.09, -9, *out_range)
+    args = (*qargs, *out_range)
     want = eq.add(torch.from_numpy(a), *args[:2], torch.from_numpy(b), *args[2:]).numpy()
     out = np.zeros(shape, np.int8)
     _C.call_kernel("ember_quantized::add.out", [a, *args[:2], b, *args[2:], out])
