@@ -41,6 +41,10 @@ TEST(QConvImplicitTest, AllKindsMatchADirectLoop) {
       {6, 5, 9, 5, 3, 3, 1, 1, 0, 2, 1, 0, 1, 1},        // padding on some sides only
       {1, 4, 4, 3, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},        // one channel, 1-pixel output rows
       {256, 22, 40, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   // more columns than one block
+      {5, 4, 33, 6, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1},       // stride 2, a 1-column tail
+      {5, 4, 66, 6, 3, 3, 2, 2, 0, 1, 0, 1, 1, 1},       // stride 2, runs of 64, 2-column tail
+      {6, 5, 31, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},       // stride 1, all tail (31 pixels)
+      {6, 5, 65, 9, 3, 3, 1, 1, 0, 1, 1, 0, 1, 1},       // stride 1, runs of 32, 1-pixel tail
   };
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> w8(-128, 127), x8(-128, 127), z(-20, 20);

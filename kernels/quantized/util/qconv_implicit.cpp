@@ -103,6 +103,10 @@ void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t 
     rows[t] = x + ch * g.ih * g.iw;
   }
   const int64_t cols = g.iw < p.wneed - g.pl ? g.iw : p.wneed - g.pl;  // Input columns read.
+  // Row tails go through these (zeroed once: the bytes past a tail are
+  // interleaved too, then dropped).
+  alignas(16) int8_t tails[4][32] = {};
+  alignas(16) uint8_t packed[128];
   for (int64_t iy = 0; iy < g.ih; ++iy) {
     const int64_t py = iy + g.pt;
     if (py >= p.hneed) break;
@@ -118,6 +122,18 @@ void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t 
           const int8_t* src[4] = {rows[0] + iy * g.iw + ix, rows[1] + iy * g.iw + ix,
                                   rows[2] + iy * g.iw + ix, rows[3] + iy * g.iw + ix};
           interleave4_x32_u8(src, d + ix * 4);
+        }
+        if (ix < cols) {
+          // The last (cols − ix) < 32 pixels through a 32-pixel buffer: rows
+          // of 28, 14 or 7 pixels would otherwise be all scalar tail.
+          const int64_t left = cols - ix;
+          const int8_t* src[4] = {tails[0], tails[1], tails[2], tails[3]};
+          for (int t = 0; t < 4; ++t) {
+            portable::copy_row_inline(tails[t], rows[t] + iy * g.iw + ix, left);
+          }
+          interleave4_x32_u8(src, packed);
+          portable::copy_row_inline(d + ix * 4, packed, left * 4);
+          ix = cols;
         }
       } else if (g.sw == 2) {
         // Runs of 64 columns, then of 32: split each channel's run into even
@@ -144,6 +160,29 @@ void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t 
               if (odd_read) interleave4_u8<16>(od, dodd);
             }
           }
+        }
+        if (ix < cols) {
+          // The last (cols − ix) < 32 columns through a 32-column buffer
+          // (ix is even: column ix has the even columns' phase).
+          const int64_t left = cols - ix;
+          int8_t* tail = tails[0];
+          for (int t = 0; t < 4; ++t) {
+            portable::copy_row_inline(tail, rows[t] + iy * g.iw + ix, left);
+            deinterleave2(tail, 32, even[t], odd[t]);
+          }
+          if (even_read) {
+            interleave4_u8<16>(ev, packed);
+            portable::copy_row_inline(
+                base + ((row0 + pe0) * p.plane + r * p.wp + (ix + g.pl) / 2) * 4, packed,
+                (left + 1) / 2 * 4);
+          }
+          if (odd_read && left > 1) {
+            interleave4_u8<16>(od, packed);
+            portable::copy_row_inline(
+                base + ((row0 + po0) * p.plane + r * p.wp + (ix + 1 + g.pl) / 2) * 4, packed,
+                left / 2 * 4);
+          }
+          ix = cols;
         }
       }
     }
