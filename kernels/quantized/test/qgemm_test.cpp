@@ -139,6 +139,9 @@ TEST(QGemmTest, ConvolutionWindowsAllKindsMatchTheReference) {
       {3, 9, 11, 10, 3, 3, 1, 1, 1, 1, 1, 1}, {8, 7, 7, 16, 1, 1, 1, 1, 0, 0, 1, 1},
       {5, 12, 10, 9, 3, 3, 2, 2, 1, 1, 1, 1}, {4, 10, 13, 7, 3, 2, 1, 2, 2, 0, 2, 1},
       {2, 40, 3, 33, 5, 1, 1, 1, 2, 0, 1, 1}, {16, 5, 5, 8, 5, 5, 1, 1, 2, 2, 1, 1},
+      // 1×1 stride 1 read in place: whole strips and a partial one; channels a
+      // multiple of the VNNI group and not.
+      {37, 9, 8, 11, 1, 1, 1, 1, 0, 0, 1, 1}, {64, 8, 16, 24, 1, 1, 1, 1, 0, 0, 1, 1},
   };
   uint32_t seed = 100;
   for (const Case& c : cases) {

@@ -221,7 +221,12 @@ struct StripPacker {
         const bool direct = x.kh == 1 && x.kw == 1 && x.stride_h == 1 && x.stride_w == 1 &&
                             x.pad_h == 0 && x.pad_w == 0 && cols == nr;
         const int64_t plane = x.ih * x.iw;
-        for (int64_t g = 0; g < kg; ++g) {
+        int64_t g = 0;
+        if (direct) {
+          g = k / 4;  // Whole groups of real channels.
+          pack_planes4_x32_vnni(x.x + n0, plane, g, reinterpret_cast<uint8_t*>(dst));
+        }
+        for (; g < kg; ++g) {
           const int8_t* r[4];
           for (int t = 0; t < 4; ++t) {
             const int64_t kk = g * 4 + t;
