@@ -38,6 +38,10 @@ struct Conv2dState {
   bool implicit = false;             // groups[0] packed for qconv_run.
   bool depthwise = false;
   QDepthwiseWeights dw_weights;  // Depthwise: the weights in the plane loop's pairs.
+  // Depthwise read in place (qdepthwise_reads_in_place): the masks of the
+  // prepared input size; another size at execute takes the phase planes.
+  const uint32_t* dw_masks = nullptr;
+  int64_t dw_ih = 0, dw_iw = 0;
   int64_t sh, sw, ph, pw, dh, dw;
   int64_t pb, pr;  // Bottom and right padding (padding with 4 values; else ph, pw).
 };
@@ -154,6 +158,15 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
     const QDepthwiseGeometry g =
         depthwise_geometry(*st, input.sizes[2], input.sizes[3], kh, kw, oh, ow);
     ctx.reserve_scratch(depthwise_scratch_bytes(g, ctx.threads()));
+    if (qdepthwise_reads_in_place(g)) {
+      auto* masks = static_cast<uint32_t*>(
+          ctx.allocate(static_cast<size_t>(qdepthwise_mask_count(g)) * sizeof(uint32_t)));
+      if (masks == nullptr) return ctx.failure();
+      qdepthwise_in_place_masks(g, masks);
+      st->dw_masks = masks;
+      st->dw_ih = g.ih;
+      st->dw_iw = g.iw;
+    }
     ctx.set_state(st);
     ctx.mark_packed(weight);
     return Error::Ok;
@@ -234,7 +247,9 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
     EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%zu bytes of scratch memory needed, %zu "
                        "reserved", need, ctx.scratch_size());
     auto* offsets = reinterpret_cast<int64_t*>(scratch);
-    const QDepthwiseLayout layout = qdepthwise_layout(g, offsets);
+    const bool in_place = st->dw_masks != nullptr && ih == st->dw_ih && iw == st->dw_iw;
+    const QDepthwiseLayout layout =
+        qdepthwise_layout(g, offsets, in_place ? st->dw_masks : nullptr);
     uint8_t* planes_scratch =
         scratch + round64(static_cast<size_t>(qdepthwise_offset_count(g)) * sizeof(int64_t));
     const size_t per_task = round64(qdepthwise_scratch_bytes(g));

@@ -35,6 +35,7 @@ TEST(QDepthwiseTest, MatchesADirectLoop) {
   };
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> v8(-128, 127), w8(-128, 127);
+  int in_place_cases = 0;
   for (const Case& c : cases) {
     for (const bool extreme : {false, true}) {
       QDepthwiseGeometry g{c.ih, c.iw, c.kh, c.kw, 0, 0, c.sh, c.sw, c.ph, c.pw, c.dh, c.dw,
@@ -77,8 +78,51 @@ TEST(QDepthwiseTest, MatchesADirectLoop) {
       qdepthwise_plane(layout, dw, 0, x.data(), scale, offset, lo, hi, zy, got.data(),
                        scratch.data());
       EXPECT_EQ(got, want) << (extreme ? "extreme values" : "random values");
+      if (qdepthwise_reads_in_place(g)) {
+        // The in-place form on the same plane: no scratch, the input and
+        // output exactly sized, so ASan sees a store past the output.
+        std::vector<uint32_t> masks(static_cast<size_t>(qdepthwise_mask_count(g)));
+        qdepthwise_in_place_masks(g, masks.data());
+        const QDepthwiseLayout in_place = qdepthwise_layout(g, offsets.data(), masks.data());
+        std::vector<int8_t> direct(want.size(), 0);
+        qdepthwise_plane(in_place, dw, 0, x.data(), scale, offset, lo, hi, zy, direct.data(),
+                         nullptr);
+        EXPECT_EQ(direct, want) << "in place, " << (extreme ? "extreme values" : "random values");
+        ++in_place_cases;
+      }
     }
   }
+  // On a VNNI host, the seven stride-1 "same" planes above (9×11, 1×1, 112,
+  // 14, 7, 10×21 with a 2×2 kernel, 19×23 with a 5×5) take the in-place form.
+  if (qgemm_kind() == QGemmKind::kAvx512Vnni) {
+    EXPECT_GE(in_place_cases, 14);
+  }
+}
+
+TEST(QDepthwiseTest, InPlaceMasksMarkTheTapsInsideTheImage) {
+  // A 3×5 plane, 3×3 kernel, padding 1: 15 outputs in one chunk.
+  const QDepthwiseGeometry g{3, 5, 3, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1};
+  if (!qdepthwise_reads_in_place(g)) GTEST_SKIP() << "the host has no AVX-512 VNNI";
+  ASSERT_EQ(qdepthwise_mask_count(g), 11);
+  std::vector<uint32_t> m(11);
+  qdepthwise_in_place_masks(g, m.data());
+  // Tap (0, 0) reads up and left: outputs in rows 1–2, columns 1–4.
+  EXPECT_EQ(m[0], 0b11110'11110'00000u);
+  // Tap (1, 1), the centre: every output.
+  EXPECT_EQ(m[4], 0b11111'11111'11111u);
+  // Tap (2, 2) reads down and right: rows 0–1, columns 0–3.
+  EXPECT_EQ(m[8], 0b00000'01111'01111u);
+  // The zero-weight partner of the ninth tap reads nothing, and the chunk
+  // has outputs on the image's border (and lanes past the last output).
+  EXPECT_EQ(m[9], 0u);
+  EXPECT_EQ(m[10], 0u);
+  // A 5×70 plane: chunks 0–2 (outputs 0–95) touch the top row; chunk 3
+  // (outputs 96–127: row 1, columns 26–57) has every tap inside; chunk 4
+  // (128–159) holds column 69 of row 1 and column 0 of row 2.
+  const QDepthwiseGeometry wide{5, 70, 3, 3, 5, 70, 1, 1, 1, 1, 1, 1, 1, 1};
+  std::vector<uint32_t> mw(static_cast<size_t>(qdepthwise_mask_count(wide)));
+  qdepthwise_in_place_masks(wide, mw.data());
+  for (int k = 0; k < 5; ++k) EXPECT_EQ(mw[k * 11 + 10], k == 3 ? 1u : 0u) << "chunk " << k;
 }
 
 }  // namespace

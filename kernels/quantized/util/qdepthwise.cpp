@@ -199,6 +199,92 @@ EMBER_QDW_AVX512_VNNI void compute_avx512_vnni(const Taps& t, int64_t n, const R
   }
 }
 
+// The in-place form (qdepthwise_reads_in_place): tap offsets from the input
+// plane, masked loads (lanes outside the image or past the last output read
+// zx; AVX-512 masked loads do not touch masked-out bytes, so nothing outside
+// the image is read), and the outputs stored straight into `out`, the last
+// chunk masked.
+EMBER_QDW_AVX512_VNNI inline __m512i load_pair_in_place(const int8_t* x, int64_t at,
+                                                        __mmask32 m, __m256i zx) {
+  // The address as an integer: the offset of a tap above or left of the
+  // image points before it, which only the masked-out lanes would read.
+  const auto* p = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(x) +
+                                                static_cast<uintptr_t>(at));
+  return _mm512_cvtepi8_epi16(_mm256_mask_loadu_epi8(zx, m, p));
+}
+
+// Requantises 32 outputs into out + n0, masked past n.
+EMBER_QDW_AVX512 inline void store32_in_place(__m512i a_lo, __m512i a_hi, __m512i corr, __m512 s,
+                                              __m512 o, __m512 lo, __m512 hi, __m512i zy,
+                                              int64_t n0, int64_t n, int8_t* out) {
+  const __m512i words = _mm512_packs_epi32(requant16_avx512(a_lo, corr, s, o, lo, hi, zy),
+                                           requant16_avx512(a_hi, corr, s, o, lo, hi, zy));
+  const __m256i bytes = _mm512_cvtepi16_epi8(words);
+  if (n - n0 >= kChunk) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + n0), bytes);
+  } else {
+    _mm256_mask_storeu_epi8(out + n0, static_cast<__mmask32>((uint64_t{1} << (n - n0)) - 1),
+                            bytes);
+  }
+}
+
+// kChunks (1 or 2) chunks from n0 over every pair of taps; kMasked: through
+// the chunks' masks (m, m + stride), else plain loads (every tap inside).
+template <int kChunks, bool kMasked>
+EMBER_QDW_AVX512_VNNI inline void chunks_in_place(const Taps& t, const uint32_t* m,
+                                                  int64_t stride, int64_t n0, __m256i zx,
+                                                  __m512i (&acc)[2][2]) {
+  for (int64_t p = 0; p < t.pairs; ++p) {
+    const __m512i w = _mm512_set1_epi32(t.w[p]);
+    const int64_t oa = t.off[2 * p] + n0, ob = t.off[2 * p + 1] + n0;
+#pragma GCC unroll 2
+    for (int h = 0; h < kChunks; ++h) {
+      __m512i xa, xb;
+      if constexpr (kMasked) {
+        xa = load_pair_in_place(t.base, oa + h * kChunk, m[h * stride + 2 * p], zx);
+        xb = load_pair_in_place(t.base, ob + h * kChunk, m[h * stride + 2 * p + 1], zx);
+      } else {
+        xa = _mm512_cvtepi8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.base + oa + h * kChunk)));
+        xb = _mm512_cvtepi8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.base + ob + h * kChunk)));
+      }
+      acc[h][0] = _mm512_dpwssd_epi32(acc[h][0], _mm512_unpacklo_epi16(xa, xb), w);
+      acc[h][1] = _mm512_dpwssd_epi32(acc[h][1], _mm512_unpackhi_epi16(xa, xb), w);
+    }
+  }
+}
+
+EMBER_QDW_AVX512_VNNI void compute_in_place_vnni(const Taps& t, const uint32_t* masks, int32_t zx,
+                                                 int64_t n, const Requant& r, int8_t* out) {
+  const __m512i corr = _mm512_set1_epi32(t.corr), zy = _mm512_set1_epi32(r.zy);
+  const __m512 s = _mm512_set1_ps(r.scale), o = _mm512_set1_ps(r.offset);
+  const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi);
+  const __m256i vzx = _mm256_set1_epi8(static_cast<char>(zx));
+  // Per chunk: 2 · pairs masks, then 1 when every tap of the chunk is inside.
+  const int64_t stride = 2 * t.pairs + 1;
+  int64_t n0 = 0, k = 0;
+  // Two chunks per pass over the taps, as compute_avx512_vnni.
+  for (; n0 + kChunk < n; n0 += 2 * kChunk, k += 2) {
+    __m512i acc[2][2] = {{_mm512_setzero_si512(), _mm512_setzero_si512()},
+                         {_mm512_setzero_si512(), _mm512_setzero_si512()}};
+    const uint32_t* m = masks + k * stride;
+    if (m[stride - 1] != 0 && m[2 * stride - 1] != 0) {
+      chunks_in_place<2, false>(t, m, stride, n0, vzx, acc);
+    } else {
+      chunks_in_place<2, true>(t, m, stride, n0, vzx, acc);
+    }
+    store32_in_place(acc[0][0], acc[0][1], corr, s, o, lo, hi, zy, n0, n, out);
+    store32_in_place(acc[1][0], acc[1][1], corr, s, o, lo, hi, zy, n0 + kChunk, n, out);
+  }
+  if (n0 < n) {
+    __m512i acc[2][2] = {{_mm512_setzero_si512(), _mm512_setzero_si512()},
+                         {_mm512_setzero_si512(), _mm512_setzero_si512()}};
+    chunks_in_place<1, true>(t, masks + k * stride, stride, n0, vzx, acc);
+    store32_in_place(acc[0][0], acc[0][1], corr, s, o, lo, hi, zy, n0, n, out);
+  }
+}
+
 #endif
 
 // Copies n bytes (n small, typically a plane's row) without a library call:
@@ -297,9 +383,72 @@ QDepthwiseWeights qdepthwise_weights(const int8_t* w, int64_t channels, int64_t 
 
 int64_t qdepthwise_offset_count(const QDepthwiseGeometry& g) { return (g.kh * g.kw + 1) / 2 * 2; }
 
-QDepthwiseLayout qdepthwise_layout(const QDepthwiseGeometry& g, int64_t* offsets) {
+bool qdepthwise_reads_in_place(const QDepthwiseGeometry& g) {
+#if EMBER_ISA_X86
+  return qgemm_kind() == QGemmKind::kAvx512Vnni && g.sh == 1 && g.sw == 1 && g.ow == g.iw &&
+         g.oh > 0 && g.ow > 0;
+#else
+  (void)g;
+  return false;
+#endif
+}
+
+int64_t qdepthwise_mask_count(const QDepthwiseGeometry& g) {
+  return (g.oh * g.ow + kChunk - 1) / kChunk * (qdepthwise_offset_count(g) + 1);
+}
+
+void qdepthwise_in_place_masks(const QDepthwiseGeometry& g, uint32_t* masks) {
+  const int64_t n = g.oh * g.ow, taps = g.kh * g.kw, per_chunk = qdepthwise_offset_count(g) + 1;
+  for (int64_t n0 = 0, k = 0; n0 < n; n0 += kChunk, ++k) {
+    uint32_t* m = masks + k * per_chunk;
+    for (int64_t t = 0; t < per_chunk; ++t) m[t] = 0;
+    const int64_t n1 = n - n0 < kChunk ? n : n0 + kChunk;
+    int64_t oy = n0 / g.ow, ox = n0 - oy * g.ow;
+    // Each run of the chunk's outputs on one output row.
+    for (int64_t at = n0; at < n1; at += g.ow - ox, ox = 0, ++oy) {
+      const int64_t run_end = ox + (n1 - at < g.ow - ox ? n1 - at : g.ow - ox);
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t ky = t / g.kw, kx = t % g.kw;
+        const int64_t iy = oy - g.ph + ky * g.dh;
+        if (iy < 0 || iy >= g.ih) continue;
+        // Columns ox' of this run with 0 <= ox' − pw + kx·dw < iw.
+        int64_t c0 = g.pw - kx * g.dw, c1 = g.iw + g.pw - kx * g.dw;
+        if (c0 < ox) c0 = ox;
+        if (c1 > run_end) c1 = run_end;
+        if (c0 >= c1) continue;
+        const int64_t first = at - n0 + (c0 - ox), count = c1 - c0;
+        const uint32_t bits = count >= 32 ? ~uint32_t{0} : (uint32_t{1} << count) - 1u;
+        m[t] |= bits << first;
+      }
+    }
+    // Every tap inside for all 32 outputs: plain loads.
+    bool inside = true;
+    for (int64_t t = 0; t < taps; ++t) inside = inside && m[t] == ~uint32_t{0};
+    m[per_chunk - 1] = inside ? 1u : 0u;
+  }
+}
+
+QDepthwiseLayout qdepthwise_layout(const QDepthwiseGeometry& g, int64_t* offsets,
+                                   const uint32_t* masks) {
   QDepthwiseLayout l;
   l.g = g;
+  if (masks != nullptr) {
+    l.hp = g.ih;
+    l.wp = g.iw;
+    l.plane = g.ih * g.iw;
+    l.n = g.oh * g.ow;
+    const int64_t taps = g.kh * g.kw;
+    l.pairs = (taps + 1) / 2;
+    l.tap_offset = offsets;
+    l.masks = masks;
+    if (offsets != nullptr) {
+      for (int64_t t = 0; t < 2 * l.pairs; ++t) {
+        const int64_t tap = t < taps ? t : 0;  // The zero-weight partner; its mask is 0.
+        offsets[t] = ((tap / g.kw) * g.dh - g.ph) * g.iw + (tap % g.kw) * g.dw - g.pw;
+      }
+    }
+    return l;
+  }
   const int64_t hpad = g.ih + g.ph + g.pb, wpad = g.iw + g.pw + g.pr;
   l.hp = (hpad + g.sh - 1) / g.sh;
   l.wp = (wpad + g.sw - 1) / g.sw;
@@ -330,6 +479,13 @@ size_t qdepthwise_scratch_bytes(const QDepthwiseGeometry& g) {
 void qdepthwise_plane(const QDepthwiseLayout& l, const QDepthwiseWeights& w, int64_t c,
                       const int8_t* x, float scale, float offset, float lo, float hi, int32_t zy,
                       int8_t* out, void* scratch) {
+#if EMBER_ISA_X86
+  if (l.masks != nullptr) {
+    const Taps t{l.pairs, w.pair_w + c * w.pairs, x, l.tap_offset, w.corr[c]};
+    compute_in_place_vnni(t, l.masks, w.zx, l.n, Requant{scale, offset, lo, hi, zy}, out);
+    return;
+  }
+#endif
   auto* phase = static_cast<int8_t*>(scratch);
   auto* q = phase + out_offset(l);
   fill_phases(l, w.zx, x, phase);

@@ -46,23 +46,53 @@ QDepthwiseWeights qdepthwise_weights(const int8_t* w, int64_t channels, int64_t 
                                      void* memory);
 
 /// The phase planes of one geometry, shared by every plane of one call.
+/// With `masks`, the plane is read in place instead (qdepthwise_reads_in_place).
 struct QDepthwiseLayout {
   QDepthwiseGeometry g;
   int64_t hp, wp;  // One phase plane's rows and columns.
   int64_t plane;   // Bytes per phase plane, with room for the last chunk's overrun.
-  int64_t n;       // Flattened outputs: oh rows of wp.
+  int64_t n;       // Flattened outputs: oh rows of wp (in place: oh·ow).
   int64_t pairs;
-  const int64_t* tap_offset;  // 2 · pairs, from the first phase plane's start; may be null.
+  // 2 · pairs, from the first phase plane's start (in place: from the input
+  // plane's, negative above and left of it); may be null.
+  const int64_t* tap_offset;
+  const uint32_t* masks = nullptr;  // In place: qdepthwise_in_place_masks.
 };
 
 /// Number of tap offsets qdepthwise_layout writes: kh·kw rounded up to even.
 int64_t qdepthwise_offset_count(const QDepthwiseGeometry& g);
 
-/// The layout of g, with its tap offsets written to `offsets`
-/// (qdepthwise_offset_count values) unless it is null.
-QDepthwiseLayout qdepthwise_layout(const QDepthwiseGeometry& g, int64_t* offsets);
+/// True when planes of g can be read in place, without phase planes: stride
+/// 1 with the output as wide as the input (a "same" padding), on CPUs with
+/// AVX-512 VNNI (qgemm_kind()), whose masked loads read the image's rows
+/// straight across its borders. The flattened output n = oy·ow + ox then
+/// reads tap (ky, kx) at n + (ky·dh − ph)·iw + kx·dw − pw, and a per-tap
+/// mask of each 32-output chunk says which outputs have the tap inside the
+/// image (the others read the zero point). No scratch per plane.
+bool qdepthwise_reads_in_place(const QDepthwiseGeometry& g);
 
-/// Scratch bytes one qdepthwise_plane call needs.
+/// Number of words qdepthwise_in_place_masks writes: per 32-output chunk,
+/// one mask per offset and a flag.
+int64_t qdepthwise_mask_count(const QDepthwiseGeometry& g);
+
+/// The in-place masks of g (qdepthwise_mask_count words): bit i of chunk k's
+/// mask for offset t is set when output 32k + i exists and its tap t is
+/// inside the image (the odd count's zero-weight partner: never); the flag
+/// after them is 1 when every tap of every output of the chunk is inside
+/// (plain loads: masked ones cost a second load per tap, which made 112×112
+/// planes slower than their phase planes). Computed once per geometry (at
+/// prepare): a few microseconds on a 112×112 plane.
+void qdepthwise_in_place_masks(const QDepthwiseGeometry& g, uint32_t* masks);
+
+/// The layout of g, with its tap offsets written to `offsets`
+/// (qdepthwise_offset_count values) unless it is null. With `masks` (from
+/// qdepthwise_in_place_masks; only when qdepthwise_reads_in_place(g)), the
+/// in-place layout.
+QDepthwiseLayout qdepthwise_layout(const QDepthwiseGeometry& g, int64_t* offsets,
+                                   const uint32_t* masks = nullptr);
+
+/// Scratch bytes one qdepthwise_plane call needs (of the phase-plane layout;
+/// the in-place one needs none).
 size_t qdepthwise_scratch_bytes(const QDepthwiseGeometry& g);
 
 /// out (oh × ow int8) = requantised depthwise convolution of x (ih × iw int8,
