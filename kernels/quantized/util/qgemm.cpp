@@ -219,18 +219,19 @@ struct StripPacker {
       if (nr == 32) {
         // A 1×1 stride-1 unpadded convolution reads its rows in place.
         const bool direct = x.kh == 1 && x.kw == 1 && x.stride_h == 1 && x.stride_w == 1 &&
-                            x.pad_h == 0 && x.pad_w == 0 && cols == nr;
+                            x.pad_h == 0 && x.pad_w == 0;
         const int64_t plane = x.ih * x.iw;
         int64_t g = 0;
         if (direct) {
           g = k / 4;  // Whole groups of real channels.
-          pack_planes4_x32_vnni(x.x + n0, plane, g, reinterpret_cast<uint8_t*>(dst));
+          pack_planes4_x32_vnni(x.x + n0, plane, g, static_cast<int>(cols),
+                                static_cast<int8_t>(x.zx), reinterpret_cast<uint8_t*>(dst));
         }
         for (; g < kg; ++g) {
           const int8_t* r[4];
           for (int t = 0; t < 4; ++t) {
             const int64_t kk = g * 4 + t;
-            if (direct && kk < k) {
+            if (direct && kk < k && cols == nr) {
               r[t] = x.x + kk * plane + n0;
             } else {
               conv_row(kk, n0, cols, rows[t]);

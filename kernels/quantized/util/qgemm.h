@@ -190,8 +190,10 @@ void qsplit_task(const QSplit& s, int64_t m_strips, int64_t t, int64_t* b0, int6
 
 /// The VNNI layout of `groups` k groups of a 32-column strip whose rows
 /// are channel planes read in place: group g's element t of column j is
-/// x[(4g + t)·plane + j] + 128. Needs AVX2 (every VNNI host has it).
-void pack_planes4_x32_vnni(const int8_t* x, int64_t plane, int64_t groups, uint8_t* dst);
+/// x[(4g + t)·plane + j] + 128 for j < cols, pad + 128 past them. Needs AVX2
+/// (every VNNI host has it).
+void pack_planes4_x32_vnni(const int8_t* x, int64_t plane, int64_t groups, int cols, int8_t pad,
+                           uint8_t* dst);
 
 /// True when the host can run qs8_gemm_8x32_avx512vnni.
 bool host_has_avx512_vnni();
