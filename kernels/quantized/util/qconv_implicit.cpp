@@ -296,17 +296,24 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry& 
             qs8_gemm_8x32_avx512vnni_at_requant(p.kg, a, b, boff, ts, rows, nr);
           } else {
             if (w.kind == QGemmKind::kAvx2) {
-              qs8_gemm_6x16_avx2_at(p.kg, a, b, boff, acc);
+              const QTileStore ts{e.scale + m0, e.scale_mul, e.offset ? e.offset + m0 : nullptr,
+                                  w.row_sums + m0, zshift, lo_zp, hi_zp, e.zp,
+                                  in_place ? static_cast<int8_t*>(e.c) + m0 * e.c_rs + n0 : tile,
+                                  in_place ? e.c_rs : nr};
+              qs8_gemm_6x16_avx2_at_requant(p.kg, a, b, boff, ts, rows,
+                                            static_cast<int>(in_place && p.n - n0 < nr ? p.n - n0
+                                                                                       : nr));
+              if (in_place) continue;
             } else {
               qs8_gemm_6x16_baseline_at(p.kg, a, b, boff, acc);
-            }
-            for (int i = 0; i < rows; ++i) {
-              const int64_t m = m0 + i;
-              const float sc = e.scale[m] * e.scale_mul;
-              const float o = e.offset != nullptr ? e.offset[m] : 0.0f;
-              for (int j = 0; j < nr; ++j) {
-                tile[i * nr + j] = requantize(static_cast<float>(acc[i * nr + j]) * sc + o, lo_zp,
-                                              hi_zp, e.zp);
+              for (int i = 0; i < rows; ++i) {
+                const int64_t m = m0 + i;
+                const float sc = e.scale[m] * e.scale_mul;
+                const float o = e.offset != nullptr ? e.offset[m] : 0.0f;
+                for (int j = 0; j < nr; ++j) {
+                  tile[i * nr + j] = requantize(static_cast<float>(acc[i * nr + j]) * sc + o,
+                                                lo_zp, hi_zp, e.zp);
+                }
               }
             }
           }

@@ -339,8 +339,10 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x
   const StripPacker<BElem, kGroup> packer{x, w.k, p.kg, nr, w.kind == QGemmKind::kAvx512Vnni};
   const size_t a_strip = static_cast<size_t>(p.kg) * mr * kGroup;
   const size_t b_strip = static_cast<size_t>(p.kg) * nr * kGroup;
-  // The VNNI microkernel stores int8 rows itself (the common convolution case).
-  const bool fused_store = w.kind == QGemmKind::kAvx512Vnni && !e.float_out && e.c_cs == 1;
+  // The VNNI and AVX2 microkernels store int8 rows themselves (the common
+  // convolution case).
+  const bool fused_store = (w.kind == QGemmKind::kAvx512Vnni || w.kind == QGemmKind::kAvx2) &&
+                           !e.float_out && e.c_cs == 1;
   const auto lo_zp = static_cast<float>(e.lo - e.zp), hi_zp = static_cast<float>(e.hi - e.zp);
   auto task = [&](size_t t) {
     BElem* bpack = reinterpret_cast<BElem*>(static_cast<uint8_t*>(scratch) + t * p.block_bytes);
@@ -363,14 +365,16 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x
         const int rows = static_cast<int>(w.m - m0 < mr ? w.m - m0 : mr);
         for (int64_t s = 0; s < nstrips; ++s) {
           const int cols = static_cast<int>(ccount - s * nr < nr ? ccount - s * nr : nr);
-          if constexpr (std::is_same_v<BElem, uint8_t>) {
-            if (fused_store) {
-              QTileStore ts{e.scale + m0, e.scale_mul, e.offset ? e.offset + m0 : nullptr,
-                            w.row_sums + m0, zshift, lo_zp, hi_zp, e.zp,
-                            static_cast<int8_t*>(e.c) + m0 * e.c_rs + c0 + s * nr, e.c_rs};
+          if (fused_store) {
+            const QTileStore ts{e.scale + m0, e.scale_mul, e.offset ? e.offset + m0 : nullptr,
+                                w.row_sums + m0, zshift, lo_zp, hi_zp, e.zp,
+                                static_cast<int8_t*>(e.c) + m0 * e.c_rs + c0 + s * nr, e.c_rs};
+            if constexpr (std::is_same_v<BElem, uint8_t>) {
               qs8_gemm_8x32_avx512vnni_requant(p.kg, a, bpack + s * b_strip, ts, rows, cols);
-              continue;
+            } else {
+              qs8_gemm_6x16_avx2_requant(p.kg, a, bpack + s * b_strip, ts, rows, cols);
             }
+            continue;
           }
           micro(p.kg, a, bpack + s * b_strip, acc);
           store_tile(e, w.row_sums, zshift, acc, nr, m0, rows, c0 + s * nr, cols);

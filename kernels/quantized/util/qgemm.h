@@ -168,6 +168,13 @@ void qs8_gemm_8x32_avx512vnni_at_requant(int64_t kg, const int8_t* a, const uint
                                          const int64_t* boff, const QTileStore& t, int rows,
                                          int cols);
 
+/// qs8_gemm_6x16_avx2 with the int8 epilogue applied in vectors and `rows` ×
+/// `cols` of the tile stored (bit-identical to store_tile's).
+void qs8_gemm_6x16_avx2_requant(int64_t kg, const int16_t* a, const int16_t* b,
+                                const QTileStore& t, int rows, int cols);
+void qs8_gemm_6x16_avx2_at_requant(int64_t kg, const int16_t* a, const int16_t* b,
+                                   const int64_t* boff, const QTileStore& t, int rows, int cols);
+
 /// How a GEMM of m_strips × n_strips tiles is shared by `threads` tasks.
 /// Columns come in blocks of at most max_strips_per_block strips (a block's
 /// activations stay in L2). Either each task takes whole blocks with every

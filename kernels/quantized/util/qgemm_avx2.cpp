@@ -60,7 +60,68 @@ __attribute__((target("avx2"))) void qs8_gemm_6x16_avx2_at(int64_t kg, const int
   tile_6x16<true>(kg, a, b, boff, acc);
 }
 
+// One tile's int8 epilogue in vectors, the same float operations as
+// store_tile's (a product, then a sum; this target has no FMA to contract
+// them into), and CVTPS2DQ's round half to even once the value is clamped,
+// as requantize() does with its magic number. Per row: 16 sums → 16 bytes.
+__attribute__((target("avx2"))) void requant_store_avx2(const int32_t* acc, const QTileStore& t,
+                                                        int rows, int cols) {
+  const __m256 lo = _mm256_set1_ps(t.lo), hi = _mm256_set1_ps(t.hi);
+  const __m256i zp = _mm256_set1_epi32(t.zp);
+  for (int i = 0; i < rows; ++i) {
+    const __m256i corr = _mm256_set1_epi32(t.zshift * t.row_sums[i]);
+    const __m256 s = _mm256_set1_ps(t.scale[i] * t.scale_mul);
+    const __m256 o = _mm256_set1_ps(t.offset != nullptr ? t.offset[i] : 0.0f);
+    __m256i q[2];
+    for (int h = 0; h < 2; ++h) {
+      const __m256i a = _mm256_load_si256(reinterpret_cast<const __m256i*>(acc + i * 16 + 8 * h));
+      __m256 v = _mm256_cvtepi32_ps(_mm256_add_epi32(a, corr));
+      v = _mm256_add_ps(_mm256_mul_ps(v, s), o);
+      v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+      q[h] = _mm256_add_epi32(_mm256_cvtps_epi32(v), zp);
+    }
+    // Values in [−128, 127] already: the saturating packs only narrow.
+    // PACKSSDW works per 128-bit lane (columns 0–3, 8–11 | 4–7, 12–15);
+    // the permute puts them in order.
+    const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xD8);
+    const __m128i bytes =
+        _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+    int8_t* dst = t.c + i * t.c_rs;
+    if (cols >= 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
+    } else {
+      alignas(16) int8_t row[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(row), bytes);
+      for (int j = 0; j < cols; ++j) dst[j] = row[j];
+    }
+  }
+}
+
+__attribute__((target("avx2"))) void qs8_gemm_6x16_avx2_requant(int64_t kg, const int16_t* a,
+                                                               const int16_t* b,
+                                                               const QTileStore& t, int rows,
+                                                               int cols) {
+  alignas(32) int32_t acc[6 * 16];
+  tile_6x16<false>(kg, a, b, nullptr, acc);
+  requant_store_avx2(acc, t, rows, cols);
+}
+
+__attribute__((target("avx2"))) void qs8_gemm_6x16_avx2_at_requant(int64_t kg, const int16_t* a,
+                                                                  const int16_t* b,
+                                                                  const int64_t* boff,
+                                                                  const QTileStore& t, int rows,
+                                                                  int cols) {
+  alignas(32) int32_t acc[6 * 16];
+  tile_6x16<true>(kg, a, b, boff, acc);
+  requant_store_avx2(acc, t, rows, cols);
+}
+
 #else
+
+void qs8_gemm_6x16_avx2_requant(int64_t, const int16_t*, const int16_t*, const QTileStore&, int,
+                                int) {}
+void qs8_gemm_6x16_avx2_at_requant(int64_t, const int16_t*, const int16_t*, const int64_t*,
+                                   const QTileStore&, int, int) {}
 
 void qs8_gemm_6x16_avx2(int64_t kg, const int16_t* a, const int16_t* b, int32_t* acc) {
   qs8_gemm_6x16_baseline(kg, a, b, acc);
