@@ -120,6 +120,7 @@ struct StripPacker {
   int64_t kg;  // Groups (depth padded to kGroup).
   int nr;
   bool vnni;   // uint8 = x + 128; else int16 = x − zx.
+  bool avx2;   // The AVX2 kind: its 1×1 strips pack in vectors.
 
   Elem convert(int8_t v) const {
     if constexpr (sizeof(Elem) == 1) {
@@ -243,7 +244,16 @@ struct StripPacker {
         return;
       }
     }
-    for (int64_t g = 0; g < kg; ++g) {
+    int64_t g0 = 0;
+    if constexpr (sizeof(Elem) == 2 && kGroup == 2) {
+      if (avx2 && nr == 16 && x.kh == 1 && x.kw == 1 && x.stride_h == 1 && x.stride_w == 1 &&
+          x.pad_h == 0 && x.pad_w == 0) {
+        // A 1×1 stride-1 unpadded convolution reads its rows in place.
+        g0 = k / 2;  // Whole pairs of real channels.
+        pack_planes2_x16_avx2(x.x + n0, x.ih * x.iw, g0, static_cast<int>(cols), x.zx, dst);
+      }
+    }
+    for (int64_t g = g0; g < kg; ++g) {
       for (int t = 0; t < kGroup; ++t) conv_row(g * kGroup + t, n0, cols, rows[t]);
       Elem* d = dst + g * nr * kGroup;
       for (int j = 0; j < nr; ++j) {
@@ -336,7 +346,8 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x
                               static_cast<int64_t>(ctx.threads()));
   const int64_t block_cols = split.strips_per_block * nr;
   const int32_t zshift = w.kind == QGemmKind::kAvx512Vnni ? -(128 + x.zx) : 0;
-  const StripPacker<BElem, kGroup> packer{x, w.k, p.kg, nr, w.kind == QGemmKind::kAvx512Vnni};
+  const StripPacker<BElem, kGroup> packer{x, w.k, p.kg, nr, w.kind == QGemmKind::kAvx512Vnni,
+                                          w.kind == QGemmKind::kAvx2};
   const size_t a_strip = static_cast<size_t>(p.kg) * mr * kGroup;
   const size_t b_strip = static_cast<size_t>(p.kg) * nr * kGroup;
   // The VNNI and AVX2 microkernels store int8 rows themselves (the common

@@ -202,6 +202,12 @@ void qsplit_task(const QSplit& s, int64_t m_strips, int64_t t, int64_t* b0, int6
 void pack_planes4_x32_vnni(const int8_t* x, int64_t plane, int64_t groups, int cols, int8_t pad,
                            uint8_t* dst);
 
+/// The AVX2 layout (int16 pairs) of `groups` k groups of a 16-column strip
+/// whose rows are channel planes read in place: group g's element t of
+/// column j is x[(2g + t)·plane + j] − zx for j < cols, 0 past them.
+void pack_planes2_x16_avx2(const int8_t* x, int64_t plane, int64_t groups, int cols, int32_t zx,
+                           int16_t* dst);
+
 /// True when the host can run qs8_gemm_8x32_avx512vnni.
 bool host_has_avx512_vnni();
 

@@ -6,6 +6,8 @@
 // hold the 6×16 tile; two hold the activation pairs, one the broadcast.
 #include "kernels/quantized/util/qgemm.h"
 
+#include <cstring>
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define EMBER_QGEMM_AVX2 1
@@ -116,7 +118,39 @@ __attribute__((target("avx2"))) void qs8_gemm_6x16_avx2_at_requant(int64_t kg, c
   requant_store_avx2(acc, t, rows, cols);
 }
 
+// Per k group: 2 channel rows of 16 bytes → 16 pairs of int16 (x − zx).
+// The 256-bit unpacks work within 128-bit lanes (columns 0–3, 8–11 and
+// 4–7, 12–15); the lane permutes put them in order.
+__attribute__((target("avx2"))) void pack_planes2_x16_avx2(const int8_t* x, int64_t plane,
+                                                            int64_t groups, int cols, int32_t zx,
+                                                            int16_t* dst) {
+  const __m256i z = _mm256_set1_epi16(static_cast<int16_t>(zx));
+  alignas(16) int8_t rows[2][16];
+  if (cols < 16) std::memset(rows, static_cast<uint8_t>(zx), sizeof(rows));
+  for (int64_t g = 0; g < groups; ++g) {
+    const int8_t* r0 = x + 2 * g * plane;
+    const int8_t* r1 = r0 + plane;
+    if (cols < 16) {
+      // A strip's last columns through a buffer (the others' outputs are dropped).
+      std::memcpy(rows[0], r0, static_cast<size_t>(cols));
+      std::memcpy(rows[1], r1, static_cast<size_t>(cols));
+      r0 = rows[0];
+      r1 = rows[1];
+    }
+    const __m256i a = _mm256_sub_epi16(
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0))), z);
+    const __m256i b = _mm256_sub_epi16(
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r1))), z);
+    const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
+    auto* out = reinterpret_cast<__m256i*>(dst + 32 * g);
+    _mm256_storeu_si256(out, _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(lo, hi, 0x31));
+  }
+}
+
 #else
+
+void pack_planes2_x16_avx2(const int8_t*, int64_t, int64_t, int, int32_t, int16_t*) {}
 
 void qs8_gemm_6x16_avx2_requant(int64_t, const int16_t*, const int16_t*, const QTileStore&, int,
                                 int) {}
