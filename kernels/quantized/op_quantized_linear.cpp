@@ -28,6 +28,7 @@
 #include "kernels/generated/functions/quantized/op_quantized_linear.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/quantized/util/qgemm.h"
+#include "kernels/quantized/util/qlinear_avx2.h"
 #include "kernels/quantized/util/qlinear_params.h"
 #include "kernels/quantized/util/qlinear_vnni.h"
 #include "kernels/quantized/util/qparams.h"
@@ -38,18 +39,22 @@ namespace {
 using portable::resize_out;
 
 // On AVX-512 VNNI hosts the weight is packed for the token-major GEMM
-// (qlinear_vnni.h), elsewhere for qgemm.h's; w.m and w.k are set either way.
+// (qlinear_vnni.h), on AVX2 ones for its int16 counterpart
+// (qlinear_avx2.h), elsewhere for qgemm.h's; w.m and w.k are set either way.
 struct LinearState {
   QPackedWeights w;
   QLinearWeights lw;
+  QLinear16Weights lw16;
   bool token_major = false;
+  bool token_major16 = false;
   QChannelFactors f;
 };
 
 // Scratch bytes of one call over `tokens` rows, beyond the op's own.
 size_t gemm_scratch(const LinearState& s, int64_t tokens, size_t threads) {
-  return s.token_major ? qlinear_rows_bytes(tokens, s.w.k)
-                       : qgemm_scratch_bytes(s.w, tokens, threads);
+  if (s.token_major) return qlinear_rows_bytes(tokens, s.w.k);
+  if (s.token_major16) return qlinear16_rows_bytes(tokens, s.w.k);
+  return qgemm_scratch_bytes(s.w, tokens, threads);
 }
 
 // C = epilogue(W · (X − zx)) for int8 rows x (tokens × k); `scratch` holds
@@ -60,6 +65,12 @@ void run_gemm(KernelContext& ctx, const LinearState& s, const int8_t* x, int32_t
     auto* rows = static_cast<uint8_t*>(scratch);
     qlinear_pack_rows(x, tokens, s.w.k, rows);
     qlinear_run(ctx, s.lw, rows, tokens, zx, e);
+    return;
+  }
+  if (s.token_major16) {
+    auto* rows = static_cast<int16_t*>(scratch);
+    qlinear16_pack_rows(x, tokens, s.w.k, zx, rows);
+    qlinear16_run(ctx, s.lw16, rows, tokens, e);
     return;
   }
   QActivations a;
@@ -111,11 +122,20 @@ Error prepare_linear(KernelPrepareContext& ctx, const Tensor& input,
   const int64_t n = weight.sizes[0], k = weight.sizes[1];
   const QGemmKind kind = qgemm_kind();
   s->token_major = kind == QGemmKind::kAvx512Vnni;
-  const size_t bytes = s->token_major ? qlinear_packed_bytes(n, k) : qgemm_packed_bytes(kind, n, k);
+  s->token_major16 = kind == QGemmKind::kAvx2;
+  const size_t bytes = s->token_major     ? qlinear_packed_bytes(n, k)
+                       : s->token_major16 ? qlinear16_packed_bytes(n, k)
+                                          : qgemm_packed_bytes(kind, n, k);
   void* data = ctx.allocate(bytes);
   auto* sums = static_cast<int32_t*>(ctx.allocate(static_cast<size_t>(n) * sizeof(int32_t)));
   if (data == nullptr || sums == nullptr) return ctx.failure();
-  if (s->token_major) {
+  if (s->token_major16) {
+    // The rows arrive as x − zx: no per-channel sums.
+    s->lw16 = qlinear16_pack_weights(weight.data_ptr<const int8_t>(), n, k, data);
+    s->w.kind = kind;
+    s->w.m = n;
+    s->w.k = k;
+  } else if (s->token_major) {
     s->lw = qlinear_pack_weights(weight.data_ptr<const int8_t>(), n, k, data, sums);
     s->w.kind = kind;
     s->w.m = n;
