@@ -684,6 +684,25 @@ def test_max_pool2d_without_indices_matches_eager(shape, args, dtype):
         np.testing.assert_array_equal(out, want, err_msg=layout)
 
 
+# Values of a 3-wide, stride-2 pool (ResNet's stem pool) on the row path:
+# widths that leave 1 to 16 outputs past a multiple of 16, one to three
+# window rows (padding and ceil mode), with and without NaN.
+@pytest.mark.parametrize("width", [3, 5, 20, 33, 34, 35, 64, 65, 66, 112, 113])
+@pytest.mark.parametrize("nan", [False, True])
+def test_max_pool2d_values_3_wide_stride_2(width, nan):
+    rng = np.random.default_rng(width)
+    x = rng.standard_normal((2, 3, 6, width)).astype(np.float32)
+    if nan:
+        x[0, 1, 2, width // 2] = np.nan
+        x[1, 2, 5, width - 1] = np.nan
+    for args in (([3, 3], [2, 2], [1, 1], [1, 1], False), ([3, 3], [2, 2], [0, 0], [1, 1], True),
+                 ([2, 3], [2, 2], [1, 1], [1, 1], False)):
+        want = aten.max_pool2d_with_indices.default(t(x), *args)[0].numpy()
+        out = np.empty(want.shape, np.float32)
+        _C.call_kernel("ember_fused::max_pool2d.out", [x, *args, out])
+        np.testing.assert_array_equal(out, want, err_msg=str(args))
+
+
 @pytest.mark.parametrize("args", [([2, 2, 2], [], [0, 0, 0], [1, 1, 1], False),
                                   ([3, 3, 3], [2, 2, 2], [1, 1, 1], [1, 1, 1], True)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
