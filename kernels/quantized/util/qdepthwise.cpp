@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "kernels/portable/util/copy.h"
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/isa_target.h"
 #include "kernels/quantized/util/qgemm.h"
@@ -287,23 +288,6 @@ EMBER_QDW_AVX512_VNNI void compute_in_place_vnni(const Taps& t, const uint32_t* 
 
 #endif
 
-// Copies n bytes (n small, typically a plane's row) without a library call:
-// overlapping 16-, 8- or 4-byte moves.
-inline void copy_row(int8_t* d, const int8_t* s, int64_t n) {
-  if (n >= 16) {
-    for (int64_t i = 0; i + 16 <= n; i += 16) std::memcpy(d + i, s + i, 16);
-    std::memcpy(d + n - 16, s + n - 16, 16);
-  } else if (n >= 8) {
-    std::memcpy(d, s, 8);
-    std::memcpy(d + n - 8, s + n - 8, 8);
-  } else if (n >= 4) {
-    std::memcpy(d, s, 4);
-    std::memcpy(d + n - 4, s + n - 4, 4);
-  } else {
-    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
-  }
-}
-
 // Copies the plane into its phase planes (padding holds zx).
 void fill_phases(const QDepthwiseLayout& p, int32_t zx, const int8_t* x, int8_t* phase) {
   const QDepthwiseGeometry& g = p.g;
@@ -314,7 +298,7 @@ void fill_phases(const QDepthwiseLayout& p, int32_t zx, const int8_t* x, int8_t*
     // 960-channel layers), and filling bytes the rows overwrite costs less.
     std::memset(phase, pad, static_cast<size_t>(p.plane));
     for (int64_t iy = 0; iy < g.ih; ++iy) {
-      copy_row(phase + (iy + g.ph) * p.wp + g.pw, x + iy * g.iw, g.iw);
+      portable::copy_row_inline(phase + (iy + g.ph) * p.wp + g.pw, x + iy * g.iw, g.iw);
     }
     return;
   }
@@ -330,7 +314,7 @@ void fill_phases(const QDepthwiseLayout& p, int32_t zx, const int8_t* x, int8_t*
     }
     const int8_t* row = x + iy * g.iw;
     if (g.sw == 1) {
-      copy_row(base + g.pw, row, g.iw);
+      portable::copy_row_inline(base + g.pw, row, g.iw);
       continue;
     }
     // Input column ix lands in phase (ix + pw) % sw at (ix + pw) / sw.
@@ -505,7 +489,9 @@ void qdepthwise_plane(const QDepthwiseLayout& l, const QDepthwiseWeights& w, int
 #else
   compute_baseline(t, l.n, r, q);
 #endif
-  for (int64_t oy = 0; oy < l.g.oh; ++oy) copy_row(out + oy * l.g.ow, q + oy * l.wp, l.g.ow);
+  for (int64_t oy = 0; oy < l.g.oh; ++oy) {
+    portable::copy_row_inline(out + oy * l.g.ow, q + oy * l.wp, l.g.ow);
+  }
 }
 
 }  // namespace ember::kernels::quantized

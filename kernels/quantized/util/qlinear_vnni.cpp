@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "kernels/quantized/util/qlinear_split.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define EMBER_QLINEAR_VNNI 1
@@ -226,41 +228,19 @@ void qlinear_run(KernelContext& ctx, const QLinearWeights& w, const uint8_t* xu,
                  int32_t zx, const QEpilogue& e) {
   if (tokens <= 0 || w.n <= 0) return;
   const int64_t panels = (w.n + kPanel - 1) / kPanel, kg = w.kp / 4;
-  const int64_t tiles = (tokens + kTile - 1) / kTile;
   const int32_t zshift = -(128 + zx);
   int64_t block = kRowsBlockBytes / (w.kp > 0 ? w.kp : 1) / kTile * kTile;
   if (block < kTile) block = kTile;
-  const auto threads = static_cast<int64_t>(ctx.threads());
-  // Panels to each task when there are enough of them (every task then reads
-  // only its own weights); otherwise tiles of tokens, every task all panels.
-  const bool by_panels = panels >= threads || panels >= tiles;
-  int64_t tasks = by_panels ? (panels < threads ? panels : threads)
-                            : (tiles < threads ? tiles : threads);
-  if (tasks < 1) tasks = 1;
-  auto task = [&](size_t ti) {
-    const auto t = static_cast<int64_t>(ti);
-    const int64_t p0 = by_panels ? panels * t / tasks : 0;
-    const int64_t p1 = by_panels ? panels * (t + 1) / tasks : panels;
-    const int64_t r0 = by_panels ? 0 : tiles * t / tasks * kTile;
-    int64_t r1 = by_panels ? tokens : tiles * (t + 1) / tasks * kTile;
-    if (r1 > tokens) r1 = tokens;
-    for (int64_t b0 = r0; b0 < r1; b0 += block) {
-      const int64_t b1 = b0 + block < r1 ? b0 + block : r1;
-      for (int64_t pn = p0; pn < p1; ++pn) {
-        const PanelEpilogue pe = panel_epilogue(w, e, zshift, pn * kPanel);
-        const int8_t* b = w.data + pn * kg * kPanel * 4;
-        for (int64_t t0 = b0; t0 < b1; t0 += kTile) {
-          const int rows = static_cast<int>(b1 - t0 < kTile ? b1 - t0 : kTile);
-          kTiles[rows](kg, xu + t0 * w.kp, w.kp, b, pe, e, t0, pn * kPanel, w.n);
-        }
-      }
+  // Panel pn over tokens [b0, b1): its epilogue constants once, then the tiles.
+  auto panel_block = [&](int64_t pn, int64_t b0, int64_t b1) {
+    const PanelEpilogue pe = panel_epilogue(w, e, zshift, pn * kPanel);
+    const int8_t* b = w.data + pn * kg * kPanel * 4;
+    for (int64_t t0 = b0; t0 < b1; t0 += kTile) {
+      const int rows = static_cast<int>(b1 - t0 < kTile ? b1 - t0 : kTile);
+      kTiles[rows](kg, xu + t0 * w.kp, w.kp, b, pe, e, t0, pn * kPanel, w.n);
     }
   };
-  if (tasks <= 1) {
-    task(0);
-  } else {
-    ctx.parallel_for(static_cast<size_t>(tasks), task);
-  }
+  qlinear_for_each_block(ctx, panels, tokens, kTile, block, panel_block);
 }
 
 #else
