@@ -29,11 +29,17 @@ namespace ember::kernels::quantized::qgemm_detail {
 // convolution, qconv_implicit.h). The accumulators are named variables, not
 // an array: GCC keeps an array of vectors in registers only partly and
 // copies (even spills) it every iteration, which halved the kernel's rate.
+// With `init` (8 values), row i's sums start from init[i] instead of 0 (the
+// epilogue's per-row correction, one broadcast per row instead of an add
+// per vector).
 template <bool kAt>
 __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void dot_tile(
-    int64_t kg, const int8_t* a, const uint8_t* b, const int64_t* boff, __m512i (&c)[8][2]) {
+    int64_t kg, const int8_t* a, const uint8_t* b, const int64_t* boff, __m512i (&c)[8][2],
+    const int32_t* init = nullptr) {
 #define EMBER_VNNI_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define EMBER_VNNI_ZERO(i) __m512i c##i##0 = _mm512_setzero_si512(), c##i##1 = c##i##0;
+#define EMBER_VNNI_ZERO(i)                                                               \
+  __m512i c##i##0 = init != nullptr ? _mm512_set1_epi32(init[i]) : _mm512_setzero_si512(), \
+          c##i##1 = c##i##0;
   EMBER_VNNI_ROWS(EMBER_VNNI_ZERO)
   for (int64_t g = 0; g < kg; ++g) {
     // The weight strip streams from L3 or memory when the layer's weights
@@ -74,31 +80,47 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void qs8_gemm_8x32_avx512
   }
 }
 
+// The per-row corrections (zshift · Σ_k W) the sums start from.
+struct RowCorrections {
+  int32_t v[8];
+};
+
+inline RowCorrections row_corrections(const QTileStore& t, int rows) {
+  RowCorrections r{};
+  for (int i = 0; i < rows; ++i) r.v[i] = t.zshift * t.row_sums[i];
+  return r;
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline)) inline void
 requant_store(const __m512i (&c)[8][2], const QTileStore& t, int rows, int cols) {
   // The epilogue of store_tile, in the same float operations (a product and
   // a sum, no fused multiply-add); CVTPS2DQ rounds half to even like the
-  // magic-number rounding there, once the value is clamped.
+  // magic-number rounding there, once the value is clamped. The sums
+  // already hold the row's correction (dot_tile's init).
   constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
-  const __m512i zp = _mm512_set1_epi32(t.zp);
-  const __mmask16 m0 = cols >= 16 ? __mmask16(0xffff) : __mmask16((1u << cols) - 1u);
-  const __mmask16 m1 = cols >= 32 ? __mmask16(0xffff)
-                       : cols > 16 ? __mmask16((1u << (cols - 16)) - 1u) : __mmask16(0);
+  const __m512i zp = _mm512_set1_epi16(static_cast<int16_t>(t.zp));
+  // After the two packs, 128-bit lane L holds columns 4L..4L+3 of the first
+  // half, then of the second, as dwords 4L and 4L + 1: this puts them in order.
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __mmask32 keep = cols >= 32 ? ~__mmask32(0) : (__mmask32(1) << cols) - 1u;
   for (int i = 0; i < rows; ++i) {
-    const __m512i corr = _mm512_set1_epi32(t.zshift * t.row_sums[i]);
     const __m512 s = _mm512_set1_ps(t.scale[i] * t.scale_mul);
     const __m512 o = _mm512_set1_ps(t.offset != nullptr ? t.offset[i] : 0.0f);
-    int8_t* dst = t.c + i * t.c_rs;
+    __m512i q[2];
     for (int h = 0; h < 2; ++h) {
-      __m512 v = _mm512_cvtepi32_ps(_mm512_add_epi32(c[i][h], corr));
+      __m512 v = _mm512_cvtepi32_ps(c[i][h]);
       // Explicit rounding forms: GCC contracts a plain mul and add into an
       // FMA here (AVX-512F implies FMA), which would round differently.
       v = _mm512_add_round_ps(_mm512_mul_round_ps(v, s, kRound), o, kRound);
       v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-      const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), zp);
-      _mm_mask_storeu_epi8(dst + 16 * h, h == 0 ? m0 : m1, _mm512_cvtepi32_epi8(q));
+      q[h] = _mm512_cvtps_epi32(v);  // In [lo − zp, hi − zp]: int16 holds it.
     }
+    // In int16 the zero point is one add for both halves; the values end in
+    // [lo, hi], so neither saturating pack changes them.
+    const __m512i words = _mm512_add_epi16(_mm512_packs_epi32(q[0], q[1]), zp);
+    const __m512i bytes = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(words, words));
+    _mm256_mask_storeu_epi8(t.c + i * t.c_rs, keep, _mm512_castsi512_si256(bytes));
   }
 }
 
@@ -106,7 +128,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
 qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
                                  const QTileStore& t, int rows, int cols) {
   __m512i c[8][2];
-  dot_tile<false>(kg, a, b, nullptr, c);
+  const RowCorrections init = row_corrections(t, rows);
+  dot_tile<false>(kg, a, b, nullptr, c, init.v);
   requant_store(c, t, rows, cols);
 }
 
@@ -115,7 +138,8 @@ qs8_gemm_8x32_avx512vnni_at_requant(int64_t kg, const int8_t* a, const uint8_t* 
                                     const int64_t* boff, const QTileStore& t, int rows,
                                     int cols) {
   __m512i c[8][2];
-  dot_tile<true>(kg, a, b, boff, c);
+  const RowCorrections init = row_corrections(t, rows);
+  dot_tile<true>(kg, a, b, boff, c, init.v);
   requant_store(c, t, rows, cols);
 }
 
