@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -78,6 +79,21 @@ inline void deinterleave2(const int8_t* src, int64_t n, int8_t* even, int8_t* od
       deinterleave2_x8(src, (n - 16) / 2, even, odd);  // src[n − 16 .. n) at most
       c = n / 2;
     }
+  } else if (n >= 9) {
+    // Two overlapping 8-byte loads at even offsets (0 and n − 8 or n − 9),
+    // 4 pairs each, stored straight to the destination (a 14×14 plane's
+    // rows; a buffer in between defeated store forwarding). An odd n's last
+    // byte is even and left to the loop below.
+    const int64_t last = (n - 8) & ~int64_t{1};
+    for (const int64_t at : {int64_t{0}, last}) {
+      const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + at));
+      const __m128i e = _mm_packus_epi16(_mm_and_si128(a, low), low);
+      const __m128i o = _mm_packus_epi16(_mm_srli_epi16(a, 8), low);
+      const int32_t ev = _mm_cvtsi128_si32(e), od = _mm_cvtsi128_si32(o);
+      std::memcpy(even + at / 2, &ev, 4);
+      std::memcpy(odd + at / 2, &od, 4);
+    }
+    c = last / 2 + 4;
   }
 #endif
   for (; 2 * c < n; ++c) {
