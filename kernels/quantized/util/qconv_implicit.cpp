@@ -74,9 +74,10 @@ Plan make_plan(QGemmKind kind, const QConvGeometry& g) {
 constexpr size_t kTileBytes = 8 * 32;
 
 // Copies one channel group of the image into its phase planes.
+// avx2: the int16 layout of the AVX2 kind, whose stride-1 rows pack in vectors.
 template <typename Elem>
 void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t zx, int64_t c,
-                Elem* base) {
+                Elem* base, bool avx2) {
   const int group = p.layout.group;
   const bool vnni = sizeof(Elem) == 1;
   const Elem pad = vnni ? static_cast<Elem>(static_cast<uint8_t>(zx) ^ 0x80u) : Elem{0};
@@ -185,6 +186,16 @@ void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t 
           ix = cols;
         }
       }
+    } else {
+      if (avx2 && g.sw == 1) {
+        // Runs of 16 pixels of the group's two channels as int16 pairs, in
+        // vectors; the rest below (through a buffer, a 7-wide row's cost
+        // more than its scalar loop).
+        Elem* d = base + (row0 * p.plane + r * p.wp + g.pl) * 2;
+        const int8_t* r0 = rows[0] + iy * g.iw;
+        const int64_t apart = rows[1] - rows[0];
+        for (; ix + 16 <= cols; ix += 16) pack_planes2_x16_avx2(r0 + ix, apart, 1, 16, zx, d + ix * 2);
+      }
     }
     for (; ix < cols; ++ix) {
       const int64_t pc = ix + g.pl;
@@ -241,10 +252,11 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry& 
   }
   const int64_t threads = static_cast<int64_t>(ctx.threads());
   const int64_t group_elems = p.phases * p.plane * group;
+  const bool avx2 = w.kind == QGemmKind::kAvx2;
   auto fill = [&](size_t t, int64_t tasks) {
     const int64_t begin = p.cg * static_cast<int64_t>(t) / tasks;
     const int64_t end = p.cg * (static_cast<int64_t>(t) + 1) / tasks;
-    for (int64_t c = begin; c < end; ++c) fill_group<BElem>(p, g, x, zx, c, data + c * group_elems);
+    for (int64_t c = begin; c < end; ++c) fill_group<BElem>(p, g, x, zx, c, data + c * group_elems, avx2);
   };
   const int64_t fill_tasks = threads < p.cg ? threads : p.cg;
   if (fill_tasks <= 1) {
