@@ -267,7 +267,9 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry& 
 
   const int64_t n_strips = (p.n + nr - 1) / nr;
   const int64_t m_strips = (w.m + mr - 1) / mr;
-  const QSplit split = qsplit(m_strips, mr, n_strips, nr, p.block_cols / nr, threads);
+  // Ties go to rows: the phase planes are shared, so each task then reads
+  // only its share of the weights.
+  const QSplit split = qsplit(m_strips, mr, n_strips, nr, p.block_cols / nr, threads, true);
   const bool vnni = w.kind == QGemmKind::kAvx512Vnni;
   const int32_t zshift = vnni ? -(128 + zx) : 0;
   const size_t a_strip = static_cast<size_t>(p.kg) * mr * group;

@@ -52,7 +52,7 @@ void qs8_gemm_6x16_baseline_at(int64_t kg, const int16_t* a, const int16_t* b,
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 QSplit qsplit(int64_t m_strips, int mr, int64_t n_strips, int nr, int64_t max_strips_per_block,
-              int64_t threads) {
+              int64_t threads, bool rows_on_tie) {
   QSplit s{};
   if (max_strips_per_block < 1) max_strips_per_block = 1;
   const int64_t cache_blocks = ceil_div(n_strips, max_strips_per_block);
@@ -71,7 +71,7 @@ QSplit qsplit(int64_t m_strips, int mr, int64_t n_strips, int nr, int64_t max_st
   const int64_t busiest_cols = ceil_div(blocks, col_tasks) * spb * nr * (m_strips * mr);
   const int64_t row_tasks = m_strips < threads ? m_strips : threads;
   const int64_t busiest_rows = ceil_div(m_strips, row_tasks) * mr * (n_strips * nr);
-  if (busiest_rows < busiest_cols) {
+  if (busiest_rows < busiest_cols || (rows_on_tie && busiest_rows == busiest_cols)) {
     s.blocks = cache_blocks;
     s.strips_per_block = ceil_div(n_strips, s.blocks);
     s.tasks = row_tasks;
