@@ -127,8 +127,11 @@ Error prepare_linear(KernelPrepareContext& ctx, const Tensor& input,
                        : s->token_major16 ? qlinear16_packed_bytes(n, k)
                                           : qgemm_packed_bytes(kind, n, k);
   void* data = ctx.allocate(bytes);
-  auto* sums = static_cast<int32_t*>(ctx.allocate(static_cast<size_t>(n) * sizeof(int32_t)));
-  if (data == nullptr || sums == nullptr) return ctx.failure();
+  // Per-channel weight sums: the int16 layout takes x − zx and needs none.
+  auto* sums = s->token_major16 ? nullptr
+                                : static_cast<int32_t*>(
+                                      ctx.allocate(static_cast<size_t>(n) * sizeof(int32_t)));
+  if (data == nullptr || (sums == nullptr && !s->token_major16)) return ctx.failure();
   if (s->token_major16) {
     // The rows arrive as x − zx: no per-channel sums.
     s->lw16 = qlinear16_pack_weights(weight.data_ptr<const int8_t>(), n, k, data);

@@ -6,79 +6,30 @@
 // AVX-512 VNNI (the only place the GEMM runs).
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdint>
-#include <random>
-#include <string>
+#include <memory>
 #include <vector>
 
+#include "kernels/quantized/test/qlinear_check.h"
 #include "kernels/quantized/util/qgemm.h"
 #include "kernels/quantized/util/qlinear_vnni.h"
-#include "runtime/kernel/thread_pool.h"
 
 namespace ember::kernels::quantized {
 namespace {
 
 void check(int64_t tokens, int64_t k, int64_t n, bool with_offset, uint32_t seed) {
-  SCOPED_TRACE("tokens " + std::to_string(tokens) + " k " + std::to_string(k) + " n " +
-               std::to_string(n));
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> w8(-127, 127), x8(-128, 127), z(-20, 20);
-  std::vector<int8_t> w(static_cast<size_t>(n * k)), x(static_cast<size_t>(tokens * k));
-  for (auto& v : w) v = static_cast<int8_t>(w8(rng));
-  for (auto& v : x) v = static_cast<int8_t>(x8(rng));
-  const int32_t zx = z(rng), zy = z(rng);
-  std::uniform_real_distribution<float> sd(1e-4f, 4e-4f), od(-20.f, 20.f);
-  std::vector<float> scale, offset;
-  for (int64_t i = 0; i < n; ++i) {
-    scale.push_back(sd(rng));
-    offset.push_back(od(rng));
-  }
-  std::vector<uint8_t> packed(qlinear_packed_bytes(n, k));
-  std::vector<int32_t> sums(static_cast<size_t>(n));
-  const QLinearWeights lw = qlinear_pack_weights(w.data(), n, k, packed.data(), sums.data());
-  std::vector<uint8_t> rows(qlinear_rows_bytes(tokens, k) + 1);
-  qlinear_pack_rows(x.data(), tokens, k, rows.data());
-  ThreadPool* pool2 = thread_pool_create(2);
-  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), pool2}) {
-    SCOPED_TRACE(pool ? "2 threads" : "1 thread");
-    KernelContext ctx("qlinear");
-    ctx.set_thread_pool(pool);
-    std::vector<int8_t> q(static_cast<size_t>(tokens * n), int8_t{99});
-    std::vector<float> f(static_cast<size_t>(tokens * n), -1.0f);
-    QEpilogue e;
-    e.scale = scale.data();
-    e.offset = with_offset ? offset.data() : nullptr;
-    e.zp = zy;
-    e.lo = -100;  // A clamp narrower than int8's, as a fused activation makes.
-    e.hi = 120;
-    e.c = q.data();
-    qlinear_run(ctx, lw, rows.data(), tokens, zx, e);
-    e.float_out = true;
-    e.scale_mul = 0.5f;
-    e.c = f.data();
-    qlinear_run(ctx, lw, rows.data(), tokens, zx, e);
-    EXPECT_EQ(ctx.failure(), Error::Ok);
-    int bad = 0;
-    for (int64_t t = 0; t < tokens && bad < 5; ++t) {
-      for (int64_t c = 0; c < n && bad < 5; ++c) {
-        int32_t acc = 0;
-        for (int64_t kk = 0; kk < k; ++kk) acc += w[c * k + kk] * (x[t * k + kk] - zx);
-        const float o = with_offset ? offset[c] : 0.0f;
-        const float v = static_cast<float>(acc) * scale[c] + o;
-        const float r = std::nearbyint(std::fmin(std::fmax(v, float(-100 - zy)), float(120 - zy)));
-        const auto want_q = static_cast<int8_t>(static_cast<int32_t>(r) + zy);
-        const float want_f = static_cast<float>(acc) * (scale[c] * 0.5f) + o;
-        const size_t at = static_cast<size_t>(t * n + c);
-        if (q[at] != want_q || f[at] != want_f) {
-          ++bad;
-          ADD_FAILURE() << "C[" << t << "][" << c << "]: int8 " << int(q[at]) << " want "
-                        << int(want_q) << ", float " << f[at] << " want " << want_f;
-        }
-      }
-    }
-  }
-  thread_pool_destroy(pool2);
+  auto make = [tokens, k, n](const std::vector<int8_t>& w, const std::vector<int8_t>& x,
+                             int32_t zx) -> QLinearRun {
+    auto packed = std::make_shared<std::vector<uint8_t>>(qlinear_packed_bytes(n, k));
+    auto sums = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(n));
+    const QLinearWeights lw = qlinear_pack_weights(w.data(), n, k, packed->data(), sums->data());
+    auto rows = std::make_shared<std::vector<uint8_t>>(qlinear_rows_bytes(tokens, k) + 1);
+    qlinear_pack_rows(x.data(), tokens, k, rows->data());
+    return [packed, sums, lw, rows, tokens, zx](KernelContext& ctx, const QEpilogue& e) {
+      qlinear_run(ctx, lw, rows->data(), tokens, zx, e);
+    };
+  };
+  check_token_major_linear(tokens, k, n, with_offset, seed, make);
 }
 
 TEST(QLinearVnniTest, MatchesTheInt32Reference) {
