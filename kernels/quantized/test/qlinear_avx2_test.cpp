@@ -6,10 +6,12 @@
 // EMBER_ISA says (the op picks it only when qgemm_kind() is kAvx2).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "kernels/quantized/test/qgemm_kinds.h"
 #include "kernels/quantized/test/qlinear_check.h"
 #include "kernels/quantized/util/qgemm.h"
 #include "kernels/quantized/util/qlinear_avx2.h"
@@ -34,12 +36,8 @@ void check(int64_t tokens, int64_t k, int64_t n, bool with_offset, uint32_t seed
 }
 
 bool host_has_avx2() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2");
-#else
-  return false;
-#endif
+  const std::vector<QGemmKind> kinds = host_kinds();
+  return std::find(kinds.begin(), kinds.end(), QGemmKind::kAvx2) != kinds.end();
 }
 
 TEST(QLinearAvx2Test, MatchesTheInt32Reference) {
