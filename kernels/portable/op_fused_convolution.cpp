@@ -17,17 +17,6 @@ namespace {
 
 constexpr int64_t kZeros[3] = {0, 0, 0};
 
-// The bytes a tensor's elements can touch, as [first, last).
-void extent(const Tensor& t, const char** first, const char** last) {
-  int64_t span = 0;
-  for (int32_t d = 0; d < t.dim; ++d) {
-    if (t.sizes[d] == 0) span = -1;
-    if (span >= 0) span += (t.sizes[d] - 1) * (t.strides[d] < 0 ? -t.strides[d] : t.strides[d]);
-  }
-  *first = static_cast<const char*>(t.data);
-  *last = *first + (span < 0 ? 0 : (span + 1) * static_cast<int64_t>(element_size(t.dtype)));
-}
-
 Error check_fused(KernelPrepareContext& ctx, const Tensor& input, const Tensor* residual,
                   std::optional<double> min, std::optional<double> max, const Tensor& out) {
   EMBER_PREPARE_CHECK(ctx, input.dtype == ScalarType::Float,
@@ -69,10 +58,7 @@ void fused_convolution_out(KernelContext& ctx, const Tensor& input, const Tensor
   EMBER_KERNEL_CHECK(ctx, stride.size() <= 3, "stride: %zu values, at most 3", stride.size());
   if (residual != nullptr) {
     // The GEMM overwrites out before its epilogue reads the residual.
-    const char *r0, *r1, *o0, *o1;
-    extent(*residual, &r0, &r1);
-    extent(out, &o0, &o1);
-    EMBER_KERNEL_CHECK(ctx, r1 <= o0 || o1 <= r0,
+    EMBER_KERNEL_CHECK(ctx, !tensors_overlap(*residual, out),
                        "residual: its memory overlaps the output's (the memory plan must "
                        "keep them apart)");
   }

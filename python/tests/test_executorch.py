@@ -76,6 +76,13 @@ def test_m_parameters_are_constants_and_results_match() -> None:
     program = to_edge(aten_dialect).to_executorch(ExecutorchBackendConfig(passes=[]))
     ep = program.exported_program()
     text = str(ep)
+    # The linear layer and its clamp are one fused op (fuse_linear_activation),
+    # reading the weight's permute_copy folded into a constant.
+    assert ("torch.ops.ember_fused.fused_linear.out(aten_add_tensor, c_folded_0, p_linear_bias, "
+            "None, 'none', 0.0, 1.0, out = alloc_1)") in text
+    plain = to_edge(aten_dialect).to_executorch(
+        ExecutorchBackendConfig(passes=[], fuse_linear_activation=False))
+    text = str(plain.exported_program())
     assert "torch.ops.aten.addmm.out(" in text
     # alloc_2: the weight's permute_copy was folded into a constant.
     assert "torch.ops.aten.clamp.out(aten_addmm_default, 0.0, 1.0, out = alloc_2)" in text

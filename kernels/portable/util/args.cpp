@@ -130,4 +130,26 @@ bool infer_view_sizes(KernelContext& ctx, std::span<const int64_t> size, int64_t
   return true;
 }
 
+namespace {
+
+// The bytes a tensor's elements can touch, as [first, last).
+void extent(const Tensor& t, const char** first, const char** last) {
+  int64_t span = 0;
+  for (int32_t d = 0; d < t.dim; ++d) {
+    if (t.sizes[d] == 0) span = -1;
+    if (span >= 0) span += (t.sizes[d] - 1) * (t.strides[d] < 0 ? -t.strides[d] : t.strides[d]);
+  }
+  *first = static_cast<const char*>(t.data);
+  *last = *first + (span < 0 ? 0 : (span + 1) * static_cast<int64_t>(element_size(t.dtype)));
+}
+
+}  // namespace
+
+bool tensors_overlap(const Tensor& a, const Tensor& b) {
+  const char *a0, *a1, *b0, *b1;
+  extent(a, &a0, &a1);
+  extent(b, &b0, &b1);
+  return a0 < b1 && b0 < a1;
+}
+
 }  // namespace ember::kernels::portable

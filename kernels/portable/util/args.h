@@ -39,6 +39,10 @@ bool check_dtype(KernelContext& ctx, const Tensor& t, const char* name, ScalarTy
 bool check_same_shape(KernelContext& ctx, const Tensor& a, const char* a_name, const Tensor& b,
                       const char* b_name);
 
+/// True when the bytes `a`'s elements can touch and those of `b` overlap
+/// (a residual read after the GEMM wrote out must be apart from it).
+bool tensors_overlap(const Tensor& a, const Tensor& b);
+
 /// Fails with "<name>: unsupported dtype <dtype>".
 void fail_dtype(KernelContext& ctx, const char* name, ScalarType t);
 

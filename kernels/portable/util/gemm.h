@@ -457,6 +457,30 @@ inline const T* b_block(const BSource& b, int64_t pc, int64_t kc, int64_t jc, in
   return buf;
 }
 
+// An epilogue's activation, taken out of the per-tile epilogue and applied
+// to each finished mc×nc block of C (in L2): unary_f32's span loops run on
+// rows of kNC rather than of a tile's 16 or 32 columns.
+template <typename T>
+struct BlockActivation {
+  GemmEpilogue<T> rest;                     // ep without the activation
+  const GemmEpilogue<T>* tile_ep = nullptr;  // what the tiles apply
+  const GemmEpilogue<T>* full = nullptr;     // non-null: activate blocks
+
+  explicit BlockActivation(const GemmEpilogue<T>* ep) : tile_ep(ep) {
+    if (ep == nullptr || !ep->activate) return;
+    rest = *ep;
+    rest.activate = false;
+    tile_ep = rest.empty() ? nullptr : &rest;
+    full = ep;
+  }
+  BlockActivation(const BlockActivation&) = delete;
+  BlockActivation& operator=(const BlockActivation&) = delete;
+
+  void apply(int64_t m, int64_t n, T* c, int64_t c_rs, int64_t c_cs) const {
+    if (full != nullptr) full->activate_block(m, n, c, c_rs, c_cs);
+  }
+};
+
 // B packed at prepare (a linear layer's weight): every B block is already in
 // panels, so the loop runs A-block-major: each kMC×kKCPacked block of A is packed
 // once and meets all of B's column strips (each strip stays in L1 across the
@@ -470,10 +494,12 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
   using B = GemmBlocking<T>;
   alignas(64) T apack[B::template apack_packed_size<kMR>()];
   alignas(64) T tile[kMR * kNR];
+  const BlockActivation<T> act(ep);
+  ep = act.tile_ep;
   for (int64_t pc = 0; pc < k; pc += B::kKCPacked) {
     const int64_t kc = k - pc < B::kKCPacked ? k - pc : B::kKCPacked;
     const T beta_k = pc == 0 ? beta : T(1);
-    const bool last_k = ep != nullptr && pc + kc == k;
+    const bool last_k = pc + kc == k;
     for (int64_t ic = 0; ic < m; ic += B::kMC) {
       const int64_t mc = m - ic < B::kMC ? m - ic : B::kMC;
       const T* ap = a_block<kMR>(a, ic, mc, pc, kc, apack);
@@ -490,6 +516,7 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
                                                 ic + ir, jc + jr);
           }
         }
+        if (last_k) act.apply(mc, nc, c + ic * c_rs + jc * c_cs, c_rs, c_cs);
       }
     }
   }
@@ -518,12 +545,14 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
   alignas(64) T apack[B::template apack_size<kMR>()];
   alignas(64) T bpack[B::template bpack_size<kNR>()];
   alignas(64) T tile[kMR * kNR];
+  const BlockActivation<T> act(ep);
+  ep = act.tile_ep;
   for (int64_t jc = 0; jc < n; jc += B::kNC) {
     const int64_t nc = n - jc < B::kNC ? n - jc : B::kNC;
     for (int64_t pc = 0; pc < k; pc += B::kKC) {
       const int64_t kc = k - pc < B::kKC ? k - pc : B::kKC;
       const T beta_k = pc == 0 ? beta : T(1);
-      const bool last_k = ep != nullptr && pc + kc == k;
+      const bool last_k = pc + kc == k;
       // An operand packed at prepare (PackedPanels) is read in place.
       const T* bp = b_block<kNR>(b, pc, kc, jc, nc, bpack);
       for (int64_t ic = 0; ic < m; ic += B::kMC) {
@@ -539,6 +568,7 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const ASource& a, const BSour
                                                 ic + ir, jc + jr);
           }
         }
+        if (last_k) act.apply(mc, nc, c + ic * c_rs + jc * c_cs, c_rs, c_cs);
       }
     }
   }

@@ -1,5 +1,6 @@
 // What a GEMM does to each C element after its last k-block, while the tile
-// is still in L1: c = clamp(c + row_bias[i] + col_bias[j] + residual[i, j], lo, hi).
+// is still in L1: c = act(clamp(c + row_bias[i] + col_bias[j] + residual[i, j], lo, hi)),
+// act a float32 activation of unary_f32 (GELU: ember_fused::fused_linear).
 //
 // Convolution (a bias per row) and addmm (per column) use it for their bias (instead of filling C with the
 // bias first and accumulating onto it: one pass over C less, and one that ran
@@ -10,6 +11,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
+
+#include "kernels/portable/util/unary_f32.h"
 
 namespace ember::kernels::portable {
 
@@ -27,9 +31,35 @@ struct GemmEpilogue {
   bool clamp = false;  // Clamp to [lo, hi] (NaN stays NaN, as clamp in eager).
   T lo = -std::numeric_limits<T>::infinity();
   T hi = std::numeric_limits<T>::infinity();
+  // After the clamp, float only: unary_f32's `act` on each element, by the
+  // same span loops as the unfused op (so the same bits on one host). The
+  // blocked GEMM applies it to each finished C block rather than per tile
+  // (gemm.h, BlockActivation): span loops over 16 or 32 columns cost more
+  // than the activation itself.
+  bool activate = false;
+  UnaryF32 act = UnaryF32::GeluErf;
 
   bool empty() const {
-    return row_bias == nullptr && col_bias == nullptr && residual == nullptr && !clamp;
+    return row_bias == nullptr && col_bias == nullptr && residual == nullptr && !clamp &&
+           !activate;
+  }
+
+  /// The activation alone, on an m×n block of C (after the rest of the
+  /// epilogue was applied to it).
+  void activate_block(int64_t m, int64_t n, T* c, int64_t c_rs, int64_t c_cs) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (!activate) return;
+      if (c_cs == 1) {
+        unary_f32_rows(act, c, c_rs, m, n);
+        return;
+      }
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          float* v = c + i * c_rs + j * c_cs;
+          unary_f32(act, v, v, 1);
+        }
+      }
+    }
   }
 
   /// The epilogue of the C block that starts at (i0, j0).
@@ -61,6 +91,7 @@ struct GemmEpilogue {
         row[j * c_cs] = clamp ? clamp_value(v) : v;
       }
     }
+    activate_block(m, n, c, c_rs, c_cs);
   }
 
  private:
@@ -93,7 +124,7 @@ struct GemmEpilogue {
 };
 
 /// The same for float, vectorised: one pass per row doing the bias, the
-/// residual and the clamp together. Only for c_cs == 1 with contiguous column
+/// residual and the clamp together (not the activation: activate_block after). Only for c_cs == 1 with contiguous column
 /// bias and residual rows (the caller checks); the generic `apply` does the rest.
 /// Call each only when the CPU has its ISA (gemm.h's dispatch does).
 void f32_epilogue_avx512f(const GemmEpilogue<float>& ep, int64_t m, int64_t n, float* c,

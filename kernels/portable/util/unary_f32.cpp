@@ -39,12 +39,23 @@ template <UnaryF32 kOp>
   }
 }
 
+[[gnu::always_inline]] inline void rows(UnaryF32 op, float* c, int64_t rs, int64_t m,
+                                        int64_t n) {
+  for (int64_t i = 0; i < m; ++i) dispatch(op, c + i * rs, c + i * rs, n);
+}
+
 #if EMBER_ISA_X86
 EMBER_TARGET_AVX2_FMA void unary_f32_avx2(UnaryF32 op, const float* x, float* y, int64_t n) {
   dispatch(op, x, y, n);
 }
 EMBER_TARGET_AVX512 void unary_f32_avx512(UnaryF32 op, const float* x, float* y, int64_t n) {
   dispatch(op, x, y, n);
+}
+EMBER_TARGET_AVX2_FMA void rows_avx2(UnaryF32 op, float* c, int64_t rs, int64_t m, int64_t n) {
+  rows(op, c, rs, m, n);
+}
+EMBER_TARGET_AVX512 void rows_avx512(UnaryF32 op, float* c, int64_t rs, int64_t m, int64_t n) {
+  rows(op, c, rs, m, n);
 }
 #endif
 
@@ -68,6 +79,21 @@ void unary_f32_at(Isa isa, UnaryF32 op, const float* x, float* y, int64_t n) {
   (void)isa;
 #endif
   unary_f32_baseline(op, x, y, n);
+}
+
+void unary_f32_rows(UnaryF32 op, float* c, int64_t rs, int64_t m, int64_t n) {
+#if EMBER_ISA_X86
+  const Isa isa = cpu_isa();
+  if (isa >= Isa::kAvx512) {
+    rows_avx512(op, c, rs, m, n);
+    return;
+  }
+  if (isa >= Isa::kAvx2) {
+    rows_avx2(op, c, rs, m, n);
+    return;
+  }
+#endif
+  rows(op, c, rs, m, n);
 }
 
 bool unary_f32_uses_avx2() { return EMBER_ISA_X86 && cpu_isa() >= Isa::kAvx2; }

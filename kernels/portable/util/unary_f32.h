@@ -19,6 +19,10 @@ enum class UnaryF32 : uint8_t { Exp, Expm1, Sigmoid, Tanh, Erf, GeluErf, GeluTan
 /// are not. Never fails.
 void unary_f32(UnaryF32 op, const float* x, float* y, int64_t n);
 
+/// c[i·rs + j] = op(c[i·rs + j]) for i < m, j < n, in place: a GEMM tile's
+/// activation (gemm_epilogue.h), the build chosen once for the block.
+void unary_f32_rows(UnaryF32 op, float* c, int64_t rs, int64_t m, int64_t n);
+
 /// The baseline build of unary_f32, whatever the CPU (tests compare it with
 /// the AVX2 one).
 void unary_f32_baseline(UnaryF32 op, const float* x, float* y, int64_t n);

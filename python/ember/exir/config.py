@@ -86,6 +86,16 @@ class ExecutorchBackendConfig:
     ``ember_fused::fused_convolution`` whose kernel does both on each output tile
     (``ember.exir.passes.fuse_conv_activation``); False keeps the aten ops,
     which runtimes without Ember's kernels also run.
+    ``fuse_gelu_tanh``: rewrite the tanh GELU written out in elementwise ops
+    (GPT-2's ``gelu_new``: pow, tanh, three mul, two add) into
+    ``aten.gelu(approximate="tanh")`` (``ember.exir.passes.fuse_gelu_tanh``;
+    a core ATen op, so the program still runs on other runtimes).
+    ``fuse_linear_activation``: rewrite a float linear layer (``addmm``/``mm``)
+    followed by a residual add and/or GELU/relu/hardtanh/clamp into one
+    ``ember_fused::fused_linear`` whose kernel does them on each output tile
+    (``ember.exir.passes.fuse_linear_activation``); False keeps the aten
+    ops, which runtimes without Ember's kernels also run. Not applied with
+    ``precision="bf16"``.
     ``fuse_safe_softmax``: rewrite the seven ops that attention's
     ``_safe_softmax`` decomposes into (softmax, then zeros for rows that are
     all -inf) into one ``ember_fused::safe_softmax``
@@ -136,6 +146,8 @@ class ExecutorchBackendConfig:
     fold_padding: bool = True
     fuse_quantized_ops: bool = True
     fuse_conv_activation: bool = True
+    fuse_gelu_tanh: bool = True
+    fuse_linear_activation: bool = True
     fuse_safe_softmax: bool = True
     max_pool_without_indices: bool = True
     precision: str = "fp32"

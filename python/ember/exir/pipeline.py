@@ -13,7 +13,8 @@ to_edge_transform_and_lower: to_edge -> transform -> to_backend per partitioner;
                 again with them decomposed (edge_program_manager.py)
 to_executorch:  user passes -> bounds check (dynamic shapes) -> ``executorch_passes``
                 (each ExportedProgram -> ExportedProgram): zero padding and batch
-                norm folded into convolutions -> constant folding -> out variants +
+                norm folded into convolutions -> fused convolution/linear epilogues
+                (residual add, activation) -> constant folding -> out variants +
                 alloc (upper-bound shapes) -> dim-order ops -> loop-carried values
                 in memory of their own -> subgraph operands linked -> mutated
                 buffers and inputs written back (in place or by a final copy) ->
@@ -50,6 +51,8 @@ from ember.exir.passes.fold_batch_norm import FoldBatchNormPass
 from ember.exir.passes.fold_padding import FoldPaddingPass
 from ember.exir.passes.fuse_conv_activation import FuseConvActivationPass
 from ember.exir.passes.fuse_attention import SDPA, fused_sdpa_decomposition
+from ember.exir.passes.fuse_gelu_tanh import FuseGeluTanhPass
+from ember.exir.passes.fuse_linear_activation import FuseLinearActivationPass
 from ember.exir.passes.fuse_safe_softmax import FuseSafeSoftmaxPass
 from ember.exir.passes.max_pool_without_indices import MaxPoolWithoutIndicesPass
 from ember.exir.passes.fuse_dynamic_intx_linear import FuseDynamicIntxLinearPass
@@ -183,6 +186,11 @@ def executorch_passes(
         passes.append(("fuse weight-only quantized linear", FuseWeightOnlyLinearPass()))
     if config.fuse_conv_activation:
         passes.append(("fuse convolution + residual + activation", FuseConvActivationPass()))
+    if config.fuse_gelu_tanh:
+        passes.append(("tanh GELU written out into gelu(approximate='tanh')",
+                       FuseGeluTanhPass()))
+    if config.fuse_linear_activation and config.precision != "bf16":
+        passes.append(("fuse linear + residual + activation", FuseLinearActivationPass()))
     if config.fuse_safe_softmax:
         passes.append(("fuse safe softmax", FuseSafeSoftmaxPass()))
     if config.max_pool_without_indices:

@@ -179,6 +179,11 @@ _EXTRA: dict[str, Any] = {
           _t(torch.arange(36.0).reshape(2, 2, 3, 3) / 36 - 0.5, d), _t([0.5, -0.5], d),
           [1, 1], [1, 1], [1, 1], 1, _t(torch.arange(32.0).reshape(1, 2, 4, 4) / 8, d), 0.0,
           None), {})],
+    # (kernels/portable/op_fused_linear.cpp): input @ mat2 + bias + residual, then GELU
+    "ember_fused.fused_linear.default": lambda d: [
+        ((_t(torch.arange(8.0).reshape(2, 4) / 4 - 1, d), _t(torch.arange(12.0).reshape(4, 3) / 12, d),
+          _t([0.5, -0.5, 0.25], d), _t(torch.arange(6.0).reshape(2, 3) / 6, d), "gelu", None, None),
+         {})],
     "ember_fused.linear_bf16.default": lambda d: [
         ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), (_W_LINEAR / 8).to(torch.bfloat16), _W_BIAS),
          {})],

@@ -15,6 +15,16 @@ order, so a program with fused ops means exactly what the one without meant.
   optional (relu is ``min=0``, relu6 and hardtanh are both bounds). With a
   bfloat16 ``weight`` and a float32 ``input`` (the bf16 precision) the input
   is rounded to bfloat16 and the products summed in float32.
+- ``fused_linear(input, mat2, bias?, residual?, activation="none", min?,
+  max?) -> Tensor``: float32 ``y = input @ mat2`` (input ``[M, K]``, mat2
+  ``[K, N]``: a linear layer's weight transposed, as ``addmm`` takes it),
+  then ``+ bias`` (``[N]``), then ``+ residual`` (``[M, N]``), then
+  ``clamp(y, min, max)``, then the activation: ``"none"``, ``"gelu"``
+  (erf) or ``"gelu_tanh"`` (``gelu(approximate="tanh")``).
+  ``ember.exir.passes.fuse_linear_activation`` writes it for a linear layer
+  followed by a residual add and/or relu/hardtanh/clamp/GELU; its kernel
+  (``kernels/portable/op_fused_linear.cpp``) does them on each output tile
+  of the GEMM.
 - ``linear_bf16(input, weight, bias?) -> Tensor``: a linear layer in the
   opt-in bf16 precision (``ExecutorchBackendConfig(precision="bf16")``,
   ``ember.exir.passes.bf16_precision``): ``input`` (float32) is rounded to
@@ -57,12 +67,17 @@ _OUT = "*, Tensor(a!) out) -> Tensor(a!)"
 _POOL = ("Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
          "int[2] dilation=1, bool ceil_mode=False")
 
+_LINEAR = ('Tensor input, Tensor mat2, Tensor? bias, Tensor? residual, str activation="none", '
+           "float? min=None, float? max=None")
+
 _SDPA = ("Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, "
          "float? scale=None")
 
 SCHEMAS = {
     "fused_convolution": f"({_CONVOLUTION}) -> Tensor",
     "fused_convolution.out": f"({_CONVOLUTION}, {_OUT}",
+    "fused_linear": f"({_LINEAR}) -> Tensor",
+    "fused_linear.out": f"({_LINEAR}, {_OUT}",
     "linear_bf16": "(Tensor input, Tensor weight, Tensor? bias) -> Tensor",
     "linear_bf16.out": f"(Tensor input, Tensor weight, Tensor? bias, {_OUT}",
     "safe_softmax": "(Tensor self, int dim) -> Tensor",
@@ -85,6 +100,27 @@ def fused_convolution(input, weight, bias, stride, padding, dilation, groups, re
     if min is not None or max is not None:
         y = torch.clamp(y, min, max)
     return y
+
+
+_ACTIVATIONS = {
+    "none": lambda y: y,
+    "gelu": lambda y: torch.nn.functional.gelu(y),
+    "gelu_tanh": lambda y: torch.nn.functional.gelu(y, approximate="tanh"),
+}
+
+
+def fused_linear(input, mat2, bias, residual, activation="none", min=None, max=None):
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"fused_linear: activation must be one of {sorted(_ACTIVATIONS)}, "
+                         f"got {activation!r}")
+    y = input @ mat2
+    if bias is not None:
+        y = y + bias
+    if residual is not None:
+        y = y + residual
+    if min is not None or max is not None:
+        y = torch.clamp(y, min, max)
+    return _ACTIVATIONS[activation](y)
 
 
 def linear_bf16(input, weight, bias):
@@ -113,7 +149,8 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None):
     return y.contiguous()
 
 
-_FUNCTIONS = {"fused_convolution": fused_convolution, "linear_bf16": linear_bf16,
+_FUNCTIONS = {"fused_convolution": fused_convolution, "fused_linear": fused_linear,
+              "linear_bf16": linear_bf16,
               "safe_softmax": safe_softmax, "max_pool2d": max_pool2d, "sdpa": sdpa}
 
 

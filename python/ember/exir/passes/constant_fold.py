@@ -32,8 +32,9 @@ from ember.exir.storage import nodes_in
 
 _NONDETERMINISTIC = (torch.Tag.nondeterministic_seeded, torch.Tag.nondeterministic_bitwise)
 
-# Kernels that read their operands in any dim order (op_mm.cpp, op_addmm.cpp, op_bmm.cpp).
-_ANY_DIM_ORDER = ("aten::mm", "aten::addmm", "aten::bmm")
+# Kernels that read their operands in any dim order (op_mm.cpp, op_addmm.cpp, op_bmm.cpp,
+# op_fused_linear.cpp).
+_ANY_DIM_ORDER = ("aten::mm", "aten::addmm", "aten::bmm", "ember_fused::fused_linear")
 
 
 def _op_name(target: Any) -> str:

@@ -50,7 +50,7 @@ def _only_user(node: torch.fx.Node) -> torch.fx.Node | None:
     return users[0] if len(users) == 1 else None
 
 
-def _bounds(node: torch.fx.Node) -> tuple[float | None, float | None] | None:
+def clamp_bounds(node: torch.fx.Node) -> tuple[float | None, float | None] | None:
     """The clamp range of an activation node, or None when it is not one."""
     if calls_op(node, _RELU):
         return (0.0, None)
@@ -113,7 +113,7 @@ class FuseConvActivationPass:
                 chain.append(user)
         lo = hi = None
         act = _only_user(chain[-1])
-        bounds = _bounds(act) if act is not None else None
+        bounds = clamp_bounds(act) if act is not None else None
         if bounds is not None and act.args[0] is chain[-1]:
             lo, hi = bounds
             chain.append(act)
