@@ -38,6 +38,7 @@
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemm_bf16.h"
 #include "kernels/portable/util/gemv.h"
+#include "kernels/portable/util/im2col_gather.h"
 #include "kernels/portable/util/isa_target.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/transpose_f32.h"
@@ -66,6 +67,8 @@ struct ConvPrepared {
   WinogradWeights winograd;  // packed != null: 3×3 stride 1 through util/conv_winograd.h.
   Bf16PackedWeight bf16;     // data != null: a bfloat16 weight, group 0's rows.
   int64_t bf16_group_stride = 0;  // Words between two groups' packed rows.
+  // The bf16 GEMM's im2col reads through an Im2colTable in scratch (small planes).
+  bool bf16_table = false;
 };
 
 // Walks k = (c, y, x) of a Cg·KH·KW reduction without divides.
@@ -194,6 +197,27 @@ struct Im2colSource {
     }
   }
 };
+
+// B = im2col columns through an Im2colTable (im2col_gather.h): one or two
+// vector gathers per k row of a strip instead of per-output-row runs, for
+// planes whose rows are shorter than a strip.
+struct Im2colTableSource {
+  const float* x;  // At the batch's and group's first input channel.
+  int64_t s_c;
+  Im2colTable table;
+
+  template <int kNR>
+  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) const {
+    for (int64_t s = 0; s < nc; s += kNR) {
+      const int64_t cols = nc - s < kNR ? nc - s : kNR;
+      im2col_gather_strip(x, s_c, table, p0, kc, j0 + s, cols, kNR, dst);
+      dst += kc * kNR;
+    }
+  }
+};
+
+// The bf16 GEMM gathers im2col through a table on planes at most this wide.
+constexpr int64_t kBf16TableMaxWidth = 14;
 
 // Depthwise convolution (one input channel per group, output channel oc
 // reads input channel oc / multiplier): a GEMM per channel would have m ≤ 4
@@ -906,9 +930,20 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
         if (prepared != nullptr && prepared->bf16.data != nullptr) {
           Bf16PackedWeight wg = prepared->bf16;
           wg.data += grp * prepared->bf16_group_stride;
+          int32_t* table = nullptr;
+          if (!pointwise && prepared->bf16_table) {
+            table = im2row_table(ctx, g, in_sh, in_sw, n, 0);  // scratch from its start
+          }
           if (pointwise) {
             bf16_gemm_weight_a(ctx, wg, n, StridedMatrix<float>{xg, in_sc, in_sw}, c,
                                out.strides[1], &ep);
+          } else if (table != nullptr) {
+            const int64_t row = (n + 15) / 16 * 16;
+            // The table is the same for every batch and group; built once.
+            if (b == 0 && grp == 0) build_im2row_table(g, in_sh, in_sw, row, table);
+            bf16_gemm_weight_a(ctx, wg, n,
+                               Im2colTableSource{xg, in_sc, Im2colTable{table, row, g.kh * g.kw}},
+                               c, out.strides[1], &ep);
           } else {
             bf16_gemm_weight_a(ctx, wg, n, Im2colSource<float>{xg, in_sc, in_sh, in_sw, &g}, c,
                                out.strides[1], &ep);
@@ -1109,6 +1144,16 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
     state->ocg = ocg;
     state->k = k;
     state->bf16_group_stride = group_stride;
+    // Small planes gather im2col through a table in scratch (Im2colTableSource).
+    const int64_t taps = k / weight.sizes[1];
+    const bool pointwise = taps == 1 && stride_is_one(stride) && padding_is_zero(padding);
+    const int64_t out_w = out.sizes[out.dim - 1];
+    if (!pointwise && out_w <= kBf16TableMaxWidth) {
+      const int64_t positions = out.dim == 4 ? out.sizes[2] * out.sizes[3] : out.sizes[2];
+      state->bf16_table = true;
+      ctx.reserve_scratch(static_cast<size_t>(im2row_table_ints(positions, taps)) *
+                          sizeof(int32_t));
+    }
     ctx.set_state(state);
     ctx.mark_packed(weight);
     return Error::Ok;

@@ -4,6 +4,7 @@
 // load (prepare): dtypes, shapes, a weight that is not a constant, a
 // depthwise bf16 convolution, and aten::convolution given a bf16 weight.
 #include <cmath>
+#include <vector>
 
 #include "kernels/portable/util/half.h"
 #include "kernels/test/tensor_factory.h"
@@ -105,6 +106,59 @@ TEST(OpLinearBf16Test, ConvolutionWithABf16Weight) {
           }
         }
         EXPECT_NEAR(got[(size_t(o) * 4 + y) * 4 + xx], std::fmax(s, 0.0), 1e-5 * (mag + 1));
+      }
+    }
+  }
+}
+
+// Small planes gather im2col through a table in the method's scratch
+// (Im2colTableSource); without scratch the same call copies per-row runs.
+// Both must give the same bits, and the rounded product's value.
+TEST(OpLinearBf16Test, ConvolutionSmallPlaneTableGatherMatchesRuns) {
+  struct Geo {
+    int c, oc, h, w, stride, pad;
+  };
+  for (const Geo& p : {Geo{40, 24, 7, 7, 1, 1}, Geo{16, 36, 14, 13, 2, 1}, Geo{8, 8, 5, 9, 1, 0}}) {
+    SCOPED_TRACE(::testing::Message() << p.h << "x" << p.w << " stride " << p.stride);
+    TensorFactory tf;
+    const int oh = (p.h + 2 * p.pad - 3) / p.stride + 1, ow = (p.w + 2 * p.pad - 3) / p.stride + 1;
+    const auto xv = random_floats(size_t(p.c) * p.h * p.w, 16);
+    const auto wv = random_floats(size_t(p.oc) * p.c * 9, 17);
+    auto& x = tf.make<float>({1, p.c, p.h, p.w}, xv);
+    auto& w = tf.make_from_floats<BFloat16>({p.oc, p.c, 3, 3}, wv);
+    std::vector<float> outs[2];
+    for (int with_scratch = 0; with_scratch < 2; ++with_scratch) {
+      auto& out = tf.make<float>({1, p.oc, oh, ow});
+      KernelContext ctx(kConv);
+      alignas(64) static int32_t scratch[1 << 14];
+      if (with_scratch) ctx.set_scratch(scratch, sizeof(scratch));
+      const CallResult r = call_kernel(
+          ctx, kConv,
+          {&x.ev, &w.ev, tf.none(), tf.list({p.stride, p.stride}), tf.list({p.pad, p.pad}),
+           tf.list({1, 1}), tf.i(1), tf.none(), tf.none(), tf.none(), &out.ev},
+          true, {1});
+      ASSERT_TRUE(r.ok()) << r.message;
+      outs[with_scratch] = out.values<float>();
+    }
+    ASSERT_EQ(outs[0], outs[1]);
+    for (int o = 0; o < p.oc; ++o) {
+      for (int y = 0; y < oh; ++y) {
+        for (int xx = 0; xx < ow; ++xx) {
+          double s = 0, mag = 0;
+          for (int ci = 0; ci < p.c; ++ci) {
+            for (int ky = 0; ky < 3; ++ky) {
+              for (int kx = 0; kx < 3; ++kx) {
+                const int iy = p.stride * y - p.pad + ky, ix = p.stride * xx - p.pad + kx;
+                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
+                const double v = rounded(xv[(size_t(ci) * p.h + iy) * p.w + ix]) *
+                                 rounded(wv[((size_t(o) * p.c + ci) * 3 + ky) * 3 + kx]);
+                s += v;
+                mag += std::fabs(v);
+              }
+            }
+          }
+          ASSERT_NEAR(outs[1][(size_t(o) * oh + y) * ow + xx], s, 1e-5 * (mag + 1));
+        }
       }
     }
   }
