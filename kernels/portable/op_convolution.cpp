@@ -38,7 +38,6 @@
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemm_bf16.h"
 #include "kernels/portable/util/gemv.h"
-#include "kernels/portable/util/im2col_gather.h"
 #include "kernels/portable/util/isa_target.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/transpose_f32.h"
@@ -67,8 +66,9 @@ struct ConvPrepared {
   WinogradWeights winograd;  // packed != null: 3×3 stride 1 through util/conv_winograd.h.
   Bf16PackedWeight bf16;     // data != null: a bfloat16 weight, group 0's rows.
   int64_t bf16_group_stride = 0;  // Words between two groups' packed rows.
-  // The bf16 GEMM's im2col reads through an Im2colTable in scratch (small planes).
-  bool bf16_table = false;
+  // The bf16 weight is packed as the GEMM's B (bf16_pack_weight): execute
+  // computes outᵀ = columnsᵀ · Wᵀ with bf16_gemm (bf16_positions_rows).
+  bool bf16_rows = false;
 };
 
 // Walks k = (c, y, x) of a Cg·KH·KW reduction without divides.
@@ -198,26 +198,10 @@ struct Im2colSource {
   }
 };
 
-// B = im2col columns through an Im2colTable (im2col_gather.h): one or two
-// vector gathers per k row of a strip instead of per-output-row runs, for
-// planes whose rows are shorter than a strip.
-struct Im2colTableSource {
-  const float* x;  // At the batch's and group's first input channel.
-  int64_t s_c;
-  Im2colTable table;
-
-  template <int kNR>
-  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) const {
-    for (int64_t s = 0; s < nc; s += kNR) {
-      const int64_t cols = nc - s < kNR ? nc - s : kNR;
-      im2col_gather_strip(x, s_c, table, p0, kc, j0 + s, cols, kNR, dst);
-      dst += kc * kNR;
-    }
-  }
-};
-
-// The bf16 GEMM gathers im2col through a table on planes at most this wide.
-constexpr int64_t kBf16TableMaxWidth = 14;
+// The bf16 GEMM takes output positions as its rows on planes of at most this
+// many (1×1 layers: of at most kBf16RowsAlways, unless their depth is large).
+constexpr int64_t kBf16RowsMaxPositions = 196;
+constexpr int64_t kBf16RowsAlways = 64;
 
 // Depthwise convolution (one input channel per group, output channel oc
 // reads input channel oc / multiplier): a GEMM per channel would have m ≤ 4
@@ -747,6 +731,80 @@ int32_t* im2row_table(KernelContext& ctx, const ConvGeometry& g, int64_t s_h, in
   return base != nullptr ? reinterpret_cast<int32_t*>(base + ct_floats) : nullptr;
 }
 
+// outᵀ [n positions × OCg] (in scratch) transposed into the group's output
+// planes (channel stride c_cs, position stride c_ps), then the epilogue there.
+void transpose_into_planes(KernelContext& ctx, const float* ct, int64_t n, int64_t ocg,
+                           const GemmEpilogue<float>& ep, float* c, int64_t c_cs, int64_t c_ps) {
+  auto transpose = [&](int64_t first, int64_t last) {
+    if (c_ps == 1) {
+      transpose_f32(ct + first, ocg, c + first * c_cs, c_cs, n, last - first);
+    } else {
+      for (int64_t o = first; o < last; ++o) {
+        for (int64_t p = 0; p < n; ++p) c[o * c_cs + p * c_ps] = ct[p * ocg + o];
+      }
+    }
+    if (!ep.empty()) ep.at(first, 0).apply(last - first, n, c + first * c_cs, c_cs, c_ps);
+  };
+  if (n * ocg >= (int64_t{1} << 16)) {
+    parallel_range(ctx, ocg, 16, 16, transpose);
+  } else {
+    transpose(0, ocg);
+  }
+}
+
+// The bf16 GEMM's positions-as-rows form: columnsᵀ [n × k] written into
+// scratch as float rows (a 1×1 convolution's input transposed, else im2col
+// through the offsets table), outᵀ = bf16(columnsᵀ) · Wᵀ by bf16_gemm into
+// scratch, then transposed into the planes with the epilogue. For small
+// planes: the weight strips meet up to 18 position tiles each (the other
+// orientation's 49 or 196 positions give each weight strip 2 to 7 tiles of
+// 32, and a weight larger than the caches streams from memory per strip).
+// Scratch: outᵀ, then columnsᵀ, then the table. False when it has too little.
+bool bf16_positions_rows(KernelContext& ctx, const ConvGeometry& g, const Bf16PackedWeight& w,
+                         int64_t n, bool pointwise, const float* xg, int64_t in_sc,
+                         int64_t in_sh, int64_t in_sw, bool first_call,
+                         const GemmEpilogue<float>& ep, float* c, int64_t c_cs, int64_t c_ps) {
+  const int64_t ocg = w.n, k = w.k, taps = g.kh * g.kw;
+  const int64_t ct_floats = transposed_out_floats(n, ocg);
+  const int64_t rows_floats = round_up_16(n * k);
+  const int64_t table_ints = im2row_table_ints(n, taps);
+  auto* base = static_cast<float*>(ctx.scratch(
+      static_cast<size_t>(ct_floats + rows_floats + table_ints) * sizeof(float)));
+  if (base == nullptr) return false;
+  float* ct = base;
+  float* rows = base + ct_floats;
+  if (pointwise && in_sw == 1) {
+    transpose_f32(xg, in_sc, rows, k, k, n);
+  } else {
+    const int64_t reach = (g.in_h - 1) * in_sh + (g.in_w - 1) * in_sw;
+    if (in_sh < 0 || in_sw < 0 || reach > INT32_MAX) return false;
+    auto* table = reinterpret_cast<int32_t*>(rows + rows_floats);
+    const int64_t row = (n + 15) / 16 * 16;
+    if (first_call) build_im2row_table(g, in_sh, in_sw, row, table);
+    // Row i of columnsᵀ: (channel, tap) pairs in k order, each a table lookup.
+    auto fill = [&](int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) {
+        float* r = rows + i * k;
+        for (int64_t ch = 0; ch < g.c_per_group; ++ch) {
+          const float* plane = xg + ch * in_sc;
+          for (int64_t t = 0; t < taps; ++t) {
+            const int32_t off = table[t * row + i];
+            r[ch * taps + t] = off >= 0 ? plane[off] : 0.0f;
+          }
+        }
+      }
+    };
+    if (n * k >= (int64_t{1} << 16)) {
+      parallel_range(ctx, n, 8, 8, fill);
+    } else {
+      fill(0, n);
+    }
+  }
+  bf16_gemm(ctx, n, rows, k, 1, w, ct, ocg, nullptr);
+  transpose_into_planes(ctx, ct, n, ocg, ep, c, c_cs, c_ps);
+  return true;
+}
+
 // outᵀ [positions × OCg] = columnsᵀ · Wᵀ on the panels prepare packed
 // (positions_as_rows) into scratch, then transposed into the group's output
 // planes (channel stride c_cs, position stride c_ps) and the epilogue applied
@@ -799,21 +857,7 @@ void gemm_positions_rows(KernelContext& ctx, int64_t n, int64_t ocg, int64_t k,
   } else {
     gemm_parallel<float>(ctx, n, ocg, k, columns_t, w_t, 1.0f, 0.0f, ct, ocg, 1);
   }
-  auto transpose = [&](int64_t first, int64_t last) {
-    if (c_ps == 1) {
-      transpose_f32(ct + first, ocg, c + first * c_cs, c_cs, n, last - first);
-    } else {
-      for (int64_t o = first; o < last; ++o) {
-        for (int64_t p = 0; p < n; ++p) c[o * c_cs + p * c_ps] = ct[p * ocg + o];
-      }
-    }
-    if (!ep.empty()) ep.at(first, 0).apply(last - first, n, c + first * c_cs, c_cs, c_ps);
-  };
-  if (n * ocg >= (int64_t{1} << 16)) {
-    parallel_range(ctx, ocg, 16, 16, transpose);
-  } else {
-    transpose(0, ocg);
-  }
+  transpose_into_planes(ctx, ct, n, ocg, ep, c, c_cs, c_ps);
 }
 
 // What gemm_blocked's b_block asks a B operand for.
@@ -930,20 +974,19 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
         if (prepared != nullptr && prepared->bf16.data != nullptr) {
           Bf16PackedWeight wg = prepared->bf16;
           wg.data += grp * prepared->bf16_group_stride;
-          int32_t* table = nullptr;
-          if (!pointwise && prepared->bf16_table) {
-            table = im2row_table(ctx, g, in_sh, in_sw, n, 0);  // scratch from its start
+          if (prepared->bf16_rows &&
+              bf16_positions_rows(ctx, g, wg, n, pointwise, xg, in_sc, in_sh, in_sw,
+                                  b == 0 && grp == 0, ep, c, out.strides[1], out_sw)) {
+            continue;
           }
+          EMBER_KERNEL_CHECK(ctx, !prepared->bf16_rows,
+                             "the bf16 positions-as-rows path could not run: it needs the "
+                             "scratch memory prepare reserved (the method has %zu bytes) and "
+                             "input offsets within int32",
+                             ctx.scratch_size());
           if (pointwise) {
             bf16_gemm_weight_a(ctx, wg, n, StridedMatrix<float>{xg, in_sc, in_sw}, c,
                                out.strides[1], &ep);
-          } else if (table != nullptr) {
-            const int64_t row = (n + 15) / 16 * 16;
-            // The table is the same for every batch and group; built once.
-            if (b == 0 && grp == 0) build_im2row_table(g, in_sh, in_sw, row, table);
-            bf16_gemm_weight_a(ctx, wg, n,
-                               Im2colTableSource{xg, in_sc, Im2colTable{table, row, g.kh * g.kw}},
-                               c, out.strides[1], &ep);
           } else {
             bf16_gemm_weight_a(ctx, wg, n, Im2colSource<float>{xg, in_sc, in_sh, in_sw, &g}, c,
                                out.strides[1], &ep);
@@ -1127,7 +1170,16 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
                         "weight: a bfloat16 weight must be a contiguous constant of the program "
                         "(it is packed at load)");
     const Bf16GemmKind kind = bf16_gemm_kind();
-    const int64_t group_stride = bf16_packed_rows_words(ocg, k, kind);
+    const int64_t taps = k / weight.sizes[1];
+    const bool pointwise = taps == 1 && stride_is_one(stride) && padding_is_zero(padding);
+    const int64_t positions = out.dim == 4 ? out.sizes[2] * out.sizes[3] : out.sizes[2];
+    // Small planes: output positions as the GEMM's rows (bf16_positions_rows).
+    // On 14×14 a 1×1 layer's product is too short for the two transposes
+    // (ResNet-50's 256 → 1024: 324 → 373 µs); its 3×3 and strided layers gain.
+    const bool rows = positions <= kBf16RowsAlways ||
+                      (positions <= kBf16RowsMaxPositions && (!pointwise || k >= 2048));
+    const int64_t group_stride =
+        rows ? bf16_packed_weight_words(ocg, k, kind) : bf16_packed_rows_words(ocg, k, kind);
     auto* state = ctx.allocate_state<ConvPrepared>();
     if (state == nullptr) return ctx.failure();
     auto* packed = static_cast<uint32_t*>(
@@ -1135,24 +1187,25 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
     if (packed == nullptr) return ctx.failure();
     const auto* w = weight.data_ptr<const uint16_t>();
     for (int64_t grp = 0; grp < groups; ++grp) {
-      const Bf16PackedWeight p = bf16_pack_weight_rows(w + grp * ocg * weight.strides[0], ocg, k,
-                                                       weight.strides[0], 1, kind,
-                                                       packed + grp * group_stride);
+      const uint16_t* wg = w + grp * ocg * weight.strides[0];
+      const Bf16PackedWeight p =
+          rows ? bf16_pack_weight(wg, ocg, k, weight.strides[0], 1, kind,
+                                  packed + grp * group_stride)
+               : bf16_pack_weight_rows(wg, ocg, k, weight.strides[0], 1, kind,
+                                       packed + grp * group_stride);
       if (grp == 0) state->bf16 = p;
     }
     state->weight_data = weight.data;
     state->ocg = ocg;
     state->k = k;
     state->bf16_group_stride = group_stride;
-    // Small planes gather im2col through a table in scratch (Im2colTableSource).
-    const int64_t taps = k / weight.sizes[1];
-    const bool pointwise = taps == 1 && stride_is_one(stride) && padding_is_zero(padding);
-    const int64_t out_w = out.sizes[out.dim - 1];
-    if (!pointwise && out_w <= kBf16TableMaxWidth) {
-      const int64_t positions = out.dim == 4 ? out.sizes[2] * out.sizes[3] : out.sizes[2];
-      state->bf16_table = true;
-      ctx.reserve_scratch(static_cast<size_t>(im2row_table_ints(positions, taps)) *
-                          sizeof(int32_t));
+    state->bf16_rows = rows;
+    if (rows) {
+      // outᵀ, columnsᵀ and the table (bf16_positions_rows).
+      ctx.reserve_scratch(static_cast<size_t>(transposed_out_floats(positions, ocg) +
+                                              round_up_16(positions * k) +
+                                              im2row_table_ints(positions, taps)) *
+                          sizeof(float));
     }
     ctx.set_state(state);
     ctx.mark_packed(weight);

@@ -3,11 +3,13 @@
 // on the bf16-rounded operands (what the ops mean), and their refusals at
 // load (prepare): dtypes, shapes, a weight that is not a constant, a
 // depthwise bf16 convolution, and aten::convolution given a bf16 weight.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "kernels/portable/util/half.h"
 #include "kernels/test/tensor_factory.h"
+#include "runtime/kernel/thread_pool.h"
 
 namespace ember::testing {
 namespace {
@@ -81,6 +83,8 @@ TEST(OpLinearBf16Test, ConvolutionWithABf16Weight) {
   auto& w = tf.make_from_floats<BFloat16>({oc, c, 3, 3}, wv);
   auto& out = tf.make<float>({1, oc, 4, 4});
   KernelContext ctx(kConv);
+  alignas(64) static float scratch[1 << 12];  // positions as rows (16 positions)
+  ctx.set_scratch(scratch, sizeof(scratch));
   // Stride 2, padding 1: the im2col GEMM path.
   const CallResult r =
       call_kernel(ctx, kConv,
@@ -111,57 +115,93 @@ TEST(OpLinearBf16Test, ConvolutionWithABf16Weight) {
   }
 }
 
-// Small planes gather im2col through a table in the method's scratch
-// (Im2colTableSource); without scratch the same call copies per-row runs.
-// Both must give the same bits, and the rounded product's value.
-TEST(OpLinearBf16Test, ConvolutionSmallPlaneTableGatherMatchesRuns) {
+// Planes of at most 196 positions take the positions-as-rows form (outᵀ by
+// bf16_gemm in the method's scratch, transposed into the planes); larger ones
+// and short 1×1 layers on 14×14 the weight-as-A form. Every geometry against
+// the rounded product, with a residual and a clamp, on 1 and 2 threads (the
+// same bits); without the scratch prepare reserved, a clear error.
+TEST(OpLinearBf16Test, ConvolutionOnSmallAndLargePlanes) {
   struct Geo {
-    int c, oc, h, w, stride, pad;
+    int c, oc, h, w, k, stride, pad;
   };
-  for (const Geo& p : {Geo{40, 24, 7, 7, 1, 1}, Geo{16, 36, 14, 13, 2, 1}, Geo{8, 8, 5, 9, 1, 0}}) {
-    SCOPED_TRACE(::testing::Message() << p.h << "x" << p.w << " stride " << p.stride);
+  const Geo geos[] = {
+      {40, 24, 7, 7, 3, 1, 1},     // 49 positions, im2col through the offsets table
+      {16, 36, 14, 13, 3, 2, 1},   // stride 2 onto 7×7
+      {64, 40, 7, 7, 1, 1, 0},     // 1×1: the input transposed
+      {24, 16, 14, 14, 1, 1, 0},   // 1×1 on 196 positions, short depth: weight as A
+      {2048, 8, 14, 14, 1, 1, 0},  // 1×1 on 196 positions, deep: positions as rows
+      {12, 20, 15, 15, 3, 1, 1},   // 225 positions: weight as A, im2col runs
+      {8, 8, 5, 9, 3, 1, 0},       // 3×7
+  };
+  ThreadPool* pool = thread_pool_create(2);
+  ASSERT_NE(pool, nullptr);
+  for (const Geo& p : geos) {
+    SCOPED_TRACE(::testing::Message() << p.c << "→" << p.oc << " " << p.h << "x" << p.w << " k"
+                                      << p.k << " stride " << p.stride);
     TensorFactory tf;
-    const int oh = (p.h + 2 * p.pad - 3) / p.stride + 1, ow = (p.w + 2 * p.pad - 3) / p.stride + 1;
+    const int oh = (p.h + 2 * p.pad - p.k) / p.stride + 1;
+    const int ow = (p.w + 2 * p.pad - p.k) / p.stride + 1;
     const auto xv = random_floats(size_t(p.c) * p.h * p.w, 16);
-    const auto wv = random_floats(size_t(p.oc) * p.c * 9, 17);
+    const auto wv = random_floats(size_t(p.oc) * p.c * p.k * p.k, 17);
+    const auto rv = random_floats(size_t(p.oc) * oh * ow, 18);
     auto& x = tf.make<float>({1, p.c, p.h, p.w}, xv);
-    auto& w = tf.make_from_floats<BFloat16>({p.oc, p.c, 3, 3}, wv);
+    auto& w = tf.make_from_floats<BFloat16>({p.oc, p.c, p.k, p.k}, wv);
+    auto& res = tf.make<float>({1, p.oc, oh, ow}, rv);
     std::vector<float> outs[2];
-    for (int with_scratch = 0; with_scratch < 2; ++with_scratch) {
+    for (int t = 0; t < 2; ++t) {
       auto& out = tf.make<float>({1, p.oc, oh, ow});
       KernelContext ctx(kConv);
-      alignas(64) static int32_t scratch[1 << 14];
-      if (with_scratch) ctx.set_scratch(scratch, sizeof(scratch));
+      static std::vector<float> scratch(size_t{1} << 20);
+      ctx.set_scratch(scratch.data(), scratch.size() * sizeof(float));
+      ctx.set_thread_pool(t == 1 ? pool : nullptr);
       const CallResult r = call_kernel(
           ctx, kConv,
           {&x.ev, &w.ev, tf.none(), tf.list({p.stride, p.stride}), tf.list({p.pad, p.pad}),
-           tf.list({1, 1}), tf.i(1), tf.none(), tf.none(), tf.none(), &out.ev},
+           tf.list({1, 1}), tf.i(1), &res.ev, tf.d(-2.0), tf.d(2.0), &out.ev},
           true, {1});
       ASSERT_TRUE(r.ok()) << r.message;
-      outs[with_scratch] = out.values<float>();
+      outs[t] = out.values<float>();
     }
-    ASSERT_EQ(outs[0], outs[1]);
+    ASSERT_EQ(outs[0], outs[1]) << "1 and 2 threads differ";
+    int clamped = 0;
     for (int o = 0; o < p.oc; ++o) {
       for (int y = 0; y < oh; ++y) {
         for (int xx = 0; xx < ow; ++xx) {
           double s = 0, mag = 0;
           for (int ci = 0; ci < p.c; ++ci) {
-            for (int ky = 0; ky < 3; ++ky) {
-              for (int kx = 0; kx < 3; ++kx) {
+            for (int ky = 0; ky < p.k; ++ky) {
+              for (int kx = 0; kx < p.k; ++kx) {
                 const int iy = p.stride * y - p.pad + ky, ix = p.stride * xx - p.pad + kx;
                 if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
                 const double v = rounded(xv[(size_t(ci) * p.h + iy) * p.w + ix]) *
-                                 rounded(wv[((size_t(o) * p.c + ci) * 3 + ky) * 3 + kx]);
+                                 rounded(wv[((size_t(o) * p.c + ci) * p.k + ky) * p.k + kx]);
                 s += v;
                 mag += std::fabs(v);
               }
             }
           }
-          ASSERT_NEAR(outs[1][(size_t(o) * oh + y) * ow + xx], s, 1e-5 * (mag + 1));
+          const size_t i = (size_t(o) * oh + y) * ow + xx;
+          const double want = std::clamp(s + rv[i], -2.0, 2.0);
+          clamped += want == -2.0 || want == 2.0;
+          ASSERT_NEAR(outs[0][i], want, 1e-5 * (mag + 1));
         }
       }
     }
+    EXPECT_LT(clamped, p.oc * oh * ow) << "everything was clamped";
   }
+  thread_pool_destroy(pool);
+  // The positions-as-rows form without the scratch its prepare reserved.
+  TensorFactory tf;
+  auto& x = tf.make<float>({1, 8, 7, 7}, random_floats(8 * 49, 19));
+  auto& w = tf.make_from_floats<BFloat16>({8, 8, 3, 3}, random_floats(8 * 72, 20));
+  auto& out = tf.make<float>({1, 8, 7, 7});
+  KernelContext ctx(kConv);
+  EXPECT_KERNEL_FAILS(
+      call_kernel(ctx, kConv,
+                  {&x.ev, &w.ev, tf.none(), tf.list({1, 1}), tf.list({1, 1}), tf.list({1, 1}),
+                   tf.i(1), tf.none(), tf.none(), tf.none(), &out.ev},
+                  true, {1}),
+      kConv, "the bf16 positions-as-rows path could not run");
 }
 
 TEST(OpLinearBf16Test, ConvolutionRefusalsAtLoad) {
@@ -173,6 +213,8 @@ TEST(OpLinearBf16Test, ConvolutionRefusalsAtLoad) {
   auto& dw_out = tf.make<float>({1, 4, 3, 3});
   auto fused = [&](TestTensor& weight, int groups, TestTensor& o, bool constant) {
     KernelContext ctx(kConv);
+    alignas(64) static float scratch[1 << 12];
+    ctx.set_scratch(scratch, sizeof(scratch));
     return call_kernel(ctx, kConv,
                        {&x.ev, &weight.ev, tf.none(), tf.list({1, 1}), tf.list({0, 0}),
                         tf.list({1, 1}), tf.i(groups), tf.none(), tf.none(), tf.none(), &o.ev},
