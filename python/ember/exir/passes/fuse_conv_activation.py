@@ -70,6 +70,22 @@ def clamp_bounds(node: torch.fx.Node) -> tuple[float | None, float | None] | Non
     return (None if lo is None else float(lo), None if hi is None else float(hi))
 
 
+def residual_of(add: torch.fx.Node | None, x: torch.fx.Node) -> torch.fx.Node | None:
+    """The other operand of ``add`` when it is ``aten.add.Tensor(x, r)`` or
+    ``(r, x)`` with alpha 1 and ``r`` a tensor of x's shape and dtype (no
+    broadcasting, the sum of that shape and dtype too), else None."""
+    if add is None or not calls_op(add, _ADD) or add.kwargs.get("alpha", 1) != 1 \
+            or len(add.args) != 2:
+        return None
+    other = add.args[1] if add.args[0] is x else add.args[0]
+    x_val, other_val, sum_val = _val(x), _val(other), _val(add)
+    if (other is x or x_val is None or other_val is None or sum_val is None
+            or other_val.shape != x_val.shape or other_val.dtype != x_val.dtype
+            or sum_val.shape != x_val.shape or sum_val.dtype != x_val.dtype):
+        return None
+    return other
+
+
 class FuseConvActivationPass:
     """``FuseConvActivationPass()(ep)`` returns the program with every
     fusable convolution [+ residual] [+ activation] fused; ``ep`` is not
@@ -99,18 +115,10 @@ class FuseConvActivationPass:
                 or out.dim() not in (3, 4)):
             return
         chain = [conv]  # The nodes the fused op replaces, in order.
-        residual = None
         user = _only_user(conv)
-        if user is not None and calls_op(user, _ADD) and user.kwargs.get("alpha", 1) == 1 \
-                and len(user.args) == 2:
-            other = user.args[1] if user.args[0] is conv else user.args[0]
-            other_val = _val(other)
-            sum_val = _val(user)
-            if (other is not conv and other_val is not None and sum_val is not None
-                    and other_val.shape == out.shape and other_val.dtype == out.dtype
-                    and sum_val.shape == out.shape and sum_val.dtype == out.dtype):
-                residual = other
-                chain.append(user)
+        residual = residual_of(user, conv)
+        if residual is not None:
+            chain.append(user)
         lo = hi = None
         act = _only_user(chain[-1])
         bounds = clamp_bounds(act) if act is not None else None

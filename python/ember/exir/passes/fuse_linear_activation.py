@@ -43,12 +43,11 @@ from ember.exir.dialects.edge._ops import calls_op, to_edge_op
 from ember.exir.exported import copy_graph_module, rebuild
 from ember.exir.lifted_constants import LiftedConstants
 from ember.exir.operator import ember_fused
-from ember.exir.passes.fuse_conv_activation import clamp_bounds
+from ember.exir.passes.fuse_conv_activation import clamp_bounds, residual_of
 
 _aten = torch.ops.aten
 _ADDMM = _aten.addmm.default
 _MM = _aten.mm.default
-_ADD = _aten.add.Tensor
 _GELU = _aten.gelu.default
 _VIEW = _aten.view_copy.default
 _CLONE = _aten.clone.default
@@ -155,17 +154,9 @@ class FuseLinearActivationPass:
                 view = user
             user = _only_user(user)
         through = len(chain)
-        residual = None
-        if user is not None and calls_op(user, _ADD) and user.kwargs.get("alpha", 1) == 1 \
-                and len(user.args) == 2:
-            other = user.args[1] if user.args[0] is chain[-1] else user.args[0]
-            other_val, sum_val, cur_val = _val(other), _val(user), _val(chain[-1])
-            if (other is not chain[-1] and other_val is not None and sum_val is not None
-                    and cur_val is not None and other_val.shape == cur_val.shape
-                    and other_val.dtype == torch.float32 and sum_val.shape == cur_val.shape
-                    and sum_val.dtype == torch.float32):
-                residual = other
-                chain.append(user)
+        residual = residual_of(user, chain[-1])
+        if residual is not None:
+            chain.append(user)
         lo = hi = None
         activation = "none"
         act = _only_user(chain[-1])
