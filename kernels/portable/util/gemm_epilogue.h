@@ -124,8 +124,9 @@ struct GemmEpilogue {
 };
 
 /// The same for float, vectorised: one pass per row doing the bias, the
-/// residual and the clamp together (not the activation: activate_block after). Only for c_cs == 1 with contiguous column
-/// bias and residual rows (the caller checks); the generic `apply` does the rest.
+/// residual and the clamp together (not the activation: activate_block after).
+/// Only for c_cs == 1 with contiguous column bias and residual rows (the
+/// caller checks); the generic `apply` does the rest.
 /// Call each only when the CPU has its ISA (gemm.h's dispatch does).
 void f32_epilogue_avx512f(const GemmEpilogue<float>& ep, int64_t m, int64_t n, float* c,
                           int64_t c_rs);

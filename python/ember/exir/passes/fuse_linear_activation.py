@@ -40,10 +40,15 @@ import torch
 from torch.export import ExportedProgram
 
 from ember.exir.dialects.edge._ops import calls_op, to_edge_op
-from ember.exir.exported import copy_graph_module, rebuild
 from ember.exir.lifted_constants import LiftedConstants
 from ember.exir.operator import ember_fused
-from ember.exir.passes.fuse_conv_activation import clamp_bounds, residual_of
+from ember.exir.passes.epilogue_fusion import (
+    EpilogueFusionPass,
+    clamp_bounds,
+    only_user,
+    residual_of,
+    value_of,
+)
 
 _aten = torch.ops.aten
 _ADDMM = _aten.addmm.default
@@ -55,11 +60,6 @@ _WEIGHT_VIEWS = (_aten.permute_copy.default, _aten.t_copy.default, _VIEW)
 _GELU_MODES = {"none": "gelu", "tanh": "gelu_tanh"}
 
 
-def _val(node: Any) -> torch.Tensor | None:
-    val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-    return val if isinstance(val, torch.Tensor) else None
-
-
 def _like(val: torch.Tensor) -> torch.Tensor:
     """A new (fake) tensor of val's shape and dtype, for a new node's meta."""
     mode = getattr(val, "fake_mode", None)
@@ -67,11 +67,6 @@ def _like(val: torch.Tensor) -> torch.Tensor:
         return torch.empty_like(val)
     with mode:
         return torch.empty_like(val)
-
-
-def _only_user(node: torch.fx.Node) -> torch.fx.Node | None:
-    users = list(node.users)
-    return users[0] if len(users) == 1 and users[0].op == "call_function" else None
 
 
 def _passes_through(node: torch.fx.Node, src: torch.fx.Node) -> bool:
@@ -93,28 +88,17 @@ def _gelu_activation(node: torch.fx.Node) -> str | None:
     return _GELU_MODES.get(mode)
 
 
-class FuseLinearActivationPass:
+class FuseLinearActivationPass(EpilogueFusionPass):
     """``FuseLinearActivationPass()(ep)`` returns the program with every
     fusable linear layer [+ residual] [+ activation] fused; ``ep`` is not
     changed. ``fused`` counts the rewrites of the last call,
     ``with_residual`` and ``with_activation`` the parts they took in."""
 
-    def __init__(self) -> None:
-        self.fused = 0
-        self.with_residual = 0
-        self.with_activation = 0
-
-    def __call__(self, ep: ExportedProgram) -> ExportedProgram:
-        self.fused = self.with_residual = self.with_activation = 0
-        gm = copy_graph_module(ep.graph_module)
+    def _start(self, ep: ExportedProgram, gm: torch.fx.GraphModule) -> None:
         self._constants = LiftedConstants(ep, gm)
-        for node in list(gm.graph.nodes):
-            if calls_op(node, _ADDMM) or calls_op(node, _MM):
-                self._fuse(gm.graph, node)
-        if self.fused == 0:
-            return ep
-        gm.recompile()
-        return rebuild(ep, gm, verifier=ep.verifiers[0])
+
+    def _takes(self, node: torch.fx.Node) -> bool:
+        return calls_op(node, _ADDMM) or calls_op(node, _MM)
 
     def _is_weight(self, node: Any) -> bool:
         """A program constant, or a permute/view of one (folded at export)."""
@@ -125,7 +109,7 @@ class FuseLinearActivationPass:
 
     def _product(self, mm: torch.fx.Node) -> tuple[Any, Any, Any] | None:
         """(input, mat2, bias) of a fusable product, else None."""
-        out = _val(mm)
+        out = value_of(mm)
         if out is None or out.dtype != torch.float32 or out.dim() != 2:
             return None
         if not self._is_weight(mm.args[1] if calls_op(mm, _MM) else mm.args[2]):
@@ -135,7 +119,7 @@ class FuseLinearActivationPass:
         if len(mm.args) != 3 or any(mm.kwargs.get(k, 1) != 1 for k in ("beta", "alpha")):
             return None
         bias, x, w = mm.args
-        bias_val = _val(bias)
+        bias_val = value_of(bias)
         if (bias_val is None or bias_val.dtype != torch.float32 or bias_val.dim() != 1
                 or bias_val.shape[0] != out.shape[1]):
             return None
@@ -147,19 +131,19 @@ class FuseLinearActivationPass:
             return
         chain = [mm]  # The nodes the fused op replaces, in order.
         view = None  # The last view_copy in the chain: its size is the result's.
-        user = _only_user(mm)
+        user = only_user(mm)
         while user is not None and _passes_through(user, chain[-1]):
             chain.append(user)
             if calls_op(user, _VIEW):
                 view = user
-            user = _only_user(user)
+            user = only_user(user)
         through = len(chain)
         residual = residual_of(user, chain[-1])
         if residual is not None:
             chain.append(user)
         lo = hi = None
         activation = "none"
-        act = _only_user(chain[-1])
+        act = only_user(chain[-1])
         if act is not None and act.args and act.args[0] is chain[-1]:
             bounds = clamp_bounds(act)
             gelu = _gelu_activation(act)
@@ -173,13 +157,13 @@ class FuseLinearActivationPass:
             return  # Nothing to fuse: the product stays addmm/mm.
         last = chain[-1]
         x, w, bias = operands
-        n = _val(mm).shape[1]
+        n = value_of(mm).shape[1]
         with graph.inserting_before(last):
             if residual is not None and view is not None:
                 # The residual has the chain's shape: read it as [m, n].
                 residual = graph.call_function(to_edge_op(_VIEW), (residual, [-1, n]))
                 residual.meta = dict(mm.meta)
-                residual.meta["val"] = _like(_val(mm))
+                residual.meta["val"] = _like(value_of(mm))
             fused = graph.call_function(to_edge_op(ember_fused.ops.fused_linear.default),
                                         (x, w, bias, residual, activation, lo, hi))
             # The product's source line and name (profiles and errors point at it).
@@ -189,9 +173,5 @@ class FuseLinearActivationPass:
                 result = graph.call_function(to_edge_op(_VIEW), (fused, view.args[1]))
                 result.meta = dict(view.meta)
                 result.meta["val"] = last.meta["val"]
-        last.replace_all_uses_with(result)
-        for old in reversed(chain):
-            graph.erase_node(old)
-        self.fused += 1
-        self.with_residual += residual is not None
-        self.with_activation += lo is not None or hi is not None or activation != "none"
+        self._replace(graph, chain, result, residual,
+                      lo is not None or hi is not None or activation != "none")
