@@ -157,25 +157,69 @@ def test_linear_dynamic_kernel_matches_reference(shape):
     assert np.abs(out - want).max() <= 1e-5 * scale
 
 
-@pytest.mark.parametrize("shape", [(1, 64, 56, 56), (3, 5), (0, 4), (1000003,), (2, 23)])
+@pytest.mark.parametrize("op", ["add", "mul"])
+@pytest.mark.parametrize("shapes", [
+    ((1, 64, 56, 56), (1, 64, 56, 56)), ((3, 5), (3, 5)), ((0, 4), (0, 4)),
+    ((1000003,), (1000003,)), ((2, 23), (2, 23)),
+    # Broadcasting: a squeeze-and-excitation gate, rows, a scalar, both sides,
+    # a leading dim, and a large one (split over threads).
+    ((2, 24, 7, 9), (2, 24, 1, 1)), ((2, 24, 1, 1), (2, 24, 7, 9)), ((5, 33), (33,)),
+    ((5, 1), (1, 33)), ((4, 1, 6), (3, 1)), ((17,), ()), ((1, 96, 112, 112), (1, 96, 1, 1)),
+])
 @pytest.mark.parametrize("out_range", [(-128, 127), (-9, 127)])
-# The second set makes every sum a multiple of 0.5: half of them are ties,
-# which must round to even as eager's quantize does.
+# The second set makes every sum a multiple of 0.5 (and many products): half
+# of them are ties, which must round to even as eager's quantize does.
 @pytest.mark.parametrize("qargs", [(0.04, -3, 0.07, 12, 0.09, -9), (0.5, 1, 0.5, -2, 1.0, 3)])
-def test_add_kernel_is_bit_identical_to_reference(shape, out_range, qargs):
-    a, b = int8(shape), int8(shape)
+def test_binary_kernels_are_bit_identical_to_reference(op, shapes, out_range, qargs):
+    a, b = int8(shapes[0]), int8(shapes[1])
     args = (*qargs, *out_range)
-    want = eq.add(torch.from_numpy(a), *args[:2], torch.from_numpy(b), *args[2:]).numpy()
-    out = np.zeros(shape, np.int8)
-    _C.call_kernel("ember_quantized::add.out", [a, *args[:2], b, *args[2:], out])
+    if op == "mul" and qargs[4] == 1.0:
+        # Ties for a product: halves times halves are multiples of 0.25, so at
+        # an output scale of 0.5 half of them sit between two steps; small
+        # inputs keep the products inside int8's range.
+        a = RNG.integers(-11, 12, size=shapes[0], dtype=np.int8)
+        b = RNG.integers(-11, 12, size=shapes[1], dtype=np.int8)
+        args = (*qargs[:4], 0.5, *args[5:])
+    elif op == "mul":  # an output scale that spans the products' range
+        ya = (a.astype(np.float32) - qargs[1]) * np.float32(qargs[0])
+        yb = (b.astype(np.float32) - qargs[3]) * np.float32(qargs[2])
+        args = (*qargs[:4], spanning_scale(torch.from_numpy(ya * yb)), *args[5:])
+    want = getattr(eq, op)(torch.from_numpy(a), *args[:2], torch.from_numpy(b), *args[2:]).numpy()
+    out = np.zeros(want.shape, np.int8)
+    _C.call_kernel(f"ember_quantized::{op}.out", [a, *args[:2], b, *args[2:], out])
     np.testing.assert_array_equal(out, want)
+    if want.size >= 1000:  # the comparison saw more than a saturated or constant result
+        assert len(np.unique(want)) > 8
 
 
-def test_add_refuses_broadcasting():
-    with pytest.raises(Exception, match="same shape"):
-        _C.call_kernel("ember_quantized::add.out",
-                       [int8((2, 3)), 0.1, 0, int8((1, 3)), 0.1, 0, 0.1, 0, -128, 127,
+@pytest.mark.parametrize("op", ["add", "mul"])
+def test_binary_kernels_read_strided_operands(op):
+    """A transposed (non-contiguous) operand and a channels-last one."""
+    a = torch.from_numpy(int8((6, 10))).t()
+    b = torch.from_numpy(int8((10, 6)))
+    args = (0.05, 2, 0.04, -1, 0.1 if op == "add" else 2.0, 0, -128, 127)
+    want = getattr(eq, op)(a, *args[:2], b, *args[2:])
+    out = torch.zeros(10, 6, dtype=torch.int8)
+    _C.call_kernel(f"ember_quantized::{op}.out", [a, *args[:2], b, *args[2:], out])
+    torch.testing.assert_close(out, want, rtol=0, atol=0)
+    a4 = torch.from_numpy(int8((2, 8, 5, 3))).contiguous(memory_format=torch.channels_last)
+    b4 = torch.from_numpy(int8((2, 8, 1, 1)))
+    want = getattr(eq, op)(a4, *args[:2], b4, *args[2:])
+    out = torch.zeros(2, 8, 5, 3, dtype=torch.int8).contiguous(memory_format=torch.channels_last)
+    _C.call_kernel(f"ember_quantized::{op}.out", [a4, *args[:2], b4, *args[2:], out])
+    torch.testing.assert_close(out, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op", ["add", "mul"])
+def test_binary_kernels_refuse_what_they_cannot_run(op):
+    with pytest.raises(Exception, match=r"a of shape \[2, 3\] and b of shape \[4\] do not broadcast"):
+        _C.call_kernel(f"ember_quantized::{op}.out",
+                       [int8((2, 3)), 0.1, 0, int8((4,)), 0.1, 0, 0.1, 0, -128, 127,
                         np.zeros((2, 3), np.int8)])
+    with pytest.raises(Exception, match="int8"):
+        _C.call_kernel(f"ember_quantized::{op}.out",
+                       [int8((2, 3)), 0.1, 0, np.zeros((2, 3), np.float32), 0.1, 0, 0.1, 0,
+                        -128, 127, np.zeros((2, 3), np.int8)])
 
 
 def test_conv2d_refuses_a_weight_that_is_not_a_constant():
@@ -371,6 +415,41 @@ def test_conv_net_runs_fused_and_matches_eager_converted(per_channel):
         fp32 = model(x)
     assert (got.argmax(1) == fp32.argmax(1)).float().mean().item() >= 0.75
     assert (got - fp32).abs().max().item() < 0.3 * fp32.abs().max().item()
+
+
+class SeCatNet(torch.nn.Module):
+    """Two branches concatenated, then a squeeze-and-excitation gate (mean,
+    two 1×1 convolutions, sigmoid) multiplied in over H and W."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.b = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.squeeze = torch.nn.Conv2d(32, 8, 1)
+        self.excite = torch.nn.Conv2d(8, 32, 1)
+        self.out = torch.nn.Conv2d(32, 8, 1)
+
+    def forward(self, x):
+        y = torch.cat([torch.relu(self.a(x)), torch.relu(self.b(x))], 1)
+        gate = torch.sigmoid(self.excite(torch.relu(self.squeeze(y.mean((2, 3), keepdim=True)))))
+        return self.out(y * gate)
+
+
+def test_concatenation_and_gating_run_on_int8():
+    torch.manual_seed(4)
+    model = SeCatNet().eval()
+    example = (torch.randn(1, 3, 20, 18),)
+    converted = quantize(model, example)
+    program = lower(converted, example)
+    gm = program.exported_program().graph_module
+    (cat,) = [n for n in gm.graph.nodes if "aten.cat" in str(n.target)]
+    assert all(a.meta["val"].dtype == torch.int8 for a in cat.args[0]), "cat reads the int8 tensors"
+    ops = ops_of(program)
+    assert sum("ember_quantized.mul" in o for o in ops) == 1
+    x = torch.randn(1, 3, 20, 18, generator=torch.Generator().manual_seed(5))
+    steps = ((run(program, (x,)) - converted(x)).abs() / output_step(converted)).round()
+    assert steps.max().item() <= 1
+    assert (steps == 0).float().mean().item() >= 0.99
 
 
 def test_explicit_padding_folds_into_int8_convolutions():

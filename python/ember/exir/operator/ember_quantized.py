@@ -14,8 +14,9 @@ with fused ops means exactly what the one without meant.
   ..., stride, padding, dilation, groups, ...) -> int8 NCHW``; ``padding`` has
   1, 2 or 4 values (``[top, left, bottom, right]``: TF-style asymmetric padding
   folded in); padding reads the input's zero point (dequantized: 0)
-- ``add(a int8, a_scale, a_zero_point, b int8 (a's shape), b_scale,
-  b_zero_point, output_scale, output_zero_point, output_min, output_max) -> int8``
+- ``add(a int8, a_scale, a_zero_point, b int8, b_scale, b_zero_point,
+  output_scale, output_zero_point, output_min, output_max) -> int8``: a and b
+  broadcast; ``mul`` takes the same arguments
 - ``linear_dynamic(input float32 [..., K], weight, weight_scales, bias?,
   quant_min, quant_max, eps) -> float32 [..., N]``: the input quantized per
   tensor with parameters chosen at run time (``choose_qparams.tensor``).
@@ -85,6 +86,8 @@ SCHEMAS = {
     "linear_weight_only": f"({_WEIGHT_ONLY}) -> Tensor",
     "linear_weight_only.out": f"({_WEIGHT_ONLY}, {_OUT}",
     "add.out": f"({_ADD}, {_OUT}",
+    "mul": f"({_ADD}) -> Tensor",
+    "mul.out": f"({_ADD}, {_OUT}",
     "linear_dynamic_intx": f"({_DYNAMIC_INTX}) -> Tensor",
     "linear_dynamic_intx.out": f"({_DYNAMIC_INTX}, {_OUT}",
 }
@@ -131,6 +134,13 @@ def add(a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output
     fa = _qd.dequantize_per_tensor(a, a_scale, a_zero_point, -128, 127, torch.int8)
     fb = _qd.dequantize_per_tensor(b, b_scale, b_zero_point, -128, 127, torch.int8)
     return _requantize(fa + fb, output_scale, output_zero_point, output_min, output_max)
+
+
+def mul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output_zero_point,
+        output_min, output_max):
+    fa = _qd.dequantize_per_tensor(a, a_scale, a_zero_point, -128, 127, torch.int8)
+    fb = _qd.dequantize_per_tensor(b, b_scale, b_zero_point, -128, 127, torch.int8)
+    return _requantize(fa * fb, output_scale, output_zero_point, output_min, output_max)
 
 
 def linear_weight_only(input, weight, scales, zero_points, group_size, bias):
@@ -180,6 +190,7 @@ def linear_dynamic_intx(input, weight, weight_scales, group_size, weight_bits, b
 
 
 _FUNCTIONS = {"linear": linear, "conv2d": conv2d, "linear_dynamic": linear_dynamic, "add": add,
+              "mul": mul,
               "linear_weight_only": linear_weight_only,
               "linear_dynamic_intx": linear_dynamic_intx}
 

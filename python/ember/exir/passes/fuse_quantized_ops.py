@@ -11,12 +11,13 @@ read the int8 tensors directly and keep the weight int8 in the program:
   ``xq``, requantised to the quantize's parameters; relu and hardtanh become
   the output's clamp range (exact: rounding is monotone). A linear over more
   than two dimensions (``view → addmm → view``) is fused whole.
-- static add (a residual connection): ``quantize([relu](add(dequantize(a),
-  dequantize(b))))`` of one shape → ``ember_quantized.add``.
+- static add (a residual connection) and mul (a squeeze-and-excitation
+  gate): ``quantize([relu](add|mul(dequantize(a), dequantize(b))))``, a and b
+  broadcasting → ``ember_quantized.add`` / ``mul``.
 - dynamic: ``addmm|mm(bias, dequantize(quantize(x, choose_qparams(x))),
   dequantize(w))`` → ``ember_quantized.linear_dynamic(x, ...)``.
-- zero padding and max pooling between a dequantize and a quantize of the
-  same parameters run on the int8 tensor itself (exact).
+- zero padding, max pooling and concatenation between dequantizes and a
+  quantize of the same parameters run on the int8 tensors themselves (exact).
 
 Only what the kernels compute the same way is fused: int8 activations with
 [-128, 127], symmetric int8 weights (every zero point 0) per tensor or per
@@ -226,8 +227,11 @@ class FuseQuantizedOpsPass:
         if rng is None:
             return None
         graph = inputs.gm.graph
-        if calls_op(x_float, aten.add.Tensor) and out_view is None:
-            return self._fuse_add(graph, quant, x_float, rng)
+        if out_view is None:
+            for op, fused in ((aten.add.Tensor, ember_quantized.ops.add.default),
+                              (aten.mul.Tensor, ember_quantized.ops.mul.default)):
+                if calls_op(x_float, op):
+                    return self._fuse_binary(graph, quant, x_float, rng, fused)
         if calls_op(x_float, aten.convolution.default) and out_view is None:
             x_dq, w_dq, b, stride, padding, dilation, transposed, _out_pad, groups = x_float.args
             if transposed or len(stride) != 2:
@@ -314,6 +318,8 @@ class FuseQuantizedOpsPass:
         with the zero point). Exact: the result is the same int8 values."""
         op = quant.args[0]
         pool = None
+        if calls_op(op, aten.cat.default):
+            return FuseQuantizedOpsPass._cat_on_int8(quant, op)
         if (getattr(op, "target", None) is operator.getitem and op.args[1] == 0
                 and calls_op(op.args[0], aten.max_pool2d_with_indices.default)):
             pool = op.args[0]
@@ -354,7 +360,31 @@ class FuseQuantizedOpsPass:
         graph.erase_node(quant)
         return kind
 
-    _FUSED_OUTPUTS = ("conv2d", "linear", "add")
+    @staticmethod
+    def _cat_on_int8(quant: torch.fx.Node, cat: torch.fx.Node) -> str | None:
+        """``quantize(cat([dequantize(t_i), ...], dim))`` where every
+        dequantize has the quantize's parameters (pt2e shares one observer
+        over a cat's inputs and output): ``cat([t_i, ...], dim)`` on the int8
+        tensors, exact."""
+        srcs = []
+        for dq in cat.args[0]:
+            if not calls_op(dq, _DQ) or tuple(dq.args[1:6]) != tuple(quant.args[1:6]):
+                return None
+            t = dq.args[0]
+            val = getattr(t, "meta", {}).get("val")
+            if val is None or val.dtype != torch.int8:
+                return None
+            srcs.append(t)
+        graph = quant.graph
+        with graph.inserting_before(quant):
+            new = graph.call_function(cat.target, (srcs, *cat.args[1:]), dict(cat.kwargs))
+        new.meta = dict(cat.meta)
+        new.meta["val"] = quant.meta["val"]
+        quant.replace_all_uses_with(new)
+        graph.erase_node(quant)
+        return "int8 cat"
+
+    _FUSED_OUTPUTS = ("conv2d", "linear", "add", "mul")
 
     def _fold_activation(self, quant: torch.fx.Node) -> str | None:
         """``quantize(relu|hardtanh(dequantize(t)))`` with the dequantize's
@@ -391,21 +421,20 @@ class FuseQuantizedOpsPass:
             graph.erase_node(node)
         return "activation"
 
-    def _fuse_add(self, graph: torch.fx.Graph, quant: torch.fx.Node, add: torch.fx.Node,
-                  rng: tuple[int, int]) -> str | None:
-        if len(add.args) != 2 or add.kwargs.get("alpha", 1) != 1:
+    def _fuse_binary(self, graph: torch.fx.Graph, quant: torch.fx.Node, node: torch.fx.Node,
+                     rng: tuple[int, int], fused: Any) -> str | None:
+        """``quantize([relu](add|mul(dequantize(a), dequantize(b))))``, a and b
+        broadcasting, → ``ember_quantized.add|mul``."""
+        if len(node.args) != 2 or node.kwargs.get("alpha", 1) != 1:
             return None
-        srcs = [self._int8_input(a) for a in add.args]
+        srcs = [self._int8_input(a) for a in node.args]
         if any(s is None for s in srcs):
             return None
         (a, s_a, z_a), (b, s_b, z_b) = srcs
-        shapes = [n.meta["val"].shape for n in (a, b, add)]
-        if not (shapes[0] == shapes[1] == shapes[2]):
-            return None  # broadcasting stays unfused
         _, scale_y, zp_y = quant.args[:3]
         args = (a, s_a, z_a, b, s_b, z_b, float(scale_y), int(zp_y), rng[0], rng[1])
-        self.replace_node(graph, quant, ember_quantized.ops.add.default, args)
-        return "add"
+        self.replace_node(graph, quant, fused, args)
+        return fused._schema.name.split("::")[1]
 
     def _linear_parts(self, inputs: LiftedConstants, node: torch.fx.Node):
         """(x, weight, float bias) of ``addmm(bias, x, permute(dequantize(w)))``
