@@ -71,7 +71,11 @@ def worker(onnx_path: str, model: str, threads: int, target_s: float) -> None:
 # --- export --------------------------------------------------------------------------------
 
 
-def export_all(name: str, out: Path, calib_n: int) -> dict:
+def int8_program(model: torch.nn.Module, inputs: tuple, dynamic: bool,
+                 calib: list[tuple]) -> tuple:
+    """pt2e with Ember's XNNPACKQuantizer (per-channel weights; static
+    activations calibrated on ``calib``, or dynamic ones), lowered with the
+    default integer kernels: (eager's converted model, the program manager)."""
     from ember import exir
     from ember.quantization import (
         XNNPACKQuantizer,
@@ -79,6 +83,18 @@ def export_all(name: str, out: Path, calib_n: int) -> dict:
         get_symmetric_quantization_config,
         prepare_pt2e,
     )
+
+    graph = torch.export.export(model, inputs).module()
+    config = get_symmetric_quantization_config(is_per_channel=True, is_dynamic=dynamic)
+    prepared = prepare_pt2e(graph, XNNPACKQuantizer().set_global(config))
+    for batch in calib:
+        prepared(*batch)
+    converted = convert_pt2e(prepared)
+    return converted, exir.to_edge(torch.export.export(converted, inputs)).to_executorch()
+
+
+def export_all(name: str, out: Path, calib_n: int) -> dict:
+    from ember import exir
     from ember.runtime import Runtime
     from ember.testing.model_zoo import build
 
@@ -91,13 +107,7 @@ def export_all(name: str, out: Path, calib_n: int) -> dict:
     files["ember_fp32"].write_bytes(bytes(fp32.buffer))
     dynamic = name in DYNAMIC
     calib = synthetic(inputs, calib_n, seed=1)
-    graph = torch.export.export(model, inputs).module()
-    config = get_symmetric_quantization_config(is_per_channel=True, is_dynamic=dynamic)
-    prepared = prepare_pt2e(graph, XNNPACKQuantizer().set_global(config))
-    for batch in calib:
-        prepared(*batch)
-    converted = convert_pt2e(prepared)
-    int8 = exir.to_edge(torch.export.export(converted, inputs)).to_executorch()
+    converted, int8 = int8_program(model, inputs, dynamic, calib)
     files["ember_int8"] = out / f"{name}_int8.pte"
     files["ember_int8"].write_bytes(bytes(int8.buffer))
     print(f"  {name}: Ember programs in {time.perf_counter() - t0:.0f} s", file=sys.stderr)

@@ -452,6 +452,39 @@ def test_concatenation_and_gating_run_on_int8():
     assert (steps == 0).float().mean().item() >= 0.99
 
 
+@pytest.mark.parametrize("net", [ConvNet, SeCatNet])
+def test_xnnpack_partitioner_leaves_quantized_chains_to_the_integer_kernels(net):
+    """The usual flow (XNNPACKQuantizer, then XnnpackPartitioner): claiming
+    the float ops between pt2e's dequantize and quantize would leave them
+    unfusable (float convolutions on weights dequantized every run), so the
+    partitioner refuses them and the program is the one without it."""
+    from ember.backends.xnnpack import XnnpackPartitioner
+    from ember.backends.xnnpack.partitioner import QUANTIZED_CHAIN
+
+    torch.manual_seed(6)
+    example = (torch.randn(1, 3, 20, 18),)
+    converted = quantize(net().eval(), example)
+    partitioner = XnnpackPartitioner()
+    edge = exir.to_edge(torch.export.export(converted, example)).to_backend(partitioner)
+    with_partitioner = ops_of(edge.to_executorch())
+    assert with_partitioner == ops_of(lower(converted, example))
+    assert not any("delegate" in o or "aten.convolution" in o for o in with_partitioner)
+    refused = {op for _, op, why in partitioner.report() if why == QUANTIZED_CHAIN}
+    assert "aten.convolution.default" in refused
+
+
+def test_xnnpack_partitioner_leaves_dynamic_linear_layers_to_the_integer_kernels():
+    from ember.backends.xnnpack import XnnpackPartitioner
+
+    example = (torch.randn(6, 48),)
+    converted = quantize(Mlp().eval(), example, dynamic=True)
+    edge = exir.to_edge(torch.export.export(converted, example)).to_backend(XnnpackPartitioner())
+    ops = ops_of(edge.to_executorch())
+    assert sum("ember_quantized.linear_dynamic" in o for o in ops) == 2
+    # Only the relu between them, a float op outside both chains, may be delegated.
+    assert not any("addmm" in o or "aten.mm" in o or "dequantize" in o for o in ops)
+
+
 def test_explicit_padding_folds_into_int8_convolutions():
     torch.manual_seed(2)
     model = TfPadNet().eval()

@@ -41,6 +41,12 @@ from ember.exir.backend.partitioner import (
 )
 from ember.exir.backend.subgraph import CONSTANT_KINDS
 
+# Why a node between pt2e's dequantize and quantize ops stays out: to_executorch
+# fuses such chains into integer ops (ember.exir.passes.fuse_quantized_ops),
+# which this XNNPACK's qs8/qc8 operators are slower than (BENCHMARKS.md,
+# bench/models/xnnpack_qs8_compare.py); claimed in float, the chain could not
+# be fused and would run dequantized.
+QUANTIZED_CHAIN = "part of a quantized chain: Ember's integer kernels run it"
 NHWC_TAG = "xnnpack_nhwc"
 NATURAL_TAG = "xnnpack"
 _BOOKKEEPING = ("getitem", "_assert_scalar", "sym_size")
@@ -86,6 +92,7 @@ class XnnpackPartitioner(Partitioner):
             why = (
                 "excluded by the partitioner's settings"
                 if op_name(node) in self.exclude
+                else QUANTIZED_CHAIN if _in_quantized_chain(node)
                 else refusal(node, is_constant, nhwc)
             )
             if why is None:
@@ -141,6 +148,42 @@ class XnnpackPartitioner(Partitioner):
         """(node, op, reason) for each node of the last partition left to
         the portable kernels."""
         return list(self._refused)
+
+
+# Ops a quantized chain may pass through between its dequantize, the op and
+# its quantize (how export reshapes a linear layer's input and weight).
+_VIEWS = frozenset({
+    "aten.view_copy.default", "aten.permute_copy.default", "aten.t_copy.default",
+    "aten.clone.default", "aten.squeeze_copy.dims", "aten.unsqueeze_copy.default",
+    "aten.expand_copy.default",
+})
+
+
+def _in_quantized_chain(node: torch.fx.Node) -> bool:
+    """Whether ``node`` computes inside a pt2e chain: it reads a dequantized
+    value, or its result is statically quantized (``quantize_per_tensor``
+    with a constant scale; the ``.tensor`` form, which dynamic quantization
+    puts before a linear layer, belongs to that layer's chain), looking
+    through views either way."""
+    def dequantized(n: torch.fx.Node) -> bool:
+        name = op_name(n) if n.op == "call_function" else ""
+        if name.startswith("quantized_decomposed.dequantize_"):
+            return True
+        return name in _VIEWS and any(dequantized(u) for u in n.all_input_nodes)
+
+    def quantized(n: torch.fx.Node) -> bool:
+        for user in n.users:
+            name = op_name(user) if user.op == "call_function" else ""
+            if name in ("quantized_decomposed.quantize_per_tensor.default",
+                        "quantized_decomposed.quantize_per_channel.default"):
+                return True
+            if name in _VIEWS and quantized(user):
+                return True
+        return False
+
+    if op_name(node).startswith("quantized_decomposed."):
+        return False  # refused by the common checks (int8 values) with their own reason
+    return any(dequantized(u) for u in node.all_input_nodes) or quantized(node)
 
 
 def _constant_nodes(program: ExportedProgram) -> set:
