@@ -24,6 +24,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/quantized/util/qconv_implicit.h"
 #include "kernels/quantized/util/qdepthwise.h"
+#include "kernels/quantized/util/qdepthwise_blocked.h"
 #include "kernels/quantized/util/qgemm.h"
 #include "kernels/quantized/util/qlinear_params.h"
 
@@ -42,6 +43,8 @@ struct Conv2dState {
   // prepared input size; another size at execute takes the phase planes.
   const uint32_t* dw_masks = nullptr;
   int64_t dw_ih = 0, dw_iw = 0;
+  // Depthwise on small planes, 16 channels at a time (qdepthwise_blocked.h).
+  const float* dw_blocked = nullptr;
   int64_t sh, sw, ph, pw, dh, dw;
   int64_t pb, pr;  // Bottom and right padding (padding with 4 values; else ph, pw).
 };
@@ -92,11 +95,18 @@ QConvGeometry implicit_geometry(const Conv2dState& st, int64_t cin, int64_t ih, 
 
 size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
-// Depthwise scratch: the tap offsets every task reads, then one plane's
+// One task's depthwise scratch: a plane's, or a block's of 16 channels.
+size_t depthwise_task_bytes(const QDepthwiseGeometry& g, bool blocked) {
+  const size_t plane = round64(qdepthwise_scratch_bytes(g));
+  const size_t block = blocked ? round64(qdepthwise_blocked_scratch_bytes(g)) : 0;
+  return plane > block ? plane : block;
+}
+
+// Depthwise scratch: the tap offsets every task reads, then one task's
 // scratch per task.
-size_t depthwise_scratch_bytes(const QDepthwiseGeometry& g, size_t tasks) {
+size_t depthwise_scratch_bytes(const QDepthwiseGeometry& g, bool blocked, size_t tasks) {
   return round64(static_cast<size_t>(qdepthwise_offset_count(g)) * sizeof(int64_t)) +
-         round64(qdepthwise_scratch_bytes(g)) * tasks;
+         depthwise_task_bytes(g, blocked) * tasks;
 }
 
 }  // namespace
@@ -157,7 +167,13 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
                                         static_cast<int32_t>(input_zero_point), memory);
     const QDepthwiseGeometry g =
         depthwise_geometry(*st, input.sizes[2], input.sizes[3], kh, kw, oh, ow);
-    ctx.reserve_scratch(depthwise_scratch_bytes(g, ctx.threads()));
+    const bool blocked = qdepthwise_blocked_applies(g, c_out);
+    if (blocked) {
+      void* bw = ctx.allocate(qdepthwise_blocked_weights_bytes(c_out, kh * kw));
+      if (bw == nullptr) return ctx.failure();
+      st->dw_blocked = qdepthwise_blocked_weights(weight.data_ptr<const int8_t>(), c_out, kh * kw, bw);
+    }
+    ctx.reserve_scratch(depthwise_scratch_bytes(g, blocked, ctx.threads()));
     if (qdepthwise_reads_in_place(g)) {
       auto* masks = static_cast<uint32_t*>(
           ctx.allocate(static_cast<size_t>(qdepthwise_mask_count(g)) * sizeof(uint32_t)));
@@ -239,10 +255,14 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
   if (st->depthwise) {
     const float lo = static_cast<float>(output_min - zy), hi = static_cast<float>(output_max - zy);
     const QDepthwiseGeometry g = depthwise_geometry(*st, ih, iw, kh, kw, oh, ow);
-    const int64_t planes = batch * c_out;
+    // Whole blocks of 16 channels per image go blocked (when prepare set
+    // them up and this size allows it), the channels after them by plane.
+    const bool blocked = st->dw_blocked != nullptr && qdepthwise_blocked_applies(g, c_out);
+    const int64_t blocks = blocked ? c_out / 16 : 0, rest = c_out - 16 * blocks;
+    const int64_t units = batch * (blocks + rest);
     int64_t tasks = static_cast<int64_t>(ctx.threads());
-    if (tasks > planes) tasks = planes;
-    const size_t need = depthwise_scratch_bytes(g, static_cast<size_t>(tasks));
+    if (tasks > units) tasks = units;
+    const size_t need = depthwise_scratch_bytes(g, blocked, static_cast<size_t>(tasks));
     auto* scratch = static_cast<uint8_t*>(ctx.scratch(need));
     EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%zu bytes of scratch memory needed, %zu "
                        "reserved", need, ctx.scratch_size());
@@ -252,15 +272,27 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double, int64_t input_z
         qdepthwise_layout(g, offsets, in_place ? st->dw_masks : nullptr);
     uint8_t* planes_scratch =
         scratch + round64(static_cast<size_t>(qdepthwise_offset_count(g)) * sizeof(int64_t));
-    const size_t per_task = round64(qdepthwise_scratch_bytes(g));
+    const size_t per_task = depthwise_task_bytes(g, blocked);
+    const int64_t taps = kh * kw;
+    // Unit u of image n: block u (channels 16u..16u+15) while u < blocks,
+    // then plane 16·blocks + (u − blocks).
     auto task = [&](size_t t) {
-      const int64_t begin = planes * static_cast<int64_t>(t) / tasks;
-      const int64_t end = planes * (static_cast<int64_t>(t) + 1) / tasks;
-      for (int64_t p = begin; p < end; ++p) {
-        const int64_t c = p % c_out;
+      const int64_t begin = units * static_cast<int64_t>(t) / tasks;
+      const int64_t end = units * (static_cast<int64_t>(t) + 1) / tasks;
+      uint8_t* mine = planes_scratch + t * per_task;
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t n = i / (blocks + rest), u = i % (blocks + rest);
+        if (u < blocks) {
+          const int64_t c = 16 * u, p = n * c_out + c;
+          qdepthwise_block16(g, st->dw_blocked + u * taps * 16, x + p * ih * iw, zx,
+                             st->f.scale + c, st->f.offset ? st->f.offset + c : nullptr, lo, hi,
+                             zy, y + p * oh * ow, mine);
+          continue;
+        }
+        const int64_t c = 16 * blocks + (u - blocks), p = n * c_out + c;
         qdepthwise_plane(layout, st->dw_weights, c, x + p * ih * iw, st->f.scale[c],
                          st->f.offset ? st->f.offset[c] : 0.0f, lo, hi, zy, y + p * oh * ow,
-                         planes_scratch + t * per_task);
+                         mine);
       }
     };
     if (tasks <= 1) {

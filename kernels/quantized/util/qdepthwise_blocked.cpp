@@ -1,0 +1,244 @@
+#include "kernels/quantized/util/qdepthwise_blocked.h"
+
+#include "kernels/portable/util/cpu_isa.h"
+#include "kernels/portable/util/isa_target.h"
+
+#if EMBER_ISA_X86
+#include <immintrin.h>
+// GCC 12's AVX-512 conversion, min and max intrinsics start from
+// _mm512_undefined_ps(), which -Wmaybe-uninitialized reports as a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace ember::kernels::quantized {
+namespace {
+
+constexpr int64_t kBlock = 16;      // Channels per vector.
+constexpr int64_t kMaxTaps = 64;    // Keeps every sum below 2^24 (exact in float32).
+constexpr int64_t kMaxGrid = 4096;  // Padded pixels: a 256 KiB grid.
+// Output pixels of the planes it takes (measured on MobileNetV2's layers,
+// BENCHMARKS.md): each tap of each pixel loads 64 bytes here, so a plane
+// path that keeps its vectors full (stride 1, large planes) is faster.
+constexpr int64_t kMaxOutputs = 256;
+constexpr int kPixels = 8;          // Output pixels in flight (FMA latency × throughput).
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+int64_t grid_h(const QDepthwiseGeometry& g) { return g.ih + g.ph + g.pb; }
+int64_t grid_w(const QDepthwiseGeometry& g) { return g.iw + g.pw + g.pr; }
+
+size_t grid_bytes(const QDepthwiseGeometry& g) {
+  return static_cast<size_t>(round_up(grid_h(g) * grid_w(g) * kBlock * 4, 64));
+}
+
+}  // namespace
+
+bool qdepthwise_blocked_applies(const QDepthwiseGeometry& g, int64_t channels) {
+#if EMBER_ISA_X86
+  const int64_t pixels = grid_h(g) * grid_w(g);
+  return portable::cpu_isa() >= portable::Isa::kAvx512 && channels >= kBlock &&
+         g.kh * g.kw <= kMaxTaps && pixels >= 1 && pixels <= kMaxGrid &&
+         (g.sh > 1 || g.sw > 1) && g.oh * g.ow <= kMaxOutputs;
+#else
+  (void)g;
+  (void)channels;
+  return false;
+#endif
+}
+
+size_t qdepthwise_blocked_weights_bytes(int64_t channels, int64_t taps) {
+  return static_cast<size_t>(channels / kBlock * taps * kBlock) * sizeof(float);
+}
+
+const float* qdepthwise_blocked_weights(const int8_t* w, int64_t channels, int64_t taps,
+                                        void* memory) {
+  auto* d = static_cast<float*>(memory);
+  for (int64_t b = 0; b < channels / kBlock; ++b) {
+    for (int64_t t = 0; t < taps; ++t) {
+      for (int64_t j = 0; j < kBlock; ++j) {
+        d[(b * taps + t) * kBlock + j] = static_cast<float>(w[(b * kBlock + j) * taps + t]);
+      }
+    }
+  }
+  return d;
+}
+
+size_t qdepthwise_blocked_scratch_bytes(const QDepthwiseGeometry& g) {
+  return grid_bytes(g) + static_cast<size_t>(round_up(g.oh * g.ow, kBlock) * kBlock);
+}
+
+#if EMBER_ISA_X86
+namespace {
+
+// out[c] = column c of the 16 rows in[r]: four rounds of unpacks, each
+// doubling the run of one row's bytes that stays together (1, 2, 4, 8).
+inline void transpose16(const __m128i (&in)[16], __m128i (&out)[16]) {
+  __m128i a[16], b[16];
+  for (int i = 0; i < 8; ++i) {  // Rows 2i, 2i+1: columns 0–7, then 8–15.
+    a[2 * i] = _mm_unpacklo_epi8(in[2 * i], in[2 * i + 1]);
+    a[2 * i + 1] = _mm_unpackhi_epi8(in[2 * i], in[2 * i + 1]);
+  }
+  for (int j = 0; j < 4; ++j) {  // Rows 4j..4j+3: columns 0–3, 4–7, 8–11, 12–15.
+    b[4 * j] = _mm_unpacklo_epi16(a[4 * j], a[4 * j + 2]);
+    b[4 * j + 1] = _mm_unpackhi_epi16(a[4 * j], a[4 * j + 2]);
+    b[4 * j + 2] = _mm_unpacklo_epi16(a[4 * j + 1], a[4 * j + 3]);
+    b[4 * j + 3] = _mm_unpackhi_epi16(a[4 * j + 1], a[4 * j + 3]);
+  }
+  for (int j = 0; j < 2; ++j) {  // Rows 8j..8j+7: column pairs 2m, 2m+1.
+    for (int q = 0; q < 4; ++q) {
+      a[8 * j + 2 * q] = _mm_unpacklo_epi32(b[8 * j + q], b[8 * j + 4 + q]);
+      a[8 * j + 2 * q + 1] = _mm_unpackhi_epi32(b[8 * j + q], b[8 * j + 4 + q]);
+    }
+  }
+  for (int m = 0; m < 8; ++m) {  // All 16 rows of columns 2m and 2m + 1.
+    out[2 * m] = _mm_unpacklo_epi64(a[m], a[8 + m]);
+    out[2 * m + 1] = _mm_unpackhi_epi64(a[m], a[8 + m]);
+  }
+}
+
+#define EMBER_QDWB_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+// The grid's padding: rows above and below the image, and the columns left
+// and right of it (the image's pixels are all written by the transpose).
+EMBER_QDWB_TARGET inline void zero_pixels(float* grid, int64_t from, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) _mm512_storeu_ps(grid + (from + i) * kBlock, _mm512_setzero_ps());
+}
+
+EMBER_QDWB_TARGET void zero_border(const QDepthwiseGeometry& g, float* grid) {
+  const int64_t wp = grid_w(g);
+  zero_pixels(grid, 0, g.ph * wp);
+  for (int64_t y = 0; y < g.ih; ++y) {
+    zero_pixels(grid, (y + g.ph) * wp, g.pw);
+    zero_pixels(grid, (y + g.ph) * wp + g.pw + g.iw, g.pr);
+  }
+  zero_pixels(grid, (g.ph + g.ih) * wp, g.pb * wp);
+}
+
+// Input planes → grid pixels of x − zx, 16 pixels at a time (the last ones
+// through masked loads: nothing past the 16th plane's end is read).
+EMBER_QDWB_TARGET void fill_grid(const QDepthwiseGeometry& g, const int8_t* x, int32_t zx,
+                                 float* grid) {
+  const int64_t pixels = g.ih * g.iw, wp = grid_w(g);
+  const __m512 vzx = _mm512_set1_ps(static_cast<float>(zx));
+  int64_t y = 0, col = 0;  // Of pixel p0.
+  for (int64_t p0 = 0; p0 < pixels; p0 += kBlock) {
+    const int64_t m = pixels - p0 < kBlock ? pixels - p0 : kBlock;
+    const auto mask = static_cast<__mmask16>(m == kBlock ? 0xffffu : (1u << m) - 1u);
+    __m128i rows[16], px[16];
+    for (int c = 0; c < 16; ++c) rows[c] = _mm_maskz_loadu_epi8(mask, x + c * pixels + p0);
+    transpose16(rows, px);
+    for (int64_t k = 0; k < m; ++k) {
+      const __m512 v = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(px[k])), vzx);
+      _mm512_storeu_ps(grid + ((y + g.ph) * wp + col + g.pw) * kBlock, v);
+      if (++col == g.iw) {
+        col = 0;
+        ++y;
+      }
+    }
+  }
+}
+
+// Requantises one pixel's 16 channels (requant16_avx512's float operations:
+// explicit rounding forms, as GCC would contract a plain mul and add).
+EMBER_QDWB_TARGET inline __m128i requant16(__m512 acc, __m512 s, __m512 o, __m512 lo, __m512 hi,
+                                           __m512i zy) {
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  __m512 v = _mm512_add_round_ps(_mm512_mul_round_ps(acc, s, kRound), o, kRound);
+  v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+  return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), zy));
+}
+
+EMBER_QDWB_TARGET void block16(const QDepthwiseGeometry& g, const float* w, const int8_t* x,
+                               int32_t zx, const float* scale, const float* offset, float lo,
+                               float hi, int32_t zy, int8_t* out, void* scratch) {
+  auto* grid = static_cast<float*>(scratch);
+  auto* pixels_out = static_cast<int8_t*>(scratch) + grid_bytes(g);
+  zero_border(g, grid);
+  fill_grid(g, x, zx, grid);
+
+  const int64_t wp = grid_w(g), taps = g.kh * g.kw, outputs = g.oh * g.ow;
+  int64_t tap_off[kMaxTaps];
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      tap_off[ky * g.kw + kx] = (ky * g.dh * wp + kx * g.dw) * kBlock;
+    }
+  }
+  const __m512 s = _mm512_loadu_ps(scale);
+  const __m512 o = offset != nullptr ? _mm512_loadu_ps(offset) : _mm512_setzero_ps();
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const __m512i vzy = _mm512_set1_epi32(zy);
+  int64_t oy = 0, ox = 0;  // Of output n0.
+  for (int64_t n0 = 0; n0 < outputs; n0 += kPixels) {
+    const int64_t m = outputs - n0 < kPixels ? outputs - n0 : kPixels;
+    // Where each pixel's window starts in the grid; the group's missing
+    // pixels repeat the last one (computed, never stored).
+    const float* src[kPixels];
+    for (int64_t j = 0; j < kPixels; ++j) {
+      if (j < m) {
+        src[j] = grid + (oy * g.sh * wp + ox * g.sw) * kBlock;
+        if (++ox == g.ow) {
+          ox = 0;
+          ++oy;
+        }
+      } else {
+        src[j] = src[m - 1];
+      }
+    }
+    __m512 acc[kPixels];
+#pragma GCC unroll 8
+    for (int j = 0; j < kPixels; ++j) acc[j] = _mm512_setzero_ps();
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m512 wt = _mm512_loadu_ps(w + t * kBlock);
+      const int64_t off = tap_off[t];
+#pragma GCC unroll 8
+      for (int j = 0; j < kPixels; ++j) {
+        acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(src[j] + off), wt, acc[j]);
+      }
+    }
+    for (int64_t j = 0; j < m; ++j) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(pixels_out + (n0 + j) * kBlock),
+                      requant16(acc[j], s, o, vlo, vhi, vzy));
+    }
+  }
+  // Pixels (16 channels each) → the 16 output planes, 16 pixels at a time.
+  for (int64_t n0 = 0; n0 < outputs; n0 += kBlock) {
+    const int64_t m = outputs - n0 < kBlock ? outputs - n0 : kBlock;
+    const auto mask = static_cast<__mmask16>(m == kBlock ? 0xffffu : (1u << m) - 1u);
+    __m128i rows[16], planes[16];
+    for (int k = 0; k < 16; ++k) {
+      rows[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pixels_out + (n0 + k) * kBlock));
+    }
+    transpose16(rows, planes);
+    for (int c = 0; c < 16; ++c) _mm_mask_storeu_epi8(out + c * outputs + n0, mask, planes[c]);
+  }
+}
+
+}  // namespace
+
+void qdepthwise_block16(const QDepthwiseGeometry& g, const float* w, const int8_t* x, int32_t zx,
+                        const float* scale, const float* offset, float lo, float hi, int32_t zy,
+                        int8_t* out, void* scratch) {
+  block16(g, w, x, zx, scale, offset, lo, hi, zy, out, scratch);
+}
+
+void qdepthwise_transpose16(const int8_t* rows, int8_t* out) {
+  __m128i in[16], t[16];
+  for (int r = 0; r < 16; ++r) in[r] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + 16 * r));
+  transpose16(in, t);
+  for (int c = 0; c < 16; ++c) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * c), t[c]);
+}
+
+#else
+
+void qdepthwise_block16(const QDepthwiseGeometry&, const float*, const int8_t*, int32_t,
+                        const float*, const float*, float, float, int32_t, int8_t*, void*) {}
+
+void qdepthwise_transpose16(const int8_t* rows, int8_t* out) {
+  for (int r = 0; r < 16; ++r) {
+    for (int c = 0; c < 16; ++c) out[16 * c + r] = rows[16 * r + c];
+  }
+}
+
+#endif
+
+}  // namespace ember::kernels::quantized
