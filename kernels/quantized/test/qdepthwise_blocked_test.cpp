@@ -15,18 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "kernels/quantized/test/qdepthwise_reference.h"
 #include "kernels/quantized/util/qdepthwise_blocked.h"
-#include "kernels/quantized/util/qparams.h"
 
 namespace ember::kernels::quantized {
 namespace {
 
-struct Case {
-  int64_t ih, iw, kh, kw, sh, sw, ph, pw, pb, pr, dh, dw;
-};
-
 TEST(QDepthwiseBlockedTest, MatchesADirectLoop) {
-  const Case cases[] = {
+  const DepthwiseCase cases[] = {
       // MobileNetV2's stride-2 layers (TF padding: bottom and right only)
       // and its stride-1 planes.
       {14, 14, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1}, {28, 28, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},
@@ -43,16 +39,10 @@ TEST(QDepthwiseBlockedTest, MatchesADirectLoop) {
   std::uniform_int_distribution<int> v8(-128, 127);
   std::uniform_real_distribution<float> sd(0.0005f, 0.004f), od(-3.0f, 3.0f);
   int ran = 0;
-  for (const Case& c : cases) {
+  for (const DepthwiseCase& c : cases) {
     for (const bool extreme : {false, true}) {
-      QDepthwiseGeometry g{c.ih, c.iw, c.kh, c.kw, 0, 0, c.sh, c.sw, c.ph, c.pw, c.dh, c.dw,
-                           c.pb, c.pr};
-      g.oh = (c.ih + c.ph + c.pb - c.dh * (c.kh - 1) - 1) / c.sh + 1;
-      g.ow = (c.iw + c.pw + c.pr - c.dw * (c.kw - 1) - 1) / c.sw + 1;
-      SCOPED_TRACE("plane " + std::to_string(c.ih) + "x" + std::to_string(c.iw) + " kernel " +
-                   std::to_string(c.kh) + "x" + std::to_string(c.kw) + " stride " +
-                   std::to_string(c.sh) + "," + std::to_string(c.sw) +
-                   (extreme ? ", extreme values" : ""));
+      const QDepthwiseGeometry g = geometry_of(c);
+      SCOPED_TRACE(describe(c) + (extreme ? ", extreme values" : ""));
       if (!qdepthwise_blocked_applies(g, kChannels)) continue;
       const int64_t taps = c.kh * c.kw, in_px = c.ih * c.iw, out_px = g.oh * g.ow;
       // Exactly sized (unique_ptr arrays: ASan sees one byte past the end).
@@ -71,23 +61,9 @@ TEST(QDepthwiseBlockedTest, MatchesADirectLoop) {
       const float lo = -128.0f - zy, hi = 127.0f - zy;
       std::vector<int8_t> want(static_cast<size_t>(kChannels * out_px));
       for (int64_t ch = 0; ch < kChannels; ++ch) {
-        for (int64_t oy = 0; oy < g.oh; ++oy) {
-          for (int64_t ox = 0; ox < g.ow; ++ox) {
-            int32_t acc = 0;
-            for (int64_t ky = 0; ky < c.kh; ++ky) {
-              for (int64_t kx = 0; kx < c.kw; ++kx) {
-                const int64_t iy = oy * c.sh - c.ph + ky * c.dh, ix = ox * c.sw - c.pw + kx * c.dw;
-                if (iy < 0 || iy >= c.ih || ix < 0 || ix >= c.iw) continue;
-                acc += w[static_cast<size_t>(ch * taps + ky * c.kw + kx)] *
-                       (x[static_cast<size_t>(ch * in_px + iy * c.iw + ix)] - zx);
-              }
-            }
-            // The plane path's epilogue: the product and the sum rounded apart.
-            const float v = static_cast<float>(acc) * scale[static_cast<size_t>(ch)];
-            want[static_cast<size_t>(ch * out_px + oy * g.ow + ox)] =
-                requantize(v + offset[static_cast<size_t>(ch)], lo, hi, zy);
-          }
-        }
+        direct_depthwise(g, x.get() + ch * in_px, w.data() + ch * taps, zx,
+                         scale[static_cast<size_t>(ch)], offset[static_cast<size_t>(ch)], lo, hi,
+                         zy, want.data() + ch * out_px);
       }
       std::vector<float> packed(qdepthwise_blocked_weights_bytes(kChannels, taps) / sizeof(float));
       const float* bw = qdepthwise_blocked_weights(w.data(), kChannels, taps, packed.data());

@@ -11,18 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "kernels/quantized/test/qdepthwise_reference.h"
 #include "kernels/quantized/util/qdepthwise.h"
 #include "kernels/quantized/util/qgemm.h"
 
 namespace ember::kernels::quantized {
 namespace {
 
-struct Case {
-  int64_t ih, iw, kh, kw, sh, sw, ph, pw, pb, pr, dh, dw;
-};
-
 TEST(QDepthwiseTest, MatchesADirectLoop) {
-  const Case cases[] = {
+  const DepthwiseCase cases[] = {
       {9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  {12, 10, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},
       {7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},   {13, 17, 5, 3, 3, 2, 2, 1, 0, 2, 1, 2},
       {1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   {40, 3, 3, 3, 1, 1, 2, 0, 2, 0, 2, 1},
@@ -36,15 +33,10 @@ TEST(QDepthwiseTest, MatchesADirectLoop) {
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> v8(-128, 127), w8(-128, 127);
   int in_place_cases = 0;
-  for (const Case& c : cases) {
+  for (const DepthwiseCase& c : cases) {
     for (const bool extreme : {false, true}) {
-      QDepthwiseGeometry g{c.ih, c.iw, c.kh, c.kw, 0, 0, c.sh, c.sw, c.ph, c.pw, c.dh, c.dw,
-                           c.pb, c.pr};
-      g.oh = (c.ih + c.ph + c.pb - c.dh * (c.kh - 1) - 1) / c.sh + 1;
-      g.ow = (c.iw + c.pw + c.pr - c.dw * (c.kw - 1) - 1) / c.sw + 1;
-      SCOPED_TRACE("plane " + std::to_string(c.ih) + "x" + std::to_string(c.iw) + " kernel " +
-                   std::to_string(c.kh) + "x" + std::to_string(c.kw) + " stride " +
-                   std::to_string(c.sh) + "," + std::to_string(c.sw));
+      const QDepthwiseGeometry g = geometry_of(c);
+      SCOPED_TRACE(describe(c));
       std::vector<int8_t> x(static_cast<size_t>(c.ih * c.iw)), w(static_cast<size_t>(c.kh * c.kw));
       // Extreme: every product at its largest magnitude, (-128)·(-128), so
       // paired int16 products sum to 32768 in their int32 lanes.
@@ -54,21 +46,7 @@ TEST(QDepthwiseTest, MatchesADirectLoop) {
       const float scale = extreme ? 1e-6f : 0.0021f, offset = 1.25f;
       const float lo = -128.0f - zy, hi = 127.0f - zy;
       std::vector<int8_t> want(static_cast<size_t>(g.oh * g.ow));
-      for (int64_t oy = 0; oy < g.oh; ++oy) {
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          int32_t acc = 0;
-          for (int64_t ky = 0; ky < c.kh; ++ky) {
-            for (int64_t kx = 0; kx < c.kw; ++kx) {
-              const int64_t iy = oy * c.sh - c.ph + ky * c.dh, ix = ox * c.sw - c.pw + kx * c.dw;
-              if (iy < 0 || iy >= c.ih || ix < 0 || ix >= c.iw) continue;
-              acc += w[static_cast<size_t>(ky * c.kw + kx)] *
-                     (x[static_cast<size_t>(iy * c.iw + ix)] - zx);
-            }
-          }
-          want[static_cast<size_t>(oy * g.ow + ox)] =
-              requantize(static_cast<float>(acc) * scale + offset, lo, hi, zy);
-        }
-      }
+      direct_depthwise(g, x.data(), w.data(), zx, scale, offset, lo, hi, zy, want.data());
       std::vector<int32_t> packed(qdepthwise_weights_bytes(1, c.kh * c.kw) / sizeof(int32_t));
       const QDepthwiseWeights dw = qdepthwise_weights(w.data(), 1, c.kh * c.kw, zx, packed.data());
       std::vector<int64_t> offsets(static_cast<size_t>(qdepthwise_offset_count(g)));

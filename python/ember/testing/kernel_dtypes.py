@@ -198,6 +198,8 @@ _EXTRA: dict[str, Any] = {
           _t(torch.arange(12.0).reshape(1, 1, 3, 4) / 4, d), None, True, None), {})],
     "ember_quantized.add.default": lambda d: [
         ((_t([5, -3, 7], d), 0.1, 2, _t([1, 2, -9], d), 0.2, -1, 0.3, 0, -128, 127), {})],
+    "ember_quantized.mul.default": lambda d: [
+        ((_t([5, -3, 7], d), 0.1, 2, _t([1, 2, -9], d), 0.2, -1, 0.3, 0, -128, 127), {})],
     # Special functions (issue #13): OpInfo's samples are not keyed by these overloads.
     **{f"aten.{name}.default": lambda d: [((_t([0.25, 0.5, 0.75], d),), {})] for name in (
         "special_i0e", "special_i1", "special_i1e", "special_ndtri", "special_erfcx",
