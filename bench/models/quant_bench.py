@@ -16,7 +16,10 @@ For each model (ember.testing.model_zoo at its published size):
 Every run is its own process (ember-run, or this script's --worker mode), with
 rounds interleaved; the table shows the median of the rounds' medians.
 Accuracy: top-1 agreement of Ember int8 with the float model over 16 synthetic
-inputs, and Ember int8 against eager's converted (int8) model in output steps.
+inputs, the signal-to-noise ratio of Ember's and of eager's int8 outputs against
+the float ones, the float model's top-1 margin (the zoo's weights are random:
+where the margin is far below the int8 error, top-1 agreement is chance for any
+int8 model), and Ember int8 against eager's converted (int8) model in output steps.
 Writes its block of BENCHMARKS.md unless --no-write.
 """
 
@@ -71,6 +74,12 @@ def worker(onnx_path: str, model: str, threads: int, target_s: float) -> None:
 # --- export --------------------------------------------------------------------------------
 
 
+def snr_db(x: torch.Tensor, ref: torch.Tensor) -> float:
+    """Signal-to-noise ratio of x against ref, in dB: 10·log10(Σref² / Σ(x − ref)²)."""
+    noise = float(((x - ref) ** 2).sum())
+    return float("inf") if noise == 0 else 10 * float(torch.log10((ref ** 2).sum() / noise))
+
+
 def int8_program(model: torch.nn.Module, inputs: tuple, dynamic: bool,
                  calib: list[tuple]) -> tuple:
     """pt2e with Ember's XNNPACKQuantizer (per-channel weights; static
@@ -115,6 +124,7 @@ def export_all(name: str, out: Path, calib_n: int) -> dict:
     # Accuracy on fresh inputs.
     method = Runtime.get().load_program(bytes(int8.buffer)).load_method("forward")
     agree, agree_eager, steps_max, exact = [], [], 0.0, []
+    snr, snr_eager, margin = [], [], []
     last_dq = [n for n in converted.graph.nodes if "dequantize_per_tensor" in str(n.target)]
     step = float(last_dq[-1].args[1]) if last_dq and not dynamic else None
     with torch.no_grad():
@@ -124,12 +134,19 @@ def export_all(name: str, out: Path, calib_n: int) -> dict:
             eager_int8 = converted(*batch)
             agree.append(float((got.argmax(-1) == ref.argmax(-1)).float().mean()))
             agree_eager.append(float((eager_int8.argmax(-1) == ref.argmax(-1)).float().mean()))
+            snr.append(snr_db(got, ref))
+            snr_eager.append(snr_db(eager_int8, ref))
+            top2 = ref.reshape(-1, ref.shape[-1]).topk(2, -1).values
+            margin.append(float((top2[:, 0] - top2[:, 1]).median()))
             if step is not None:
                 s = ((got - eager_int8).abs() / step).round()
                 steps_max = max(steps_max, float(s.max()))
                 exact.append(float((s == 0).float().mean()))
     info["top1"] = statistics.mean(agree)
     info["top1_eager"] = statistics.mean(agree_eager)
+    info["snr"] = statistics.mean(snr)
+    info["snr_eager"] = statistics.mean(snr_eager)
+    info["margin"] = statistics.median(margin)
     info["steps_max"] = steps_max if step is not None else None
     info["exact"] = statistics.mean(exact) if exact else None
 
@@ -226,15 +243,17 @@ def report(results: dict, threads: list[int], rounds: int) -> str:
                 f"{ratio(m['ember_fp32'], m['ember_int8'])} | {fmt(m['ort_fp32'])} | "
                 f"{fmt(m['ort_int8'])} | {ratio(m['ember_int8'], m['ort_int8'])} |")
     lines += ["", ("| model | .pte fp32 | .pte int8 | top-1 agreement with fp32, 16 inputs: Ember int8 "
-              "(eager's int8) | Ember int8 vs eager int8: max steps, identical | ORT note |"),
-              "|---|---:|---:|---:|---|---|"]
+              "(eager's int8) | SNR against fp32: Ember int8 (eager's int8) | fp32 top-1 margin, "
+              "median | Ember int8 vs eager int8: max steps, identical | ORT note |"),
+              "|---|---:|---:|---:|---:|---:|---|---|"]
     for name, r in results.items():
         f = r["files"]
         size = {k: f[k].stat().st_size / 2**20 for k in ("ember_fp32", "ember_int8") if k in f}
         steps = ("–" if r["steps_max"] is None else
                  f"{r['steps_max']:.0f}, {100 * r['exact']:.2f}%")
         lines.append(f"| {name} | {size['ember_fp32']:.1f} MiB | {size['ember_int8']:.1f} MiB | "
-                     f"{100 * r['top1']:.0f}% ({100 * r['top1_eager']:.0f}%) | {steps} | "
+                     f"{100 * r['top1']:.0f}% ({100 * r['top1_eager']:.0f}%) | "
+                     f"{r['snr']:.1f} dB ({r['snr_eager']:.1f} dB) | {r['margin']:.3f} | {steps} | "
                      f"{r.get('ort_error', '')} |")
     return "\n".join(lines) + "\n"
 
