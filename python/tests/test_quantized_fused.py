@@ -79,6 +79,7 @@ CONV_CASES = [
     (1, 24, 9, 9, 24, 3, 3, [2, 2], [1, 1], [1, 1], 24),    # depthwise, stride 2
     # Two images of three blocks of 16 channels, stride 2 (qdepthwise_blocked.h).
     (2, 48, 14, 14, 48, 3, 3, [2, 2], [1, 1], [1, 1], 48),
+    (1, 32, 7, 7, 32, 3, 3, [1, 1], [1, 1], [1, 1], 32),    # ... stride 1 on a 7×7 plane
     (1, 8, 7, 7, 16, 5, 5, [1, 1], [2, 2], [1, 1], 8),      # depthwise with a multiplier: GEMM
     (1, 130, 6, 6, 70, 3, 3, [1, 1], [1, 1], [1, 1], 1),    # k = 1170, n = 36
     (1, 4, 1, 1, 8, 1, 1, [1, 1], [0, 0], [1, 1], 1),       # one pixel

@@ -27,6 +27,9 @@ TEST(QDepthwiseBlockedTest, MatchesADirectLoop) {
       // and its stride-1 planes.
       {14, 14, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1}, {28, 28, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},
       {32, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+      // Stride 1 on small planes: MobileNetV2's 7×7, and a dilated 3-wide
+      // kernel (the general loop).
+      {7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   {6, 6, 3, 3, 1, 1, 1, 2, 1, 2, 1, 2},
       // Odd shapes: one pixel, a plane narrower than a vector of pixels,
       // strides 3 and mixed, dilation, no padding, 5×5, 1×7 and 7×7.
       {1, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},   {13, 17, 5, 3, 3, 2, 2, 1, 0, 2, 1, 2},
@@ -86,7 +89,7 @@ TEST(QDepthwiseBlockedTest, MatchesADirectLoop) {
   if (!qdepthwise_blocked_applies({14, 14, 3, 3, 7, 7, 2, 2, 0, 0, 1, 1, 1, 1}, kChannels)) {
     GTEST_SKIP() << "the blocked form needs AVX-512 (EMBER_ISA or the host caps it)";
   }
-  EXPECT_EQ(ran, 22);
+  EXPECT_EQ(ran, 26);
 }
 
 TEST(QDepthwiseBlockedTest, AppliesOnlyWhereItShould) {
@@ -98,7 +101,9 @@ TEST(QDepthwiseBlockedTest, AppliesOnlyWhereItShould) {
   const QDepthwiseGeometry wide{56, 56, 3, 3, 28, 28, 2, 2, 0, 0, 1, 1, 1, 1};
   EXPECT_FALSE(qdepthwise_blocked_applies(wide, 144));  // 784 outputs: the plane path's.
   const QDepthwiseGeometry same{14, 14, 3, 3, 14, 14, 1, 1, 1, 1, 1, 1, 1, 1};
-  EXPECT_FALSE(qdepthwise_blocked_applies(same, 384));  // Stride 1: the plane path's.
+  EXPECT_FALSE(qdepthwise_blocked_applies(same, 384));  // Stride 1 from 14×14: the plane path's.
+  const QDepthwiseGeometry smallest{7, 7, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1};
+  EXPECT_TRUE(qdepthwise_blocked_applies(smallest, 960));
   const QDepthwiseGeometry deep{20, 20, 9, 9, 6, 6, 2, 2, 0, 0, 1, 1, 0, 0};
   EXPECT_FALSE(qdepthwise_blocked_applies(deep, 32));  // 81 taps: sums could pass 2^24.
 }

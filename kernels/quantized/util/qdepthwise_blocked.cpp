@@ -17,9 +17,11 @@ constexpr int64_t kBlock = 16;      // Channels per vector.
 constexpr int64_t kMaxTaps = 64;    // Keeps every sum below 2^24 (exact in float32).
 constexpr int64_t kMaxGrid = 4096;  // Padded pixels: a 256 KiB grid.
 // Output pixels of the planes it takes (measured on MobileNetV2's layers,
-// BENCHMARKS.md): each tap of each pixel loads 64 bytes here, so a plane
-// path that keeps its vectors full (stride 1, large planes) is faster.
+// docs/quantization.md): the grid's loads bound this form, so the plane
+// path, whose vectors are full of outputs on stride-1 planes, is faster on
+// those but the smallest.
 constexpr int64_t kMaxOutputs = 256;
+constexpr int64_t kMaxOutputsStride1 = 64;
 constexpr int kPixels = 8;          // Output pixels in flight (FMA latency × throughput).
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -27,8 +29,9 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 int64_t grid_h(const QDepthwiseGeometry& g) { return g.ih + g.ph + g.pb; }
 int64_t grid_w(const QDepthwiseGeometry& g) { return g.iw + g.pw + g.pr; }
 
+// The grid, and room past it for rows_3wide's reads beyond a row's end.
 size_t grid_bytes(const QDepthwiseGeometry& g) {
-  return static_cast<size_t>(round_up(grid_h(g) * grid_w(g) * kBlock * 4, 64));
+  return static_cast<size_t>(round_up((grid_h(g) * grid_w(g) + 2 * kPixels + 3) * kBlock * 4, 64));
 }
 
 }  // namespace
@@ -38,7 +41,7 @@ bool qdepthwise_blocked_applies(const QDepthwiseGeometry& g, int64_t channels) {
   const int64_t pixels = grid_h(g) * grid_w(g);
   return portable::cpu_isa() >= portable::Isa::kAvx512 && channels >= kBlock &&
          g.kh * g.kw <= kMaxTaps && pixels >= 1 && pixels <= kMaxGrid &&
-         (g.sh > 1 || g.sw > 1) && g.oh * g.ow <= kMaxOutputs;
+         g.oh * g.ow <= (g.sh > 1 || g.sw > 1 ? kMaxOutputs : kMaxOutputsStride1);
 #else
   (void)g;
   (void)channels;
@@ -98,8 +101,9 @@ inline void transpose16(const __m128i (&in)[16], __m128i (&out)[16]) {
 
 #define EMBER_QDWB_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
 
-// The grid's padding: rows above and below the image, and the columns left
-// and right of it (the image's pixels are all written by the transpose).
+// The grid's padding: rows above and below the image, the columns left and
+// right of it, and the slack past it (the image's pixels are all written by
+// the transpose).
 EMBER_QDWB_TARGET inline void zero_pixels(float* grid, int64_t from, int64_t count) {
   for (int64_t i = 0; i < count; ++i) _mm512_storeu_ps(grid + (from + i) * kBlock, _mm512_setzero_ps());
 }
@@ -111,7 +115,7 @@ EMBER_QDWB_TARGET void zero_border(const QDepthwiseGeometry& g, float* grid) {
     zero_pixels(grid, (y + g.ph) * wp, g.pw);
     zero_pixels(grid, (y + g.ph) * wp + g.pw + g.iw, g.pr);
   }
-  zero_pixels(grid, (g.ph + g.ih) * wp, g.pb * wp);
+  zero_pixels(grid, (g.ph + g.ih) * wp, g.pb * wp + 2 * kPixels + 3);  // And the slack.
 }
 
 // Input planes → grid pixels of x − zx, 16 pixels at a time (the last ones
@@ -148,14 +152,50 @@ EMBER_QDWB_TARGET inline __m128i requant16(__m512 acc, __m512 s, __m512 o, __m51
   return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), zy));
 }
 
-EMBER_QDWB_TARGET void block16(const QDepthwiseGeometry& g, const float* w, const int8_t* x,
-                               int32_t zx, const float* scale, const float* offset, float lo,
-                               float hi, int32_t zy, int8_t* out, void* scratch) {
-  auto* grid = static_cast<float*>(scratch);
-  auto* pixels_out = static_cast<int8_t*>(scratch) + grid_bytes(g);
-  zero_border(g, grid);
-  fill_grid(g, x, zx, grid);
+// A 3-wide kernel (dw 1) at column stride S, 8 output pixels of one row at a
+// time: each kernel row's 7·S + 3 grid pixels are loaded once and serve its
+// three column taps (8·3 FMAs from 7·S + 3 loads, against 24 loads in the
+// general loop, which is bound by the L1 cache's load rate). A row's last
+// segment computes past the row's end (the grid's slack keeps the reads
+// inside the scratch) and stores only its pixels.
+template <int S>
+EMBER_QDWB_TARGET void rows_3wide(const QDepthwiseGeometry& g, const float* w, const float* grid,
+                                  __m512 s, __m512 o, __m512 lo, __m512 hi, __m512i zy,
+                                  int8_t* pixels_out) {
+  constexpr int kLoads = (kPixels - 1) * S + 3;
+  const int64_t wp = grid_w(g);
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    for (int64_t ox0 = 0; ox0 < g.ow; ox0 += kPixels) {
+      const int64_t m = g.ow - ox0 < kPixels ? g.ow - ox0 : kPixels;
+      __m512 acc[kPixels];
+#pragma GCC unroll 8
+      for (int j = 0; j < kPixels; ++j) acc[j] = _mm512_setzero_ps();
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        const float* row = grid + ((oy * g.sh + ky * g.dh) * wp + ox0 * S) * kBlock;
+        __m512 v[kLoads];
+#pragma GCC unroll 32
+        for (int i = 0; i < kLoads; ++i) v[i] = _mm512_loadu_ps(row + i * kBlock);
+#pragma GCC unroll 3
+        for (int kx = 0; kx < 3; ++kx) {
+          const __m512 wt = _mm512_loadu_ps(w + (ky * 3 + kx) * kBlock);
+#pragma GCC unroll 8
+          for (int j = 0; j < kPixels; ++j) acc[j] = _mm512_fmadd_ps(v[j * S + kx], wt, acc[j]);
+        }
+      }
+      int8_t* dst = pixels_out + (oy * g.ow + ox0) * kBlock;
+      for (int64_t j = 0; j < m; ++j) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * kBlock),
+                         requant16(acc[j], s, o, lo, hi, zy));
+      }
+    }
+  }
+}
 
+// Any kernel: 8 output pixels at a time, each tap's 8 loads from the
+// pixels' windows.
+EMBER_QDWB_TARGET void pixels_any(const QDepthwiseGeometry& g, const float* w, const float* grid,
+                                  __m512 s, __m512 o, __m512 lo, __m512 hi, __m512i zy,
+                                  int8_t* pixels_out) {
   const int64_t wp = grid_w(g), taps = g.kh * g.kw, outputs = g.oh * g.ow;
   int64_t tap_off[kMaxTaps];
   for (int64_t ky = 0; ky < g.kh; ++ky) {
@@ -163,10 +203,6 @@ EMBER_QDWB_TARGET void block16(const QDepthwiseGeometry& g, const float* w, cons
       tap_off[ky * g.kw + kx] = (ky * g.dh * wp + kx * g.dw) * kBlock;
     }
   }
-  const __m512 s = _mm512_loadu_ps(scale);
-  const __m512 o = offset != nullptr ? _mm512_loadu_ps(offset) : _mm512_setzero_ps();
-  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  const __m512i vzy = _mm512_set1_epi32(zy);
   int64_t oy = 0, ox = 0;  // Of output n0.
   for (int64_t n0 = 0; n0 < outputs; n0 += kPixels) {
     const int64_t m = outputs - n0 < kPixels ? outputs - n0 : kPixels;
@@ -197,8 +233,30 @@ EMBER_QDWB_TARGET void block16(const QDepthwiseGeometry& g, const float* w, cons
     }
     for (int64_t j = 0; j < m; ++j) {
       _mm_storeu_si128(reinterpret_cast<__m128i*>(pixels_out + (n0 + j) * kBlock),
-                      requant16(acc[j], s, o, vlo, vhi, vzy));
+                      requant16(acc[j], s, o, lo, hi, zy));
     }
+  }
+}
+
+EMBER_QDWB_TARGET void block16(const QDepthwiseGeometry& g, const float* w, const int8_t* x,
+                               int32_t zx, const float* scale, const float* offset, float lo,
+                               float hi, int32_t zy, int8_t* out, void* scratch) {
+  auto* grid = static_cast<float*>(scratch);
+  auto* pixels_out = static_cast<int8_t*>(scratch) + grid_bytes(g);
+  zero_border(g, grid);
+  fill_grid(g, x, zx, grid);
+
+  const int64_t outputs = g.oh * g.ow;
+  const __m512 s = _mm512_loadu_ps(scale);
+  const __m512 o = offset != nullptr ? _mm512_loadu_ps(offset) : _mm512_setzero_ps();
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const __m512i vzy = _mm512_set1_epi32(zy);
+  if (g.kw == 3 && g.dw == 1 && g.sw == 1) {
+    rows_3wide<1>(g, w, grid, s, o, vlo, vhi, vzy, pixels_out);
+  } else if (g.kw == 3 && g.dw == 1 && g.sw == 2) {
+    rows_3wide<2>(g, w, grid, s, o, vlo, vhi, vzy, pixels_out);
+  } else {
+    pixels_any(g, w, grid, s, o, vlo, vhi, vzy, pixels_out);
   }
   // Pixels (16 channels each) → the 16 output planes, 16 pixels at a time.
   for (int64_t n0 = 0; n0 < outputs; n0 += kBlock) {

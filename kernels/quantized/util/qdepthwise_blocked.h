@@ -9,7 +9,8 @@
 // pixels, each pixel 16 float32 values x − zx (0 in the padding), so every
 // output pixel of the block is one vector of 16 channels: Σ over the taps of
 // grid[pixel + tap] · w[tap], one FMA per tap whatever the stride, padding or
-// dilation. The sums are exact: each product is an integer of at most
+// dilation. 3-wide kernels (MobileNetV2's) load each kernel row's grid
+// pixels once for 8 outputs of a row and their three column taps. The sums are exact: each product is an integer of at most
 // 127·255 in magnitude and at most 64 taps keep every partial sum below
 // 2^24, so float32 holds them exactly and the requantisation (the plane
 // path's, same float operations) gives the same bits.
@@ -24,13 +25,13 @@ namespace ember::kernels::quantized {
 
 /// True when the blocked form runs g's planes: an AVX-512 host
 /// (cpu_isa()), at most 64 taps, at least 16 channels, a padded input of at
-/// most 4096 pixels (its grid, 256 KiB, stays in the L2 cache), a stride
-/// above 1 and at most 256 output pixels. Each tap of each output pixel
-/// loads 64 bytes of the grid, which bounds this form by the L1 cache's load
-/// rate: on stride-1 planes and large ones, where the plane path keeps its
-/// vectors full of outputs, the plane path was faster (MobileNetV2's layers:
-/// BENCHMARKS.md); on small stride-2 planes, where it computes half-empty
-/// rows and pays a fixed cost per plane, this one is.
+/// most 4096 pixels (its grid, 256 KiB, stays in the L2 cache), and at most
+/// 256 output pixels with a stride above 1, 64 with stride 1. The grid's
+/// 64-byte loads bound this form by the L1 cache's load rate: on larger
+/// planes, and stride-1 ones from 14×14, the plane path, whose vectors are
+/// full of outputs, was as fast or faster (MobileNetV2's layers:
+/// docs/quantization.md); on small planes, where it pays a fixed cost per
+/// plane and stride 2 leaves its rows half padding, this one is faster.
 bool qdepthwise_blocked_applies(const QDepthwiseGeometry& g, int64_t channels);
 
 /// Bytes of the weights of the blocks (channels / 16 of them).
