@@ -5,8 +5,8 @@
 // offsets, with exactly sized inputs, outputs and scratch, so ASan sees a
 // read or write past any of them. The sums are exact and the requantisation
 // has the plane path's float operations, so the bits must be the loop's.
-// Runs where the blocked form does (AVX-512 hosts); ctest also runs it with
-// EMBER_ISA capped, where it is skipped.
+// Runs where the blocked form does (AVX2 and AVX-512 hosts); ctest runs it
+// again at EMBER_ISA=avx2 (the AVX2 form) and baseline, where it is skipped.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -87,14 +87,14 @@ TEST(QDepthwiseBlockedTest, MatchesADirectLoop) {
     }
   }
   if (!qdepthwise_blocked_applies({14, 14, 3, 3, 7, 7, 2, 2, 0, 0, 1, 1, 1, 1}, kChannels)) {
-    GTEST_SKIP() << "the blocked form needs AVX-512 (EMBER_ISA or the host caps it)";
+    GTEST_SKIP() << "the blocked form needs AVX2 (EMBER_ISA or the host caps it)";
   }
   EXPECT_EQ(ran, 26);
 }
 
 TEST(QDepthwiseBlockedTest, AppliesOnlyWhereItShould) {
   const QDepthwiseGeometry small{14, 14, 3, 3, 7, 7, 2, 2, 0, 0, 1, 1, 1, 1};
-  if (!qdepthwise_blocked_applies(small, 16)) GTEST_SKIP() << "no AVX-512 here (or capped)";
+  if (!qdepthwise_blocked_applies(small, 16)) GTEST_SKIP() << "no AVX2 here (or capped)";
   EXPECT_FALSE(qdepthwise_blocked_applies(small, 15));  // Not one whole block.
   const QDepthwiseGeometry large{112, 112, 3, 3, 56, 56, 2, 2, 0, 0, 1, 1, 1, 1};
   EXPECT_FALSE(qdepthwise_blocked_applies(large, 96));  // 113×113 pixels: past the grid's limit.

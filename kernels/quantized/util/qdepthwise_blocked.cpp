@@ -1,5 +1,7 @@
 #include "kernels/quantized/util/qdepthwise_blocked.h"
 
+#include <cstring>
+
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/isa_target.h"
 
@@ -39,7 +41,7 @@ size_t grid_bytes(const QDepthwiseGeometry& g) {
 bool qdepthwise_blocked_applies(const QDepthwiseGeometry& g, int64_t channels) {
 #if EMBER_ISA_X86
   const int64_t pixels = grid_h(g) * grid_w(g);
-  return portable::cpu_isa() >= portable::Isa::kAvx512 && channels >= kBlock &&
+  return portable::cpu_isa() >= portable::Isa::kAvx2 && channels >= kBlock &&
          g.kh * g.kw <= kMaxTaps && pixels >= 1 && pixels <= kMaxGrid &&
          g.oh * g.ow <= (g.sh > 1 || g.sw > 1 ? kMaxOutputs : kMaxOutputsStride1);
 #else
@@ -104,11 +106,11 @@ inline void transpose16(const __m128i (&in)[16], __m128i (&out)[16]) {
 // The grid's padding: rows above and below the image, the columns left and
 // right of it, and the slack past it (the image's pixels are all written by
 // the transpose).
-EMBER_QDWB_TARGET inline void zero_pixels(float* grid, int64_t from, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) _mm512_storeu_ps(grid + (from + i) * kBlock, _mm512_setzero_ps());
+inline void zero_pixels(float* grid, int64_t from, int64_t count) {
+  if (count > 0) std::memset(grid + from * kBlock, 0, static_cast<size_t>(count * kBlock) * sizeof(float));
 }
 
-EMBER_QDWB_TARGET void zero_border(const QDepthwiseGeometry& g, float* grid) {
+void zero_border(const QDepthwiseGeometry& g, float* grid) {
   const int64_t wp = grid_w(g);
   zero_pixels(grid, 0, g.ph * wp);
   for (int64_t y = 0; y < g.ih; ++y) {
@@ -150,6 +152,29 @@ EMBER_QDWB_TARGET inline __m128i requant16(__m512 acc, __m512 s, __m512 o, __m51
   __m512 v = _mm512_add_round_ps(_mm512_mul_round_ps(acc, s, kRound), o, kRound);
   v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
   return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), zy));
+}
+
+// Pixels (16 channels each) → the 16 output planes, 16 pixels at a time; the
+// last, partial group through a buffer, so no byte past a plane is written.
+void planes_out(const int8_t* pixels_out, int64_t outputs, int8_t* out) {
+  for (int64_t n0 = 0; n0 < outputs; n0 += kBlock) {
+    const int64_t m = outputs - n0 < kBlock ? outputs - n0 : kBlock;
+    __m128i rows[16], planes[16];
+    for (int k = 0; k < 16; ++k) {
+      rows[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pixels_out + (n0 + k) * kBlock));
+    }
+    transpose16(rows, planes);
+    for (int c = 0; c < 16; ++c) {
+      int8_t* dst = out + c * outputs + n0;
+      if (m == kBlock) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), planes[c]);
+      } else {
+        alignas(16) int8_t tail[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(tail), planes[c]);
+        std::memcpy(dst, tail, static_cast<size_t>(m));
+      }
+    }
+  }
 }
 
 // A 3-wide kernel (dw 1) at column stride S, 8 output pixels of one row at a
@@ -258,17 +283,161 @@ EMBER_QDWB_TARGET void block16(const QDepthwiseGeometry& g, const float* w, cons
   } else {
     pixels_any(g, w, grid, s, o, vlo, vhi, vzy, pixels_out);
   }
-  // Pixels (16 channels each) → the 16 output planes, 16 pixels at a time.
-  for (int64_t n0 = 0; n0 < outputs; n0 += kBlock) {
-    const int64_t m = outputs - n0 < kBlock ? outputs - n0 : kBlock;
-    const auto mask = static_cast<__mmask16>(m == kBlock ? 0xffffu : (1u << m) - 1u);
-    __m128i rows[16], planes[16];
-    for (int k = 0; k < 16; ++k) {
-      rows[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pixels_out + (n0 + k) * kBlock));
+  planes_out(pixels_out, outputs, out);
+}
+
+// The AVX2 form: the same grid and sums, each pixel's 16 channels as two
+// halves of 8 (ymm), a half at a time so that 4 outputs' accumulators and a
+// kernel row's loads fit AVX2's 16 registers; tails without byte masks go
+// through 16-byte buffers.
+#define EMBER_QDWB_AVX2 __attribute__((target("avx2,fma")))
+
+EMBER_QDWB_AVX2 void fill_grid_avx2(const QDepthwiseGeometry& g, const int8_t* x, int32_t zx,
+                                    float* grid) {
+  const int64_t pixels = g.ih * g.iw, wp = grid_w(g);
+  const __m256 vzx = _mm256_set1_ps(static_cast<float>(zx));
+  int64_t y = 0, col = 0;  // Of pixel p0.
+  for (int64_t p0 = 0; p0 < pixels; p0 += kBlock) {
+    const int64_t m = pixels - p0 < kBlock ? pixels - p0 : kBlock;
+    __m128i rows[16], px[16];
+    for (int c = 0; c < 16; ++c) {
+      if (m == kBlock) {
+        rows[c] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + c * pixels + p0));
+      } else {
+        alignas(16) int8_t tail[16] = {};
+        std::memcpy(tail, x + c * pixels + p0, static_cast<size_t>(m));
+        rows[c] = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
+      }
     }
-    transpose16(rows, planes);
-    for (int c = 0; c < 16; ++c) _mm_mask_storeu_epi8(out + c * outputs + n0, mask, planes[c]);
+    transpose16(rows, px);
+    for (int64_t k = 0; k < m; ++k) {
+      float* dst = grid + ((y + g.ph) * wp + col + g.pw) * kBlock;
+      _mm256_storeu_ps(dst, _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(px[k])), vzx));
+      _mm256_storeu_ps(dst + 8, _mm256_sub_ps(
+          _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(px[k], 8))), vzx));
+      if (++col == g.iw) {
+        col = 0;
+        ++y;
+      }
+    }
   }
+}
+
+// 8 channels of one pixel requantised (requant16's operations) into 8 bytes.
+EMBER_QDWB_AVX2 inline void store8(__m256 acc, __m256 s, __m256 o, __m256 lo, __m256 hi,
+                                   __m256i zy, int8_t* dst) {
+  __m256 v = _mm256_add_ps(_mm256_mul_ps(acc, s), o);  // ISO C++: not contracted.
+  v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+  const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(v), zy);
+  // In [−128, 127] already: the saturating packs only narrow.
+  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), _mm_packs_epi16(w, w));
+}
+
+constexpr int kPixelsAvx2 = 4;
+
+// rows_3wide's AVX2 counterpart, 4 outputs of a row per segment.
+template <int S>
+EMBER_QDWB_AVX2 void rows_3wide_avx2(const QDepthwiseGeometry& g, const float* w,
+                                     const float* grid, const float* scale, const float* offset,
+                                     float lo, float hi, int32_t zy, int8_t* pixels_out) {
+  constexpr int kLoads = (kPixelsAvx2 - 1) * S + 3;
+  const int64_t wp = grid_w(g);
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256i vzy = _mm256_set1_epi32(zy);
+  for (int h = 0; h < 2; ++h) {
+    const __m256 s = _mm256_loadu_ps(scale + 8 * h);
+    const __m256 o = offset != nullptr ? _mm256_loadu_ps(offset + 8 * h) : _mm256_setzero_ps();
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      for (int64_t ox0 = 0; ox0 < g.ow; ox0 += kPixelsAvx2) {
+        const int64_t m = g.ow - ox0 < kPixelsAvx2 ? g.ow - ox0 : kPixelsAvx2;
+        __m256 acc[kPixelsAvx2];
+#pragma GCC unroll 4
+        for (int j = 0; j < kPixelsAvx2; ++j) acc[j] = _mm256_setzero_ps();
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const float* row = grid + ((oy * g.sh + ky * g.dh) * wp + ox0 * S) * kBlock + 8 * h;
+          __m256 v[kLoads];
+#pragma GCC unroll 16
+          for (int i = 0; i < kLoads; ++i) v[i] = _mm256_loadu_ps(row + i * kBlock);
+#pragma GCC unroll 3
+          for (int kx = 0; kx < 3; ++kx) {
+            const __m256 wt = _mm256_loadu_ps(w + (ky * 3 + kx) * kBlock + 8 * h);
+#pragma GCC unroll 4
+            for (int j = 0; j < kPixelsAvx2; ++j) {
+              acc[j] = _mm256_fmadd_ps(v[j * S + kx], wt, acc[j]);
+            }
+          }
+        }
+        int8_t* dst = pixels_out + (oy * g.ow + ox0) * kBlock + 8 * h;
+        for (int64_t j = 0; j < m; ++j) store8(acc[j], s, o, vlo, vhi, vzy, dst + j * kBlock);
+      }
+    }
+  }
+}
+
+// pixels_any's AVX2 counterpart.
+EMBER_QDWB_AVX2 void pixels_any_avx2(const QDepthwiseGeometry& g, const float* w,
+                                     const float* grid, const float* scale, const float* offset,
+                                     float lo, float hi, int32_t zy, int8_t* pixels_out) {
+  const int64_t wp = grid_w(g), taps = g.kh * g.kw, outputs = g.oh * g.ow;
+  int64_t tap_off[kMaxTaps];
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      tap_off[ky * g.kw + kx] = (ky * g.dh * wp + kx * g.dw) * kBlock;
+    }
+  }
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256i vzy = _mm256_set1_epi32(zy);
+  for (int h = 0; h < 2; ++h) {
+    const __m256 s = _mm256_loadu_ps(scale + 8 * h);
+    const __m256 o = offset != nullptr ? _mm256_loadu_ps(offset + 8 * h) : _mm256_setzero_ps();
+    int64_t oy = 0, ox = 0;  // Of output n0.
+    for (int64_t n0 = 0; n0 < outputs; n0 += kPixelsAvx2) {
+      const int64_t m = outputs - n0 < kPixelsAvx2 ? outputs - n0 : kPixelsAvx2;
+      const float* src[kPixelsAvx2];
+      for (int64_t j = 0; j < kPixelsAvx2; ++j) {
+        if (j < m) {
+          src[j] = grid + (oy * g.sh * wp + ox * g.sw) * kBlock + 8 * h;
+          if (++ox == g.ow) {
+            ox = 0;
+            ++oy;
+          }
+        } else {
+          src[j] = src[m - 1];
+        }
+      }
+      __m256 acc[kPixelsAvx2];
+#pragma GCC unroll 4
+      for (int j = 0; j < kPixelsAvx2; ++j) acc[j] = _mm256_setzero_ps();
+      for (int64_t t = 0; t < taps; ++t) {
+        const __m256 wt = _mm256_loadu_ps(w + t * kBlock + 8 * h);
+#pragma GCC unroll 4
+        for (int j = 0; j < kPixelsAvx2; ++j) {
+          acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(src[j] + tap_off[t]), wt, acc[j]);
+        }
+      }
+      for (int64_t j = 0; j < m; ++j) {
+        store8(acc[j], s, o, vlo, vhi, vzy, pixels_out + (n0 + j) * kBlock + 8 * h);
+      }
+    }
+  }
+}
+
+EMBER_QDWB_AVX2 void block16_avx2(const QDepthwiseGeometry& g, const float* w, const int8_t* x,
+                                  int32_t zx, const float* scale, const float* offset, float lo,
+                                  float hi, int32_t zy, int8_t* out, void* scratch) {
+  auto* grid = static_cast<float*>(scratch);
+  auto* pixels_out = static_cast<int8_t*>(scratch) + grid_bytes(g);
+  zero_border(g, grid);
+  fill_grid_avx2(g, x, zx, grid);
+  if (g.kw == 3 && g.dw == 1 && g.sw == 1) {
+    rows_3wide_avx2<1>(g, w, grid, scale, offset, lo, hi, zy, pixels_out);
+  } else if (g.kw == 3 && g.dw == 1 && g.sw == 2) {
+    rows_3wide_avx2<2>(g, w, grid, scale, offset, lo, hi, zy, pixels_out);
+  } else {
+    pixels_any_avx2(g, w, grid, scale, offset, lo, hi, zy, pixels_out);
+  }
+  planes_out(pixels_out, g.oh * g.ow, out);
 }
 
 }  // namespace
@@ -276,7 +445,11 @@ EMBER_QDWB_TARGET void block16(const QDepthwiseGeometry& g, const float* w, cons
 void qdepthwise_block16(const QDepthwiseGeometry& g, const float* w, const int8_t* x, int32_t zx,
                         const float* scale, const float* offset, float lo, float hi, int32_t zy,
                         int8_t* out, void* scratch) {
-  block16(g, w, x, zx, scale, offset, lo, hi, zy, out, scratch);
+  if (portable::cpu_isa() >= portable::Isa::kAvx512) {
+    block16(g, w, x, zx, scale, offset, lo, hi, zy, out, scratch);
+  } else {
+    block16_avx2(g, w, x, zx, scale, offset, lo, hi, zy, out, scratch);
+  }
 }
 
 void qdepthwise_transpose16(const int8_t* rows, int8_t* out) {

@@ -1,6 +1,6 @@
-// Depthwise int8 convolution 16 channels at a time, the channels along an
-// AVX-512 vector (op_quantized_conv2d.cpp's depthwise path on planes small
-// enough, qdepthwise_blocked_applies).
+// Depthwise int8 convolution 16 channels at a time, the channels along the
+// vector (one AVX-512 vector, or two AVX2 halves: op_quantized_conv2d.cpp's
+// depthwise path on planes small enough, qdepthwise_blocked_applies).
 //
 // qdepthwise.h computes one channel plane at a time: its fill, chunking and
 // copy-out cost about the same on a 7×7 plane as on a much larger one, and
@@ -23,7 +23,7 @@
 
 namespace ember::kernels::quantized {
 
-/// True when the blocked form runs g's planes: an AVX-512 host
+/// True when the blocked form runs g's planes: an AVX2 or AVX-512 host
 /// (cpu_isa()), at most 64 taps, at least 16 channels, a padded input of at
 /// most 4096 pixels (its grid, 256 KiB, stays in the L2 cache), and at most
 /// 256 output pixels with a stride above 1, 64 with stride 1. The grid's
