@@ -154,6 +154,33 @@ EMBER_QDWB_TARGET inline __m128i requant16(__m512 acc, __m512 s, __m512 o, __m51
   return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), zy));
 }
 
+// Each tap's offset (floats) from its pixel's window start in the grid.
+void tap_offsets(const QDepthwiseGeometry& g, int64_t* off) {
+  const int64_t wp = grid_w(g);
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx) off[ky * g.kw + kx] = (ky * g.dh * wp + kx * g.dw) * kBlock;
+  }
+}
+
+// Where the next m output pixels' windows start in the grid (from output
+// (*oy, *ox), which advances past them); the group's remaining `count − m`
+// entries repeat the last one (computed, never stored).
+void window_starts(const QDepthwiseGeometry& g, const float* grid, int64_t m, int count,
+                   int64_t* oy, int64_t* ox, const float** src) {
+  const int64_t wp = grid_w(g);
+  for (int j = 0; j < count; ++j) {
+    if (j < m) {
+      src[j] = grid + (*oy * g.sh * wp + *ox * g.sw) * kBlock;
+      if (++*ox == g.ow) {
+        *ox = 0;
+        ++*oy;
+      }
+    } else {
+      src[j] = src[m - 1];
+    }
+  }
+}
+
 // Pixels (16 channels each) → the 16 output planes, 16 pixels at a time; the
 // last, partial group through a buffer, so no byte past a plane is written.
 void planes_out(const int8_t* pixels_out, int64_t outputs, int8_t* out) {
@@ -221,30 +248,16 @@ EMBER_QDWB_TARGET void rows_3wide(const QDepthwiseGeometry& g, const float* w, c
 EMBER_QDWB_TARGET void pixels_any(const QDepthwiseGeometry& g, const float* w, const float* grid,
                                   __m512 s, __m512 o, __m512 lo, __m512 hi, __m512i zy,
                                   int8_t* pixels_out) {
-  const int64_t wp = grid_w(g), taps = g.kh * g.kw, outputs = g.oh * g.ow;
+  const int64_t taps = g.kh * g.kw, outputs = g.oh * g.ow;
   int64_t tap_off[kMaxTaps];
-  for (int64_t ky = 0; ky < g.kh; ++ky) {
-    for (int64_t kx = 0; kx < g.kw; ++kx) {
-      tap_off[ky * g.kw + kx] = (ky * g.dh * wp + kx * g.dw) * kBlock;
-    }
-  }
+  tap_offsets(g, tap_off);
   int64_t oy = 0, ox = 0;  // Of output n0.
   for (int64_t n0 = 0; n0 < outputs; n0 += kPixels) {
     const int64_t m = outputs - n0 < kPixels ? outputs - n0 : kPixels;
     // Where each pixel's window starts in the grid; the group's missing
     // pixels repeat the last one (computed, never stored).
     const float* src[kPixels];
-    for (int64_t j = 0; j < kPixels; ++j) {
-      if (j < m) {
-        src[j] = grid + (oy * g.sh * wp + ox * g.sw) * kBlock;
-        if (++ox == g.ow) {
-          ox = 0;
-          ++oy;
-        }
-      } else {
-        src[j] = src[m - 1];
-      }
-    }
+    window_starts(g, grid, m, kPixels, &oy, &ox, src);
     __m512 acc[kPixels];
 #pragma GCC unroll 8
     for (int j = 0; j < kPixels; ++j) acc[j] = _mm512_setzero_ps();
@@ -379,13 +392,9 @@ EMBER_QDWB_AVX2 void rows_3wide_avx2(const QDepthwiseGeometry& g, const float* w
 EMBER_QDWB_AVX2 void pixels_any_avx2(const QDepthwiseGeometry& g, const float* w,
                                      const float* grid, const float* scale, const float* offset,
                                      float lo, float hi, int32_t zy, int8_t* pixels_out) {
-  const int64_t wp = grid_w(g), taps = g.kh * g.kw, outputs = g.oh * g.ow;
+  const int64_t taps = g.kh * g.kw, outputs = g.oh * g.ow;
   int64_t tap_off[kMaxTaps];
-  for (int64_t ky = 0; ky < g.kh; ++ky) {
-    for (int64_t kx = 0; kx < g.kw; ++kx) {
-      tap_off[ky * g.kw + kx] = (ky * g.dh * wp + kx * g.dw) * kBlock;
-    }
-  }
+  tap_offsets(g, tap_off);
   const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
   const __m256i vzy = _mm256_set1_epi32(zy);
   for (int h = 0; h < 2; ++h) {
@@ -395,17 +404,7 @@ EMBER_QDWB_AVX2 void pixels_any_avx2(const QDepthwiseGeometry& g, const float* w
     for (int64_t n0 = 0; n0 < outputs; n0 += kPixelsAvx2) {
       const int64_t m = outputs - n0 < kPixelsAvx2 ? outputs - n0 : kPixelsAvx2;
       const float* src[kPixelsAvx2];
-      for (int64_t j = 0; j < kPixelsAvx2; ++j) {
-        if (j < m) {
-          src[j] = grid + (oy * g.sh * wp + ox * g.sw) * kBlock + 8 * h;
-          if (++ox == g.ow) {
-            ox = 0;
-            ++oy;
-          }
-        } else {
-          src[j] = src[m - 1];
-        }
-      }
+      window_starts(g, grid + 8 * h, m, kPixelsAvx2, &oy, &ox, src);
       __m256 acc[kPixelsAvx2];
 #pragma GCC unroll 4
       for (int j = 0; j < kPixelsAvx2; ++j) acc[j] = _mm256_setzero_ps();
