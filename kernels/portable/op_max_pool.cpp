@@ -9,11 +9,12 @@
 //
 // indices (int64) are flat positions within each input plane (d·H·W + h·W + w),
 // as in eager; the first maximum wins, and a NaN wins over numbers (the last
-// NaN, as eager's loop does). Real dtypes; any dim order. float32 2-D pools
-// over rows contiguous in W (NCHW) take a row path: the columns whose windows
-// lie inside the input are computed a block of outputs at a time, tap by tap,
-// so the compiler vectorises them (AVX2 where the host has it); the planes
-// are split over the thread pool.
+// NaN, as eager's loop does). Real dtypes; any dim order. float32 and int8
+// 2-D pools over rows contiguous in W (NCHW) take a row path: the columns whose
+// windows lie inside the input are computed a block of outputs at a time, tap
+// by tap, so the compiler vectorises them (AVX2 where the host has it), or at
+// stride 2 without indices by max_pool_row_s2.h's intrinsics; the planes are
+// split over the thread pool.
 #include <algorithm>
 #include <limits>
 #include <type_traits>
@@ -23,6 +24,7 @@
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/gemm.h"  // cpu_has_avx2_fma, cpu_has_avx512f
 #include "kernels/portable/util/isa_target.h"
+#include "kernels/portable/util/max_pool_row_s2.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/pool.h"
 #include "kernels/portable/util/reduce.h"
@@ -139,6 +141,22 @@ MaxPoolRowFn<T> select_max_pool_row(int64_t stride) {
   return stride == 1 ? &max_pool_row<T, 1> : &max_pool_row<T, 2>;
 }
 
+// Values only at stride 2 (max_pool_row_s2.h): the vector forms, or null.
+template <typename T>
+using MaxPoolRowS2Fn = void (*)(const T* const*, int, int64_t, int64_t, T*);
+
+template <typename T>
+MaxPoolRowS2Fn<T> select_max_pool_row_s2() {
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu_has_avx512f()) return &max_pool_row_s2_f32_avx512;
+    if (cpu_has_avx2_fma()) return &max_pool_row_s2_f32_avx2;
+  } else if constexpr (std::is_same_v<T, int8_t>) {
+    if (cpu_has_avx512f()) return &max_pool_row_s2_i8_avx512;
+    if (cpu_has_avx2_fma()) return &max_pool_row_s2_i8_avx2;
+  }
+  return nullptr;
+}
+
 // The planes of a float32 or int8 2-D pool with W contiguous in input, out
 // and indices, column stride 1 or 2 and dilation 1: interior columns by rows
 // (above), the rest element by element. Planes split over the pool.
@@ -154,6 +172,7 @@ void max_pool_2d_rows(KernelContext& ctx, const Tensor& input, Tensor& out, Tens
   const int64_t lo = std::min(out_w, (pw + sw - 1) / sw);
   const int64_t hi = std::max(lo, std::min(out_w, in_w + pw - kw >= 0 ? (in_w + pw - kw) / sw + 1 : 0));
   const MaxPoolRowFn<T> row_fn = select_max_pool_row<T>(sw);
+  const MaxPoolRowS2Fn<T> row_s2_fn = sw == 2 && ix == nullptr ? select_max_pool_row_s2<T>() : nullptr;
   const int64_t planes = g.batch * g.channels;
   const int64_t per_plane = out_h * out_w * kh * kw;
   parallel_range(ctx, planes, std::max<int64_t>(1, kParallelMinElements / std::max<int64_t>(1, per_plane)),
@@ -197,7 +216,11 @@ void max_pool_2d_rows(KernelContext& ctx, const Tensor& input, Tensor& out, Tens
             rows[nrows] = plane + ih * g.in_sp[1] + (lo * sw - pw);
             base[nrows] = ih * in_w + (lo * sw - pw);
           }
-          row_fn(rows, base, nrows, kw, hi - lo, yr + lo, ixr != nullptr ? ixr + lo : nullptr);
+          if (row_s2_fn != nullptr) {
+            row_s2_fn(rows, nrows, kw, hi - lo, yr + lo);
+          } else {
+            row_fn(rows, base, nrows, kw, hi - lo, yr + lo, ixr != nullptr ? ixr + lo : nullptr);
+          }
         }
       }
     }

@@ -684,23 +684,34 @@ def test_max_pool2d_without_indices_matches_eager(shape, args, dtype):
         np.testing.assert_array_equal(out, want, err_msg=layout)
 
 
-# Values of a 3-wide, stride-2 pool (ResNet's stem pool) on the row path:
-# widths that leave 1 to 16 outputs past a multiple of 16, one to three
-# window rows (padding and ceil mode), with and without NaN.
-@pytest.mark.parametrize("width", [3, 5, 20, 33, 34, 35, 64, 65, 66, 112, 113])
-@pytest.mark.parametrize("nan", [False, True])
-def test_max_pool2d_values_3_wide_stride_2(width, nan):
+# Values of a 3-wide, stride-2 pool (ResNet's stem pool) on the row path
+# (max_pool_row_s2.h's vector rows on AVX2 and AVX-512 hosts): widths that
+# leave every count of outputs past the vector blocks (8 and 16 float32
+# lanes, 16 and 32 int8 lanes, the AVX2 forms' last block moved back), one to
+# three window rows (padding and ceil mode), NaN, and signed zeros, where the
+# first maximum in eager's window order decides the sign: compared bit for bit.
+@pytest.mark.parametrize("width", [3, 5, 17, 20, 33, 34, 35, 36, 37, 38, 64, 65, 66, 67, 68,
+                                   69, 70, 71, 112, 113])
+@pytest.mark.parametrize("values", ["normal", "nan", "zeros", "int8"])
+def test_max_pool2d_values_3_wide_stride_2(width, values):
     rng = np.random.default_rng(width)
-    x = rng.standard_normal((2, 3, 6, width)).astype(np.float32)
-    if nan:
+    if values == "int8":
+        x = rng.integers(-128, 128, size=(2, 3, 6, width)).astype(np.int8)
+    elif values == "zeros":
+        x = rng.choice(np.array([-0.0, 0.0, -1.0], np.float32), size=(2, 3, 6, width))
+    else:
+        x = rng.standard_normal((2, 3, 6, width)).astype(np.float32)
+    if values == "nan":
         x[0, 1, 2, width // 2] = np.nan
         x[1, 2, 5, width - 1] = np.nan
+        x[1, 0, rng.integers(0, 6, 8), rng.integers(0, width, 8)] = np.nan
     for args in (([3, 3], [2, 2], [1, 1], [1, 1], False), ([3, 3], [2, 2], [0, 0], [1, 1], True),
-                 ([2, 3], [2, 2], [1, 1], [1, 1], False)):
+                 ([2, 3], [2, 2], [1, 1], [1, 1], False), ([3, 2], [2, 2], [1, 0], [1, 1], False),
+                 ([1, 5], [1, 2], [0, 2], [1, 1], False)):
         want = aten.max_pool2d_with_indices.default(t(x), *args)[0].numpy()
-        out = np.empty(want.shape, np.float32)
+        out = np.empty(want.shape, x.dtype)
         _C.call_kernel("ember_fused::max_pool2d.out", [x, *args, out])
-        np.testing.assert_array_equal(out, want, err_msg=str(args))
+        np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8), err_msg=str(args))
 
 
 @pytest.mark.parametrize("args", [([2, 2, 2], [], [0, 0, 0], [1, 1, 1], False),
