@@ -1063,7 +1063,7 @@ void run_winograd(KernelContext& ctx, const Tensor& input, const Tensor* bias,
   }
   if (!winograd_conv(ctx, io, u, ctx.scratch(ctx.scratch_size()), ctx.scratch_size())) {
     // Only to say how much: the size is computed again on this path alone.
-    const size_t need = winograd_scratch_bytes(u.ic, u.oc, g.out_h, g.out_w, ctx.threads());
+    const size_t need = winograd_scratch_bytes(u.ic, u.oc, g.out_h, g.out_w, ctx.threads(), u.form);
     ctx.fail(Error::MemoryAllocationFailed,
              "the Winograd path needs %zu bytes of scratch memory, the method has %zu (was "
              "prepare's reserve_scratch honoured?)",
@@ -1223,15 +1223,16 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
     auto* state = ctx.allocate_state<ConvPrepared>();
     if (state == nullptr) return ctx.failure();
     const int64_t oc = weight.sizes[0], ic = weight.sizes[1];
+    const WinogradForm form = winograd_form(ic, oc, out.sizes[2], out.sizes[3]);
     auto* packed = static_cast<float*>(ctx.allocate(
-        static_cast<size_t>(winograd_weight_floats(oc, ic)) * sizeof(float), 64));
+        static_cast<size_t>(winograd_weight_floats(oc, ic, form)) * sizeof(float), 64));
     if (packed == nullptr) return ctx.failure();
     *state = ConvPrepared{weight.data, nullptr, 0, ocg, k, 0, false, {}, {}, 0};
     state->winograd = winograd_pack_weights(weight.data_ptr<const float>(), weight.strides[0],
                                             weight.strides[1], weight.strides[2],
-                                            weight.strides[3], oc, ic, packed);
+                                            weight.strides[3], oc, ic, packed, form);
     ctx.reserve_scratch(
-        winograd_scratch_bytes(ic, oc, out.sizes[2], out.sizes[3], ctx.threads()));
+        winograd_scratch_bytes(ic, oc, out.sizes[2], out.sizes[3], ctx.threads(), form));
     ctx.set_state(state);
     ctx.mark_packed(weight);
     return Error::Ok;

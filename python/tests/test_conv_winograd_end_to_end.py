@@ -68,8 +68,10 @@ def _run_with_im2col(path: str, input_path: str, out_path: str) -> None:
 
 @pytest.mark.parametrize(
     ("c_in", "c_out", "hw", "padding", "bias"),
-    [(32, 48, (30, 30), 1, True), (16, 16, (17, 22), 0, False), (64, 40, (28, 28), 1, True)],
-    ids=["32to48_30x30", "16to16_17x22_unpadded", "64to40_28x28"],
+    [(32, 48, (30, 30), 1, True), (16, 16, (17, 22), 0, False), (64, 40, (28, 28), 1, True),
+     (96, 80, (14, 14), 1, True), (24, 32, (56, 56), 1, False)],
+    ids=["32to48_30x30", "16to16_17x22_unpadded", "64to40_28x28", "96to80_14x14",
+         "24to32_56x56_tiles_as_columns"],
 )
 def test_winograd_conv_matches_float64_and_im2col(tmp_path, c_in, c_out, hw, padding, bias):
     torch.manual_seed(0)

@@ -161,6 +161,8 @@ TEST_P(WinogradTest, MatchesFloat64AndTheIm2colPath) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, WinogradTest,
+    // Below 32 tiles (below 100 with AVX-512's 32-wide panels) the tiles are
+    // the GEMM's rows (WinogradForm::kTileRows), else its columns.
     ::testing::Values(WinoCase{1, 16, 16, 16, 16, 1, 1, true, false, false},
                       // Partial tiles on both edges, batch 2, no bias.
                       WinoCase{2, 24, 17, 13, 40, 1, 1, false, false, false},
@@ -169,7 +171,12 @@ INSTANTIATE_TEST_SUITE_P(
                       WinoCase{1, 20, 14, 30, 24, 2, 0, true, false, false},
                       // More channels than one GEMM block (kKC = 128, kMC = 144).
                       WinoCase{1, 160, 24, 24, 150, 1, 1, true, false, false},
-                      // Several bands of tile rows (scratch holds ~2 MiB of V and M).
+                      // ResNet's 14×14 layers as rows: three NR panels of output
+                      // channels; more input channels than one depth block (256).
+                      WinoCase{1, 64, 14, 14, 96, 1, 1, true, false, false},
+                      WinoCase{1, 272, 14, 14, 40, 1, 1, false, false, false},
+                      // Several bands of tile rows (scratch holds ~2 MiB of V and M),
+                      // tiles as columns.
                       WinoCase{1, 48, 96, 90, 40, 1, 1, true, false, false},
                       // Channels-last input and output.
                       WinoCase{1, 24, 20, 19, 32, 1, 1, true, true, true},
@@ -183,18 +190,22 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(WinogradTest, SameBitsOnAnyThreadCount) {
-  Prepared prep({1, 48, 40, 44, 56, 1, 1, true, false, false});
-  ASSERT_GT(prep.scratch_bytes, 0u);
-  ASSERT_EQ(prep.run(), Error::Ok) << last_error_message();
-  const auto one = prep.out->values<float>();
-  ThreadPool* pool = thread_pool_create(2);
-  ASSERT_NE(pool, nullptr);
-  // Prepared for two threads: scratch for two transform buffers.
-  Prepared prep2({1, 48, 40, 44, 56, 1, 1, true, false, false}, 1, pool);
-  EXPECT_GT(prep2.scratch_bytes, prep.scratch_bytes);
-  ASSERT_EQ(prep2.run(), Error::Ok) << last_error_message();
-  EXPECT_EQ(prep2.out->values<float>(), one);
-  thread_pool_destroy(pool);
+  // 110 tiles (tiles as columns) and 49 (as rows with AVX-512, else columns).
+  for (const WinoCase& p : {WinoCase{1, 48, 40, 44, 56, 1, 1, true, false, false},
+                            WinoCase{1, 64, 28, 28, 72, 1, 1, true, false, false}}) {
+    Prepared prep(p);
+    ASSERT_GT(prep.scratch_bytes, 0u);
+    ASSERT_EQ(prep.run(), Error::Ok) << last_error_message();
+    const auto one = prep.out->values<float>();
+    ThreadPool* pool = thread_pool_create(2);
+    ASSERT_NE(pool, nullptr);
+    // Prepared for two threads: scratch for two transform buffers.
+    Prepared prep2(p, 1, pool);
+    EXPECT_GT(prep2.scratch_bytes, prep.scratch_bytes);
+    ASSERT_EQ(prep2.run(), Error::Ok) << last_error_message();
+    EXPECT_EQ(prep2.out->values<float>(), one) << p.h << "x" << p.w;
+    thread_pool_destroy(pool);
+  }
 }
 
 // A non-finite input reaches every output of the 4×4 tiles whose 6×6 input
@@ -241,10 +252,11 @@ TEST(WinogradTest, FailsClearlyWithoutItsScratch) {
 }
 
 TEST(WinogradTest, NotChosenWhereItDoesNotPay) {
-  // Too few tiles (a 2×2 grid; 16 tiles for a U of 9 MiB), too few channels,
-  // stride 2: the im2col GEMM (prepare packs the weight once, no transform).
+  // Too few tiles (a 2×2 grid: 8×8 and ResNet's 7×7 planes), too few
+  // channels, stride 2: the im2col GEMM (prepare packs the weight once, no
+  // transform).
   for (const auto& [p, stride] : {std::pair{WinoCase{1, 64, 8, 8, 64, 1, 1, true, false, false}, 1},
-                                  std::pair{WinoCase{1, 256, 14, 14, 256, 1, 1, true, false, false}, 1},
+                                  std::pair{WinoCase{1, 96, 7, 7, 80, 1, 1, true, false, false}, 1},
                                   std::pair{WinoCase{1, 8, 32, 32, 64, 1, 1, true, false, false}, 1},
                                   std::pair{WinoCase{1, 64, 32, 32, 64, 1, 1, true, false, false}, 2}}) {
     Prepared prep(p, stride);
@@ -254,7 +266,7 @@ TEST(WinogradTest, NotChosenWhereItDoesNotPay) {
         << p.c << " channels, " << p.h << "², stride " << stride;
     ASSERT_EQ(prep.run(), Error::Ok) << last_error_message();
     // The im2col GEMM: the unprepared call's bits, or, where the output's
-    // positions are the GEMM's rows (its 14×14 case on AVX2/AVX-512), sums
+    // positions are the GEMM's rows (small planes on AVX2/AVX-512), sums
     // in other depth blocks, within rounding.
     const std::vector<float> got = prep.out->values<float>();
     const std::vector<float> plain = prep.plain_out->values<float>();

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/transpose_f32.h"
 
 // The transforms are adds and multiplies by constants written out in a fixed
 // order; the AVX2 copies below are the same code compiled for wider vectors
@@ -57,6 +58,20 @@ struct WeightTransformSource {
         }
       }
       dst += kc * kMR;
+    }
+  }
+
+  // Uᵀ as a B operand (kTileRows): B[c][o] = U[xi][o][c].
+  template <int kNR>
+  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) const {
+    for (int64_t s = 0; s < nc; s += kNR) {
+      const int64_t cols = nc - s < kNR ? nc - s : kNR;
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int64_t jj = 0; jj < kNR; ++jj) {
+          dst[p * kNR + jj] = jj < cols ? at(j0 + s + jj, p0 + p) : 0.0f;
+        }
+      }
+      dst += kc * kNR;
     }
   }
 };
@@ -133,57 +148,78 @@ template <bool kBias>
 // of the band as column (ty - ty0)·(tiles.x + 1) + tx: one spare column per
 // tile row lets every transform run along the whole band as one contiguous
 // vector (the spare column's values are computed and never written out).
+// Where V's element (channel c, column t) of one matrix sits: V is written
+// as PackedPanels (gemm.h) of cols × ic, so the 36 GEMMs read it in place
+// instead of packing it again: the NR-column strips of the B operand in
+// blocks of kNC columns (kTileColumns), or the MR-row strips of the A
+// operand in blocks of kMC rows (kTileRows; a tile is a row there). Both
+// in gemm_blocked_packed_b's depth blocks.
+struct VPanels {
+  int64_t cols, ic;
+  int tile;           // NR, or MR for kTileRows.
+  int64_t block;      // kNC, or kMC for kTileRows.
+  // The start of the tile-wide strip holding column t0 (a multiple of the
+  // tile) for channel c: the strip's `tile` columns are contiguous there.
+  int64_t strip(int64_t c, int64_t t0) const {
+    using B = GemmBlocking<float>;
+    const int64_t jc = t0 / block * block;
+    const int64_t len = cols - jc < block ? cols - jc : block;
+    const int64_t padded = (len + tile - 1) / tile * tile;
+    const int64_t pc = c / B::kKCPacked * B::kKCPacked;
+    const int64_t kc = ic - pc < B::kKCPacked ? ic - pc : B::kKCPacked;
+    return jc * ic + padded * pc + (t0 - jc) / tile * kc * tile + (c - pc) * tile;
+  }
+};
+
+VPanels v_panels(int64_t cols, int64_t ic, WinogradForm form) {
+  using B = GemmBlocking<float>;
+  return form == WinogradForm::kTileRows ? VPanels{cols, ic, gemm_mr<float>(), B::kMC}
+                                         : VPanels{cols, ic, gemm_nr<float>(), B::kNC};
+}
+
 struct Band {
   int64_t batch;      // Which image.
   int64_t ty0, rows;  // Tile rows [ty0, ty0 + rows).
   int64_t stride;     // tiles.x + 1: columns per tile row.
   int64_t cols;       // rows · stride: the row length of M and the buffers.
-  int nr;             // V is stored as the GEMM's packed B panels for tile nr.
+  VPanels layout;     // Where V's values go.
   int64_t v_stride;   // Floats between two of V's 36 matrices.
-};
-
-// Where V's element (channel c, column t) of one matrix sits: V is written
-// as PackedPanels (gemm.h) of cols × ic for tile nr, so the 36 GEMMs read it
-// in place instead of packing it again.
-struct VPanels {
-  int64_t cols, ic;
-  int nr;
-  // The start of the nr-column strip holding column t0 (a multiple of nr)
-  // for channel c: the strip's nr columns are contiguous there.
-  int64_t strip(int64_t c, int64_t t0) const {
-    using B = GemmBlocking<float>;
-    const int64_t jc = t0 / B::kNC * B::kNC;
-    const int64_t len = cols - jc < B::kNC ? cols - jc : B::kNC;
-    const int64_t padded = (len + nr - 1) / nr * nr;
-    const int64_t pc = c / B::kKCPacked * B::kKCPacked;  // gemm_blocked_packed_b's depth blocks
-    const int64_t kc = ic - pc < B::kKCPacked ? ic - pc : B::kKCPacked;
-    return jc * ic + padded * pc + (t0 - jc) / nr * kc * nr + (c - pc) * nr;
-  }
 };
 
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// A B source over V's panels, for a GEMM whose tile is not nr (never in
-// practice: the tile is fixed per process, gemm_nr).
+// A B (or, for kTileRows, A) source over V's panels, for a GEMM whose tile
+// is not the layout's (never in practice: the tiles are fixed per process).
 struct VPanelSource {
   const float* v;
   VPanels layout;
+
+  float at(int64_t c, int64_t t) const {
+    const int64_t t0 = t / layout.tile * layout.tile;
+    return v[layout.strip(c, t0) + (t - t0)];
+  }
 
   template <int kNR>
   void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) const {
     for (int64_t s = 0; s < nc; s += kNR) {
       for (int64_t p = 0; p < kc; ++p) {
         for (int64_t jj = 0; jj < kNR; ++jj) {
-          const int64_t t = j0 + s + jj;
-          float value = 0.0f;
-          if (s + jj < nc) {
-            const int64_t t0 = t / layout.nr * layout.nr;
-            value = v[layout.strip(p0 + p, t0) + (t - t0)];
-          }
-          dst[p * kNR + jj] = value;
+          dst[p * kNR + jj] = s + jj < nc ? at(p0 + p, j0 + s + jj) : 0.0f;
         }
       }
       dst += kc * kNR;
+    }
+  }
+
+  template <int kMR>
+  void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) const {
+    for (int64_t s = 0; s < mc; s += kMR) {
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int64_t ii = 0; ii < kMR; ++ii) {
+          dst[p * kMR + ii] = s + ii < mc ? at(p0 + p, i0 + s + ii) : 0.0f;
+        }
+      }
+      dst += kc * kMR;
     }
   }
 };
@@ -267,10 +303,11 @@ inline int64_t thread_floats(int64_t cols) { return 48 * cols; }
     // Along each row: tile j reads columns 4j .. 4j + 5, i.e. phases 0..3 at
     // j and phases 0, 1 at j + 1 (the spare column's read of j + 1 runs into
     // the next tile row or phase, still inside `vert`: computed, never used).
-    // Straight into V's panels, one nr-column strip at a time.
-    const VPanels layout{cols, ic, band.nr};
-    for (int64_t t0 = 0; t0 < cols; t0 += band.nr) {
-      const int64_t n = cols - t0 < band.nr ? cols - t0 : band.nr;
+    // Straight into V's panels, one strip of the layout's tile at a time.
+    const VPanels& layout = band.layout;
+    (void)ic;
+    for (int64_t t0 = 0; t0 < cols; t0 += layout.tile) {
+      const int64_t n = cols - t0 < layout.tile ? cols - t0 : layout.tile;
       const int64_t at = layout.strip(c, t0);
       for (int64_t r = 0; r < 6; ++r) {
         const float* vr = vert + r * 4 * cols + t0;
@@ -279,7 +316,7 @@ inline int64_t thread_floats(int64_t cols) { return 48 * cols; }
         for (int64_t col = 0; col < 6; ++col) hout[col] = v + (r * 6 + col) * band.v_stride + at;
         input_transform(hin, hout, n);
         for (int64_t col = 0; col < 6; ++col) {
-          for (int64_t jj = n; jj < band.nr; ++jj) hout[col][jj] = 0.0f;
+          for (int64_t jj = n; jj < layout.tile; ++jj) hout[col][jj] = 0.0f;
         }
       }
     }
@@ -381,18 +418,22 @@ EMBER_TARGET_AVX2 void output_band_avx2(const WinogradIo& io, int64_t oc, const 
 #endif
 
 // Scratch floats for a band of `rows` tile rows: every thread's buffers,
-// V (in the GEMM's packed panels of gemm_nr columns: the Band's v_stride)
-// and M.
-int64_t band_floats(int64_t ic, int64_t oc, const Tiles& t, int64_t threads, int64_t rows) {
+// V (in the GEMM's packed panels: the Band's v_stride) and M; for
+// kTileRows also every thread's Mᵀ of one product before its transpose.
+int64_t band_floats(int64_t ic, int64_t oc, const Tiles& t, int64_t threads, int64_t rows,
+                    WinogradForm form) {
   const int64_t cols = rows * (t.x + 1);
-  const int64_t v_stride = packed_panels_size(cols, ic, gemm_nr<float>(), GemmBlocking<float>::kNC);
-  return threads * thread_floats(cols) + kXi * v_stride + kXi * oc * cols;
+  const VPanels l = v_panels(cols, ic, form);
+  const int64_t v_stride = packed_panels_size(cols, ic, l.tile, l.block);
+  const int64_t mt = form == WinogradForm::kTileRows ? threads * cols * oc : 0;
+  return threads * thread_floats(cols) + kXi * v_stride + kXi * oc * cols + mt;
 }
 
 // The most tile rows a band can have in `floats` of scratch (0: not one).
-int64_t band_rows_for(int64_t floats, int64_t ic, int64_t oc, const Tiles& t, int64_t threads) {
+int64_t band_rows_for(int64_t floats, int64_t ic, int64_t oc, const Tiles& t, int64_t threads,
+                      WinogradForm form) {
   int64_t rows = 0;
-  while (rows < t.y && band_floats(ic, oc, t, threads, rows + 1) <= floats) ++rows;
+  while (rows < t.y && band_floats(ic, oc, t, threads, rows + 1, form) <= floats) ++rows;
   return rows;
 }
 
@@ -421,55 +462,75 @@ bool winograd_enabled() {
   return enabled;
 }
 
-bool winograd_suits(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w) {
+WinogradForm winograd_form(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w) {
+  if (ic < 16 || oc < 16 || out_h < 4 || out_w < 4) return WinogradForm::kNone;
   // Each transformed weight meets `tiles` input tiles per call (an im2col
-  // weight meets 16× as many pixels): with few tiles, a U too large for the
-  // caches costs more to stream than the saved products (256 → 256 channels
-  // at 14 × 14, 16 tiles: 1.1× on this AVX2 host; 128 at 28 × 28, 49 tiles: 1.9×).
+  // weight meets 16× as many pixels): below 16 tiles a U four times the
+  // weight's size streams for too few products (512 → 512 channels at 7×7,
+  // 4 tiles: 1.04× im2col's speed with 4× its memory).
   const Tiles t(out_h, out_w);
   const int64_t tiles = t.x * t.y;
-  const int64_t u_bytes = kXi * ic * oc * static_cast<int64_t>(sizeof(float));
-  return ic >= 16 && oc >= 16 && out_h >= 4 && out_w >= 4 && tiles >= 16 &&
-         (tiles >= 32 || u_bytes <= (int64_t{1} << 20));
+  if (tiles < 16) return WinogradForm::kNone;
+  // Tiles as the GEMM's rows on small planes: a band's few tiles fill MR-row
+  // strips where they would leave much of an NR-wide column panel empty.
+  // Zen 4, 1 thread: 256 → 256 at 14×14 (16 tiles) 2.45 → 1.63 ms with
+  // AVX-512 (im2col 2.71), 2.8 → 2.0 with AVX2; 128 → 128 at 28×28 (49
+  // tiles) 1.53 → 1.05 with AVX-512's 32-wide panels but no faster with
+  // AVX2's 16-wide ones. On larger planes the columns fill the panels and the
+  // rows form's transposes of M cost more (64 → 64 at 56×56, AVX-512: 1.07
+  // ms as columns, 1.48 as rows).
+  if (tiles < 32 || (tiles < 100 && gemm_nr<float>() >= 32)) return WinogradForm::kTileRows;
+  return WinogradForm::kTileColumns;
 }
 
-int64_t winograd_weight_floats(int64_t oc, int64_t ic) {
-  return kXi * packed_panels_size(oc, ic, gemm_mr<float>(), GemmBlocking<float>::kMC);
+bool winograd_suits(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w) {
+  return winograd_form(ic, oc, out_h, out_w) != WinogradForm::kNone;
+}
+
+int64_t winograd_weight_floats(int64_t oc, int64_t ic, WinogradForm form) {
+  using B = GemmBlocking<float>;
+  if (form == WinogradForm::kTileRows) return kXi * packed_panels_size(oc, ic, gemm_nr<float>(), B::kNC);
+  return kXi * packed_panels_size(oc, ic, gemm_mr<float>(), B::kMC);
 }
 
 WinogradWeights winograd_pack_weights(const float* w, int64_t s_oc, int64_t s_ic, int64_t s_h,
-                                      int64_t s_w, int64_t oc, int64_t ic, float* dst) {
+                                      int64_t s_w, int64_t oc, int64_t ic, float* dst,
+                                      WinogradForm form) {
   using B = GemmBlocking<float>;
+  const bool rows_form = form == WinogradForm::kTileRows;
   WinogradWeights u;
   u.packed = dst;
   u.oc = oc;
   u.ic = ic;
-  u.tile = gemm_mr<float>();
-  u.xi_stride = packed_panels_size(oc, ic, u.tile, B::kMC);
+  u.form = rows_form ? WinogradForm::kTileRows : WinogradForm::kTileColumns;
+  u.tile = rows_form ? gemm_nr<float>() : gemm_mr<float>();
+  // OC is the A operand's rows (blocks of kMC) or the B operand's columns (kNC).
+  const int64_t block_oc = rows_form ? B::kNC : B::kMC;
+  u.xi_stride = packed_panels_size(oc, ic, u.tile, block_oc);
   u.weight = w;
   u.s_oc = s_oc;
   u.s_ic = s_ic;
   u.s_h = s_h;
   u.s_w = s_w;
   // Row a of G g, then its six products with Gᵀ (in double), stored where
-  // pack_a_panels would put them: in the MR-row strip of the (o, c) block
-  // of kMC × kKCPacked (the depth blocks of the packed-B loop, which V's
-  // panels send the GEMM to), padding rows zero. Row-major over a keeps the writes in
+  // pack_a_panels (pack_b_panels for Uᵀ) would put them: in the tile-wide
+  // strip of the (o, c) block of kMC (kNC) × kKCPacked (the depth blocks of
+  // the packed-B loop), padding zero. Row-major over a keeps the writes in
   // six streams (one transform of (o, c) at a time scatters over 36
   // matrices megabytes apart: 4× slower at load).
   std::memset(dst, 0, static_cast<size_t>(kXi * u.xi_stride) * sizeof(float));
-  const int64_t mr = u.tile;
+  const int64_t tile = u.tile;
   for (int a = 0; a < 6; ++a) {
     for (int64_t o = 0; o < oc; ++o) {
-      const int64_t block = o / B::kMC * B::kMC;
-      const int64_t rows = oc - block < B::kMC ? oc - block : B::kMC;
-      const int64_t padded = (rows + mr - 1) / mr * mr;
+      const int64_t block = o / block_oc * block_oc;
+      const int64_t rows = oc - block < block_oc ? oc - block : block_oc;
+      const int64_t padded = (rows + tile - 1) / tile * tile;
       const int64_t in_block = o - block;
       for (int64_t c = 0; c < ic; ++c) {
         const int64_t depth0 = c / B::kKCPacked * B::kKCPacked;
         const int64_t kc = ic - depth0 < B::kKCPacked ? ic - depth0 : B::kKCPacked;
-        const int64_t offset = block * ic + padded * depth0 + in_block / mr * kc * mr +
-                               (c - depth0) * mr + in_block % mr;
+        const int64_t offset = block * ic + padded * depth0 + in_block / tile * kc * tile +
+                               (c - depth0) * tile + in_block % tile;
         const float* g = w + o * s_oc + c * s_ic;
         double gg[3];  // Row a of G g.
         for (int j = 0; j < 3; ++j) {
@@ -487,25 +548,25 @@ WinogradWeights winograd_pack_weights(const float* w, int64_t s_oc, int64_t s_ic
 }
 
 size_t winograd_scratch_bytes(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w,
-                              size_t threads) {
+                              size_t threads, WinogradForm form) {
   const Tiles t(out_h, out_w);
   const int64_t threads_n = threads < 1 ? 1 : static_cast<int64_t>(threads);
   const int64_t budget = static_cast<int64_t>(kBandBytes / sizeof(float));
-  int64_t rows = band_rows_for(budget, ic, oc, t, threads_n);
+  int64_t rows = band_rows_for(budget, ic, oc, t, threads_n, form);
   if (rows < 1) rows = 1;
-  return static_cast<size_t>(band_floats(ic, oc, t, threads_n, rows)) * sizeof(float);
+  return static_cast<size_t>(band_floats(ic, oc, t, threads_n, rows, form)) * sizeof(float);
 }
 
 bool winograd_conv(KernelContext& ctx, const WinogradIo& io, const WinogradWeights& u,
                    void* scratch, size_t scratch_bytes) {
   const Tiles tiles(io.out_h, io.out_w);
   const int64_t ic = u.ic, oc = u.oc;
+  const WinogradForm form = u.form;
   const int64_t threads = static_cast<int64_t>(ctx.threads() < 1 ? 1 : ctx.threads());
   const int64_t have = scratch != nullptr ? static_cast<int64_t>(scratch_bytes / sizeof(float)) : 0;
-  const int64_t band_rows = band_rows_for(have, ic, oc, tiles, threads);
+  const int64_t band_rows = band_rows_for(have, ic, oc, tiles, threads, form);
   if (band_rows < 1) return false;
   float* base = static_cast<float*>(scratch);
-  const int nr = gemm_nr<float>();
 
   InputBandFn in_fn = input_band_base;
   OutputBandFn out_fn = io.bias != nullptr ? output_band_base<true> : output_band_base<false>;
@@ -519,26 +580,47 @@ bool winograd_conv(KernelContext& ctx, const WinogradIo& io, const WinogradWeigh
     for (int64_t ty0 = 0; ty0 < tiles.y; ty0 += band_rows) {
       const int64_t rows = ty0 + band_rows < tiles.y ? band_rows : tiles.y - ty0;
       const int64_t cols = rows * (tiles.x + 1);
-      const Band band{b, ty0, rows, tiles.x + 1, cols, nr,
-                      packed_panels_size(cols, ic, nr, GemmBlocking<float>::kNC)};
-      float* bufs = base;  // threads × thread_floats(cols), then V, then M.
+      const VPanels layout = v_panels(cols, ic, form);
+      const Band band{b, ty0, rows, tiles.x + 1, cols, layout,
+                      packed_panels_size(cols, ic, layout.tile, layout.block)};
+      // threads × thread_floats(cols), then V, then M (then each thread's Mᵀ).
+      float* bufs = base;
       float* v = bufs + threads * thread_floats(band.cols);
       float* m = v + kXi * band.v_stride;
       split(ctx, ic, [&](int64_t task, int64_t c0, int64_t c1) {
         in_fn(io, ic, band, c0, c1, v, bufs + task * thread_floats(band.cols));
       });
-      parallel_range(ctx, kXi, 1, 1, [&](int64_t x0, int64_t x1) {
-        for (int64_t xi = x0; xi < x1; ++xi) {
-          const PackedPanels<float> panels{u.packed + xi * u.xi_stride, oc, ic, u.tile};
-          const WeightTransformSource fallback{u.weight, u.s_oc, u.s_ic, u.s_h, u.s_w,
-                                               static_cast<int>(xi)};
-          const float* vx = v + xi * band.v_stride;
-          const PackedPanels<float> v_panels{vx, band.cols, ic, nr};
-          gemm<float>(oc, band.cols, ic, PackedA<float, WeightTransformSource>{panels, fallback},
-                      PackedB<float, VPanelSource>{v_panels, {vx, {band.cols, ic, nr}}}, 1.0f,
-                      0.0f, m + xi * oc * band.cols, band.cols, 1);
-        }
-      });
+      if (form == WinogradForm::kTileRows) {
+        float* mt_base = m + kXi * oc * cols;
+        split(ctx, kXi, [&](int64_t task, int64_t x0, int64_t x1) {
+          float* mt = mt_base + task * cols * oc;
+          for (int64_t xi = x0; xi < x1; ++xi) {
+            const WeightTransformSource fallback{u.weight, u.s_oc, u.s_ic, u.s_h, u.s_w,
+                                                 static_cast<int>(xi)};
+            const float* vx = v + xi * band.v_stride;
+            gemm<float>(cols, oc, ic,
+                        PackedA<float, VPanelSource>{{vx, cols, ic, layout.tile}, {vx, layout}},
+                        PackedB<float, WeightTransformSource>{
+                            {u.packed + xi * u.xi_stride, oc, ic, u.tile}, fallback},
+                        1.0f, 0.0f, mt, oc, 1);
+            transpose_f32(mt, oc, m + xi * oc * cols, cols, cols, oc);
+          }
+        });
+      } else {
+        parallel_range(ctx, kXi, 1, 1, [&](int64_t x0, int64_t x1) {
+          for (int64_t xi = x0; xi < x1; ++xi) {
+            const PackedPanels<float> panels{u.packed + xi * u.xi_stride, oc, ic, u.tile};
+            const WeightTransformSource fallback{u.weight, u.s_oc, u.s_ic, u.s_h, u.s_w,
+                                                 static_cast<int>(xi)};
+            const float* vx = v + xi * band.v_stride;
+            const PackedPanels<float> v_panels{vx, band.cols, ic, layout.tile};
+            gemm<float>(oc, band.cols, ic,
+                        PackedA<float, WeightTransformSource>{panels, fallback},
+                        PackedB<float, VPanelSource>{v_panels, {vx, layout}}, 1.0f, 0.0f,
+                        m + xi * oc * band.cols, band.cols, 1);
+          }
+        });
+      }
       split(ctx, oc, [&](int64_t task, int64_t o0, int64_t o1) {
         out_fn(io, oc, band, o0, o1, m, bufs + task * thread_floats(band.cols));
       });

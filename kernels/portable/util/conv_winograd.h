@@ -33,12 +33,22 @@
 
 namespace ember::kernels::portable {
 
-/// The transformed weight U, packed as 36 GEMM A operands (OC × IC each).
+/// How the 36 products run. Tiles as the GEMM's columns: M = U·V with U the
+/// packed A operand (OC × IC) and V's tiles filling NR-wide B panels. On small
+/// planes a band has too few tiles for that (14×14: 20 columns of a 32-wide
+/// panel; 7×7: 6), so there the tiles are the rows: Mᵀ = Vᵀ·Uᵀ with Uᵀ
+/// packed at prepare as B panels (IC × OC) and V in MR-row A panels; each
+/// product is transposed into M for the same output transform.
+enum class WinogradForm : uint8_t { kNone, kTileColumns, kTileRows };
+
+/// The transformed weight U, packed as 36 GEMM A operands (OC × IC each), or
+/// for kTileRows as 36 B operands (Uᵀ, IC × OC each).
 struct WinogradWeights {
   const float* packed = nullptr;
   int64_t oc = 0, ic = 0;
   int64_t xi_stride = 0;  // Floats between two of the 36 matrices.
-  int tile = 0;           // The MR they were packed for.
+  int tile = 0;           // The MR (NR for kTileRows) they were packed for.
+  WinogradForm form = WinogradForm::kTileColumns;
   // The weight they came from: a GEMM whose tile is not `tile` packs from it
   // (never in practice: the tile is fixed per process, gemm_mr).
   const float* weight = nullptr;
@@ -64,23 +74,29 @@ struct WinogradIo {
 /// False when EMBER_WINOGRAD=0 is set (read once).
 bool winograd_enabled();
 
-/// True when a 3×3, stride-1, undilated, ungrouped convolution of these
-/// channel counts and output size is worth the transforms (measured on the
-/// AVX2 GEMM; BENCHMARKS.md): enough tiles and channels to amortise them.
+/// The form a 3×3, stride-1, undilated, ungrouped convolution of these
+/// channel counts and output size takes, or kNone where the transforms do not
+/// pay (measured; BENCHMARKS.md): enough tiles and channels to amortise them,
+/// and on small planes enough channels for the transformed weight's products.
+WinogradForm winograd_form(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w);
+
+/// winograd_form(...) != kNone.
 bool winograd_suits(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w);
 
-/// Floats the packed U takes.
-int64_t winograd_weight_floats(int64_t oc, int64_t ic);
+/// Floats the packed U takes in `form`.
+int64_t winograd_weight_floats(int64_t oc, int64_t ic,
+                               WinogradForm form = WinogradForm::kTileColumns);
 
 /// Packs U = G g Gᵀ of weight `w` ([OC, IC, 3, 3] with the given strides,
-/// in elements) into `dst` (winograd_weight_floats(oc, ic) floats).
+/// in elements) into `dst` (winograd_weight_floats(oc, ic, form) floats).
 WinogradWeights winograd_pack_weights(const float* w, int64_t s_oc, int64_t s_ic, int64_t s_h,
-                                      int64_t s_w, int64_t oc, int64_t ic, float* dst);
+                                      int64_t s_w, int64_t oc, int64_t ic, float* dst,
+                                      WinogradForm form = WinogradForm::kTileColumns);
 
 /// Scratch bytes a call with this geometry needs on `threads` threads (a
 /// band of at most about 2 MiB of transformed tiles, at least one tile row).
 size_t winograd_scratch_bytes(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w,
-                              size_t threads);
+                              size_t threads, WinogradForm form = WinogradForm::kTileColumns);
 
 /// out = conv(x, w) + bias through the transforms and 36 GEMMs. `scratch`
 /// has `scratch_bytes` ≥ winograd_scratch_bytes(...) of this geometry;
