@@ -2,10 +2,13 @@
 // ceiling GEMM and convolution GFLOP/s are reported against (BENCHMARKS.md,
 // "% of peak"). Each loop runs independent chains of vector FMAs from
 // registers, enough chains to cover the FMA latency on both FMA ports, so
-// nothing but the FMA units limits it.
+// nothing but the FMA units limits it. The int8 peaks are the same for the
+// instructions Ember's int8 GEMMs are built on (kernels/quantized/util/qgemm.h):
+// VPDPBUSD on VNNI hosts, VPMADDWD plus VPADDD on AVX2 ones.
 //
 //   fma_peak_bench [--benchmark_format=json]
-// Counter "GFLOP/s" = 2 flops × lanes × FMAs per second.
+// Counter "GFLOP/s" = 2 flops × lanes × FMAs per second; "GMAC/s" = int8 (or
+// int16 pair) multiply-adds per second.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -121,6 +124,97 @@ void BM_fma_peak_avx512(benchmark::State& state) {
       double(state.iterations()) * double(kIters) * 16 * 16 * 2 / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_fma_peak_avx512)->Name("fma_peak/avx512")->Unit(benchmark::kMillisecond);
+
+// 12 chains of zmm VPDPBUSD (AVX-512 VNNI): 64 u8 × s8 multiply-adds each.
+__attribute__((target("avx512f,avx512bw,avx512vnni"), noinline)) int32_t vnni_loop_avx512(
+    int64_t iters, int32_t seed) {
+  const __m512i a = _mm512_set1_epi32(seed), b = _mm512_set1_epi32(0x01020304);
+  __m512i c0 = a, c1 = a, c2 = a, c3 = a, c4 = a, c5 = a, c6 = a, c7 = a, c8 = a, c9 = a,
+          c10 = a, c11 = a;
+  for (int64_t i = 0; i < iters; ++i) {
+    c0 = _mm512_dpbusd_epi32(c0, a, b);
+    c1 = _mm512_dpbusd_epi32(c1, a, b);
+    c2 = _mm512_dpbusd_epi32(c2, a, b);
+    c3 = _mm512_dpbusd_epi32(c3, a, b);
+    c4 = _mm512_dpbusd_epi32(c4, a, b);
+    c5 = _mm512_dpbusd_epi32(c5, a, b);
+    c6 = _mm512_dpbusd_epi32(c6, a, b);
+    c7 = _mm512_dpbusd_epi32(c7, a, b);
+    c8 = _mm512_dpbusd_epi32(c8, a, b);
+    c9 = _mm512_dpbusd_epi32(c9, a, b);
+    c10 = _mm512_dpbusd_epi32(c10, a, b);
+    c11 = _mm512_dpbusd_epi32(c11, a, b);
+    __asm__ volatile("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3), "+v"(c4), "+v"(c5));
+    __asm__ volatile("" : "+v"(c6), "+v"(c7), "+v"(c8), "+v"(c9), "+v"(c10), "+v"(c11));
+  }
+  __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3)),
+                               _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7)));
+  s = _mm512_add_epi32(s, _mm512_add_epi32(_mm512_add_epi32(c8, c9), _mm512_add_epi32(c10, c11)));
+  alignas(64) int32_t lanes[16];
+  _mm512_store_si512(lanes, s);
+  int32_t sum = 0;
+  for (int32_t v : lanes) sum += v;
+  return sum;
+}
+
+// 12 chains of ymm VPMADDWD then VPADDD (the AVX2 int8 GEMM's inner step:
+// int16 pairs): 16 multiply-adds per pair of instructions.
+__attribute__((target("avx2"), noinline)) int32_t maddwd_loop_avx2(int64_t iters, int32_t seed) {
+  const __m256i a = _mm256_set1_epi32(seed), b = _mm256_set1_epi32(0x00030002);
+  __m256i c0 = a, c1 = a, c2 = a, c3 = a, c4 = a, c5 = a, c6 = a, c7 = a, c8 = a, c9 = a,
+          c10 = a, c11 = a;
+  for (int64_t i = 0; i < iters; ++i) {
+    c0 = _mm256_add_epi32(_mm256_madd_epi16(c0, b), a);
+    c1 = _mm256_add_epi32(_mm256_madd_epi16(c1, b), a);
+    c2 = _mm256_add_epi32(_mm256_madd_epi16(c2, b), a);
+    c3 = _mm256_add_epi32(_mm256_madd_epi16(c3, b), a);
+    c4 = _mm256_add_epi32(_mm256_madd_epi16(c4, b), a);
+    c5 = _mm256_add_epi32(_mm256_madd_epi16(c5, b), a);
+    c6 = _mm256_add_epi32(_mm256_madd_epi16(c6, b), a);
+    c7 = _mm256_add_epi32(_mm256_madd_epi16(c7, b), a);
+    c8 = _mm256_add_epi32(_mm256_madd_epi16(c8, b), a);
+    c9 = _mm256_add_epi32(_mm256_madd_epi16(c9, b), a);
+    c10 = _mm256_add_epi32(_mm256_madd_epi16(c10, b), a);
+    c11 = _mm256_add_epi32(_mm256_madd_epi16(c11, b), a);
+    __asm__ volatile("" : "+x"(c0), "+x"(c1), "+x"(c2), "+x"(c3), "+x"(c4), "+x"(c5), "+x"(c6),
+                     "+x"(c7), "+x"(c8), "+x"(c9), "+x"(c10), "+x"(c11));
+  }
+  __m256i s = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
+                               _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
+  s = _mm256_add_epi32(s, _mm256_add_epi32(_mm256_add_epi32(c8, c9), _mm256_add_epi32(c10, c11)));
+  alignas(32) int32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), s);
+  int32_t sum = 0;
+  for (int32_t v : lanes) sum += v;
+  return sum;
+}
+
+bool host_has_avx512_vnni() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+}
+
+void BM_int8_peak_avx2(benchmark::State& state) {
+  if (host_isa() < Isa::kAvx2) {
+    state.SkipWithError("the host has no AVX2");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(maddwd_loop_avx2(kIters, 1));
+  state.counters["GMAC/s"] = benchmark::Counter(
+      double(state.iterations()) * double(kIters) * 12 * 16 / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_int8_peak_avx2)->Name("int8_peak/avx2")->Unit(benchmark::kMillisecond);
+
+void BM_int8_peak_avx512vnni(benchmark::State& state) {
+  if (host_isa() < Isa::kAvx512 || !host_has_avx512_vnni()) {
+    state.SkipWithError("the host has no AVX-512 VNNI");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(vnni_loop_avx512(kIters, 1));
+  state.counters["GMAC/s"] = benchmark::Counter(
+      double(state.iterations()) * double(kIters) * 12 * 64 / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_int8_peak_avx512vnni)->Name("int8_peak/avx512vnni")->Unit(benchmark::kMillisecond);
 
 #endif
 
