@@ -175,6 +175,9 @@ INSTANTIATE_TEST_SUITE_P(
                       // channels; more input channels than one depth block (256).
                       WinoCase{1, 64, 14, 14, 96, 1, 1, true, false, false},
                       WinoCase{1, 272, 14, 14, 40, 1, 1, false, false, false},
+                      // A tall plane of 73 tiles, 146 rows (2 columns of tiles, a
+                      // spare each): more rows than one kMC block (144) with AVX-512.
+                      WinoCase{1, 16, 292, 4, 24, 1, 1, true, false, false},
                       // Several bands of tile rows (scratch holds ~2 MiB of V and M),
                       // tiles as columns.
                       WinoCase{1, 48, 96, 90, 40, 1, 1, true, false, false},

@@ -43,7 +43,10 @@ _FUSED_CONV = ember_fused.ops.fused_convolution.default
 # Winograd: measured on ResNet-50's layers (Zen 4, 1 thread), Winograd took
 # 1.3–1.4 ms at 56×56 against bf16's 2.2, both ~equal at 28×28, and bf16 won
 # at 14×14 (1.8–1.9 ms against 2.9–3.1) and 7×7 (2.1 against 3.6), where
-# Winograd's 4×4 tiles waste more of the plane.
+# Winograd's 4×4 tiles waste more of the plane. Since Winograd takes small
+# planes' tiles as the GEMM's rows, 14×14 is a tie (256 → 256: 1.5–1.6 ms
+# float32 Winograd, 1.5 bf16; 28×28, 128 → 128: 0.96 and 0.99–1.03): bf16
+# keeps it, with half the weight's memory where Winograd needs four times.
 _WINOGRAD_MIN_POSITIONS = 28 * 28
 
 
