@@ -1,5 +1,9 @@
 // avg/max/adaptive pooling and upsampling.
+#include <array>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
 
 #include "kernels/portable/test/return_list.h"
 #include "kernels/test/tensor_factory.h"
@@ -151,6 +155,69 @@ TEST(OpUpsampleTest, BilinearAlignCorners) {
   auto& x3 = tf.make<float>({1, 2, 2});
   EXPECT_KERNEL_FAILS(call_kernel("aten::upsample_bilinear2d.vec_out", {&x3.ev, tf.list({1, 4}), tf.b(true), tf.none(), &o.ev}),
                       "aten::upsample_bilinear2d.vec_out", "[N, C, H, W]");
+}
+
+// ember_fused::max_pool2d at stride 2 over NCHW rows: the vector rows
+// (max_pool_row_s2.h, AVX-512 and AVX2; ctest runs this per EMBER_ISA level)
+// against the window loop written out here, bit for bit, on widths that
+// leave every count of outputs past the vector blocks. The input is its own
+// allocation, so under ASan a read past the last row fails.
+template <typename T>
+void check_stride2_rows(int width, int kh, int kw, int ph, int pw) {
+  TensorFactory tf;
+  const int c = 2, h = 7;
+  std::mt19937 gen(width * 31 + kh * 7 + kw);
+  std::vector<T> xv(size_t(c) * h * width);
+  for (auto& v : xv) {
+    if constexpr (std::is_floating_point_v<T>) {
+      const int r = int(gen() % 23);
+      // Signed zeros (the first in window order decides the sign) and a NaN now and then.
+      v = r == 0 ? std::numeric_limits<T>::quiet_NaN() : r < 8 ? (r % 2 ? T(-0.0) : T(0.0))
+                                                        : T(int(gen() % 200) - 100) / T(8);
+    } else {
+      v = T(int(gen() % 256) - 128);
+    }
+  }
+  const int oh = (h + 2 * ph - kh) / 2 + 1, ow = (width + 2 * pw - kw) / 2 + 1;
+  auto& x = tf.make<T>({1, c, h, width}, xv);
+  auto& o = tf.make<T>({1, c, oh, ow});
+  ASSERT_TRUE(call_kernel("ember_fused::max_pool2d.out",
+                          {&x.ev, tf.list({kh, kw}), tf.list({2, 2}), tf.list({ph, pw}),
+                           tf.list({1, 1}), tf.b(false), &o.ev}).ok())
+      << last_error_message();
+  const std::vector<T> got = o.template values<T>();
+  for (int ch = 0; ch < c; ++ch) {
+    for (int y = 0; y < oh; ++y) {
+      for (int xx = 0; xx < ow; ++xx) {
+        T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                      : std::numeric_limits<T>::lowest();
+        for (int i = 0; i < kh; ++i) {
+          for (int j = 0; j < kw; ++j) {
+            const int iy = 2 * y - ph + i, ix = 2 * xx - pw + j;
+            if (iy < 0 || iy >= h || ix < 0 || ix >= width) continue;
+            const T v = xv[(size_t(ch) * h + iy) * width + ix];
+            if (v > best || v != v) best = v;
+          }
+        }
+        const T g = got[(size_t(ch) * oh + y) * ow + xx];
+        ASSERT_EQ(std::memcmp(&g, &best, sizeof(T)), 0)
+            << "width " << width << " kernel " << kh << "x" << kw << " at " << ch << "," << y
+            << "," << xx << ": " << double(g) << " vs " << double(best);
+      }
+    }
+  }
+}
+
+TEST(OpMaxPoolTest, Stride2RowsMatchTheWindowLoop) {
+  for (int width : {3, 4, 5, 17, 18, 33, 34, 35, 36, 37, 38, 49, 64, 65, 66, 67, 68, 69, 70, 71,
+                    112, 113}) {
+    for (const auto& [kh, kw, ph, pw] : {std::array{3, 3, 1, 1}, std::array{3, 3, 0, 0},
+                                         std::array{2, 3, 1, 1}, std::array{3, 2, 1, 0}}) {
+      if (width + 2 * pw < kw) continue;
+      check_stride2_rows<float>(width, kh, kw, ph, pw);
+      check_stride2_rows<int8_t>(width, kh, kw, ph, pw);
+    }
+  }
 }
 
 }  // namespace
