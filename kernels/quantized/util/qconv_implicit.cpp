@@ -195,6 +195,50 @@ void fill_group(const Plan& p, const QConvGeometry& g, const int8_t* x, int32_t 
         const int8_t* r0 = rows[0] + iy * g.iw;
         const int64_t apart = rows[1] - rows[0];
         for (; ix + 16 <= cols; ix += 16) pack_planes2_x16_avx2(r0 + ix, apart, 1, 16, zx, d + ix * 2);
+      } else if (avx2 && g.sw == 2) {
+        // Runs of 32 columns: each channel's run split into its even and odd
+        // columns, then 16 pixels of each column phase as int16 pairs in
+        // vectors (this was the scalar loop below: ResNet-50's stride-2 3×3
+        // layers ran 40% slower than stride-1 ones of the same size).
+        alignas(16) int8_t even[2][16], odd[2][16];
+        const int64_t pe0 = g.pl % 2, po0 = (g.pl + 1) % 2;  // Phases of even and odd columns.
+        const bool even_read = read(p.cols_read, pe0), odd_read = read(p.cols_read, po0);
+        for (; ix + 32 <= cols; ix += 32) {
+          for (int t = 0; t < 2; ++t) deinterleave2(rows[t] + iy * g.iw + ix, 32, even[t], odd[t]);
+          if (even_read) {
+            pack_planes2_x16_avx2(even[0], 16, 1, 16, zx,
+                                  base + ((row0 + pe0) * p.plane + r * p.wp + (ix + g.pl) / 2) * 2);
+          }
+          if (odd_read) {
+            pack_planes2_x16_avx2(
+                odd[0], 16, 1, 16, zx,
+                base + ((row0 + po0) * p.plane + r * p.wp + (ix + 1 + g.pl) / 2) * 2);
+          }
+        }
+        if (ix < cols) {
+          // The last (cols − ix) < 32 columns through a 32-column buffer (ix
+          // is even: column ix has the even columns' phase), as the VNNI form.
+          const int64_t left = cols - ix;
+          alignas(16) int8_t tail[2][32] = {};
+          alignas(32) int16_t packed16[32];
+          for (int t = 0; t < 2; ++t) {
+            portable::copy_row_inline(tail[t], rows[t] + iy * g.iw + ix, left);
+            deinterleave2(tail[t], 32, even[t], odd[t]);
+          }
+          if (even_read) {
+            pack_planes2_x16_avx2(even[0], 16, 1, 16, zx, packed16);
+            portable::copy_row_inline(
+                base + ((row0 + pe0) * p.plane + r * p.wp + (ix + g.pl) / 2) * 2, packed16,
+                (left + 1) / 2 * 2);
+          }
+          if (odd_read && left > 1) {
+            pack_planes2_x16_avx2(odd[0], 16, 1, 16, zx, packed16);
+            portable::copy_row_inline(
+                base + ((row0 + po0) * p.plane + r * p.wp + (ix + 1 + g.pl) / 2) * 2, packed16,
+                left / 2 * 2);
+          }
+          ix = cols;
+        }
       }
     }
     for (; ix < cols; ++ix) {
