@@ -69,9 +69,9 @@ def _run_with_im2col(path: str, input_path: str, out_path: str) -> None:
 @pytest.mark.parametrize(
     ("c_in", "c_out", "hw", "padding", "bias"),
     [(32, 48, (30, 30), 1, True), (16, 16, (17, 22), 0, False), (64, 40, (28, 28), 1, True),
-     (96, 80, (14, 14), 1, True), (24, 32, (56, 56), 1, False)],
+     (96, 80, (14, 14), 1, True), (24, 32, (56, 56), 1, False), (64, 72, (7, 7), 1, True)],
     ids=["32to48_30x30", "16to16_17x22_unpadded", "64to40_28x28", "96to80_14x14",
-         "24to32_56x56_tiles_as_columns"],
+         "24to32_56x56_tiles_as_columns", "64to72_7x7_f2x2"],
 )
 def test_winograd_conv_matches_float64_and_im2col(tmp_path, c_in, c_out, hw, padding, bias):
     torch.manual_seed(0)
@@ -86,8 +86,9 @@ def test_winograd_conv_matches_float64_and_im2col(tmp_path, c_in, c_out, hw, pad
         padding=padding,
     )
     assert _relative_error(got, want) <= BOUND
-    # The transformed weight (36 matrices of c_out × c_in) was packed at load.
-    assert method.prepared_bytes >= 36 * c_out * c_in * 4
+    # The transformed weight (36 matrices of c_out × c_in, 16 for F(2×2, 3×3)
+    # on small planes) was packed at load.
+    assert method.prepared_bytes >= (16 if hw == (7, 7) else 36) * c_out * c_in * 4
 
     torch.save(x, tmp_path / "x.pt")
     _run_with_im2col(str(path), str(tmp_path / "x.pt"), str(tmp_path / "im2col.pt"))

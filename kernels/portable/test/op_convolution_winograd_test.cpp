@@ -141,7 +141,8 @@ TEST_P(WinogradTest, MatchesFloat64AndTheIm2colPath) {
   Prepared prep(p);
   // Prepare chose Winograd: 36 transformed matrices and scratch for V and M.
   ASSERT_GT(prep.scratch_bytes, 0u);
-  EXPECT_GE(prep.prepared_bytes, sizeof(float) * 36 * p.oc * p.c);
+  // (16 for F(2×2, 3×3) on small planes.)
+  EXPECT_GE(prep.prepared_bytes, sizeof(float) * 16 * p.oc * p.c);
   ASSERT_EQ(prep.run(), Error::Ok) << last_error_message();
   const auto got = prep.out->values<float>();
   const auto im2col = prep.plain_out->values<float>();
@@ -178,6 +179,13 @@ INSTANTIATE_TEST_SUITE_P(
                       // A tall plane of 73 tiles, 146 rows (2 columns of tiles, a
                       // spare each): more rows than one kMC block (144) with AVX-512.
                       WinoCase{1, 16, 292, 4, 24, 1, 1, true, false, false},
+                      // F(2×2, 3×3) on small planes (ResNet's 7×7 layers): odd
+                      // sizes (partial tiles), a depth over 256, unpadded, batch 2,
+                      // channels-last.
+                      WinoCase{1, 64, 7, 7, 80, 1, 1, true, false, false},
+                      WinoCase{2, 272, 8, 8, 72, 1, 1, false, false, false},
+                      WinoCase{1, 96, 9, 11, 64, 0, 0, true, false, false},
+                      WinoCase{1, 64, 7, 7, 72, 1, 1, true, true, true},
                       // Several bands of tile rows (scratch holds ~2 MiB of V and M),
                       // tiles as columns.
                       WinoCase{1, 48, 96, 90, 40, 1, 1, true, false, false},
@@ -193,18 +201,25 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(WinogradTest, SameBitsOnAnyThreadCount) {
-  // 110 tiles (tiles as columns) and 49 (as rows with AVX-512, else columns).
+  // 110 tiles (tiles as columns), 49 (as rows with AVX-512, else columns),
+  // and F(2×2, 3×3) on 7×7.
   for (const WinoCase& p : {WinoCase{1, 48, 40, 44, 56, 1, 1, true, false, false},
-                            WinoCase{1, 64, 28, 28, 72, 1, 1, true, false, false}}) {
+                            WinoCase{1, 64, 28, 28, 72, 1, 1, true, false, false},
+                            WinoCase{1, 64, 7, 7, 72, 1, 1, true, false, false}}) {
     Prepared prep(p);
     ASSERT_GT(prep.scratch_bytes, 0u);
     ASSERT_EQ(prep.run(), Error::Ok) << last_error_message();
     const auto one = prep.out->values<float>();
     ThreadPool* pool = thread_pool_create(2);
     ASSERT_NE(pool, nullptr);
-    // Prepared for two threads: scratch for two transform buffers.
+    // Prepared for two threads: scratch for two transform buffers (F(2×2, 3×3)
+    // transforms in place: the same scratch).
     Prepared prep2(p, 1, pool);
-    EXPECT_GT(prep2.scratch_bytes, prep.scratch_bytes);
+    if (p.h > 7) {
+      EXPECT_GT(prep2.scratch_bytes, prep.scratch_bytes);
+    } else {
+      EXPECT_EQ(prep2.scratch_bytes, prep.scratch_bytes);
+    }
     ASSERT_EQ(prep2.run(), Error::Ok) << last_error_message();
     EXPECT_EQ(prep2.out->values<float>(), one) << p.h << "x" << p.w;
     thread_pool_destroy(pool);
@@ -246,6 +261,37 @@ TEST(WinogradTest, NonFiniteInputStaysInItsTiles) {
   EXPECT_GT(touched, 0);
 }
 
+// The same for F(2×2, 3×3) on a 7×7 plane: 2×2 tiles of 4×4 input blocks.
+TEST(WinogradTest, NonFiniteInputStaysInItsSmallTiles) {
+  const WinoCase p{1, 64, 7, 7, 64, 1, 1, true, false, false};
+  Prepared clean(p);
+  ASSERT_EQ(clean.run(), Error::Ok) << last_error_message();
+  const auto want = clean.out->values<float>();
+  Prepared prep(p);
+  float* x = prep.args[0]->as_tensor->data_ptr<float>();
+  x[(5 * 7 + 3) * 7 + 4] = INFINITY;  // Channel 5, row 3, column 4.
+  ASSERT_EQ(prep.run(), Error::Ok) << last_error_message();
+  const auto got = prep.out->values<float>();
+  int touched = 0;
+  for (int o = 0; o < p.oc; ++o) {
+    for (int y = 0; y < 7; ++y) {
+      for (int xx = 0; xx < 7; ++xx) {
+        const float g = got[(o * 7 + y) * 7 + xx];
+        const int ty = y / 2 * 2 - 1, tx = xx / 2 * 2 - 1;  // The tile's input block.
+        const bool in_block = 3 >= ty && 3 <= ty + 3 && 4 >= tx && 4 <= tx + 3;
+        const bool in_window = std::abs(y - 3) <= 1 && std::abs(xx - 4) <= 1;
+        if (in_window) {
+          EXPECT_FALSE(std::isfinite(g)) << o << "," << y << "," << xx;
+        } else if (!in_block) {
+          EXPECT_EQ(g, want[(o * 7 + y) * 7 + xx]) << o << "," << y << "," << xx;
+        }
+        touched += in_block && !std::isfinite(g);
+      }
+    }
+  }
+  EXPECT_GT(touched, 0);
+}
+
 TEST(WinogradTest, FailsClearlyWithoutItsScratch) {
   Prepared prep({1, 16, 16, 16, 16, 1, 1, true, false, false});
   ASSERT_GT(prep.scratch_bytes, 0u);
@@ -255,11 +301,11 @@ TEST(WinogradTest, FailsClearlyWithoutItsScratch) {
 }
 
 TEST(WinogradTest, NotChosenWhereItDoesNotPay) {
-  // Too few tiles (a 2×2 grid: 8×8 and ResNet's 7×7 planes), too few
-  // channels, stride 2: the im2col GEMM (prepare packs the weight once, no
-  // transform).
-  for (const auto& [p, stride] : {std::pair{WinoCase{1, 64, 8, 8, 64, 1, 1, true, false, false}, 1},
-                                  std::pair{WinoCase{1, 96, 7, 7, 80, 1, 1, true, false, false}, 1},
+  // Too few tiles for either form (6×6: 9 of F(2×2, 3×3)'s), too few
+  // channels for F(2×2, 3×3) on 8×8, stride 2: the im2col GEMM (prepare packs
+  // the weight once, no transform).
+  for (const auto& [p, stride] : {std::pair{WinoCase{1, 96, 6, 6, 80, 1, 1, true, false, false}, 1},
+                                  std::pair{WinoCase{1, 32, 8, 8, 64, 1, 1, true, false, false}, 1},
                                   std::pair{WinoCase{1, 8, 32, 32, 64, 1, 1, true, false, false}, 1},
                                   std::pair{WinoCase{1, 64, 32, 32, 64, 1, 1, true, false, false}, 2}}) {
     Prepared prep(p, stride);

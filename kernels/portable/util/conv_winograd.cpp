@@ -1,5 +1,7 @@
 #include "kernels/portable/util/conv_winograd.h"
 
+#include "kernels/portable/util/conv_winograd_f2.h"
+
 #include <cstdlib>
 #include <cstring>
 
@@ -470,7 +472,16 @@ WinogradForm winograd_form(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w)
   // 4 tiles: 1.04× im2col's speed with 4× its memory).
   const Tiles t(out_h, out_w);
   const int64_t tiles = t.x * t.y;
-  if (tiles < 16) return WinogradForm::kNone;
+  if (tiles < 16) {
+    // F(2×2, 3×3) on planes of 16 or more of its 2×2 tiles (7×7 to 12×12):
+    // 16 products per tile, a U 1.8× the weight, so it pays where the
+    // channels make the products dominate the transforms (Zen 4, 512 → 512
+    // at 7×7: im2col 2.83–2.90 ms, F(2, 3) 2.36–2.71 at 1 thread; 1.69–1.93
+    // against 1.20–1.31 at 2).
+    return ic >= 64 && oc >= 64 && winograd_f2_tiles(out_h, out_w) >= 16
+               ? WinogradForm::kF2TileRows
+               : WinogradForm::kNone;
+  }
   // Tiles as the GEMM's rows on small planes: a band's few tiles fill MR-row
   // strips where they would leave much of an NR-wide column panel empty.
   // Zen 4, 1 thread: 256 → 256 at 14×14 (16 tiles) 2.45 → 1.63 ms with
@@ -489,6 +500,7 @@ bool winograd_suits(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w) {
 
 int64_t winograd_weight_floats(int64_t oc, int64_t ic, WinogradForm form) {
   using B = GemmBlocking<float>;
+  if (form == WinogradForm::kF2TileRows) return winograd_f2_weight_floats(oc, ic);
   if (form == WinogradForm::kTileRows) return kXi * packed_panels_size(oc, ic, gemm_nr<float>(), B::kNC);
   return kXi * packed_panels_size(oc, ic, gemm_mr<float>(), B::kMC);
 }
@@ -497,6 +509,9 @@ WinogradWeights winograd_pack_weights(const float* w, int64_t s_oc, int64_t s_ic
                                       int64_t s_w, int64_t oc, int64_t ic, float* dst,
                                       WinogradForm form) {
   using B = GemmBlocking<float>;
+  if (form == WinogradForm::kF2TileRows) {
+    return winograd_f2_pack_weights(w, s_oc, s_ic, s_h, s_w, oc, ic, dst);
+  }
   const bool rows_form = form == WinogradForm::kTileRows;
   WinogradWeights u;
   u.packed = dst;
@@ -549,6 +564,7 @@ WinogradWeights winograd_pack_weights(const float* w, int64_t s_oc, int64_t s_ic
 
 size_t winograd_scratch_bytes(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w,
                               size_t threads, WinogradForm form) {
+  if (form == WinogradForm::kF2TileRows) return winograd_f2_scratch_bytes(ic, oc, out_h, out_w);
   const Tiles t(out_h, out_w);
   const int64_t threads_n = threads < 1 ? 1 : static_cast<int64_t>(threads);
   const int64_t budget = static_cast<int64_t>(kBandBytes / sizeof(float));
@@ -559,6 +575,7 @@ size_t winograd_scratch_bytes(int64_t ic, int64_t oc, int64_t out_h, int64_t out
 
 bool winograd_conv(KernelContext& ctx, const WinogradIo& io, const WinogradWeights& u,
                    void* scratch, size_t scratch_bytes) {
+  if (u.form == WinogradForm::kF2TileRows) return winograd_f2_conv(ctx, io, u, scratch, scratch_bytes);
   const Tiles tiles(io.out_h, io.out_w);
   const int64_t ic = u.ic, oc = u.oc;
   const WinogradForm form = u.form;

@@ -39,7 +39,9 @@ namespace ember::kernels::portable {
 /// panel; 7×7: 6), so there the tiles are the rows: Mᵀ = Vᵀ·Uᵀ with Uᵀ
 /// packed at prepare as B panels (IC × OC) and V in MR-row A panels; each
 /// product is transposed into M for the same output transform.
-enum class WinogradForm : uint8_t { kNone, kTileColumns, kTileRows };
+/// kF2TileRows: Winograd F(2×2, 3×3) instead, with the tiles as the rows, for
+/// planes too small for F(4×4, 3×3)'s tiles (conv_winograd_f2.h).
+enum class WinogradForm : uint8_t { kNone, kTileColumns, kTileRows, kF2TileRows };
 
 /// The transformed weight U, packed as 36 GEMM A operands (OC × IC each), or
 /// for kTileRows as 36 B operands (Uᵀ, IC × OC each).
