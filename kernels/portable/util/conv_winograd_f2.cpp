@@ -154,21 +154,6 @@ void output_transform(const WinogradIo& io, int64_t oc, const Layout& l, int64_t
   }
 }
 
-// Calls f(begin, end) over at most ctx.threads() slices of [0, n).
-template <typename F>
-void split(KernelContext& ctx, int64_t n, const F& f) {
-  int64_t tasks = static_cast<int64_t>(ctx.threads());
-  if (tasks > n) tasks = n;
-  if (tasks <= 1) {
-    f(int64_t{0}, n);
-    return;
-  }
-  ctx.parallel_for(static_cast<size_t>(tasks), [&](size_t task) {
-    const int64_t t = static_cast<int64_t>(task);
-    f(n * t / tasks, n * (t + 1) / tasks);
-  });
-}
-
 }  // namespace
 
 int64_t winograd_f2_weight_floats(int64_t oc, int64_t ic) {
@@ -228,8 +213,10 @@ bool winograd_f2_conv(KernelContext& ctx, const WinogradIo& io, const WinogradWe
   float* v = static_cast<float*>(scratch);
   float* m = v + kXi * l.v_stride;
   for (int64_t b = 0; b < io.batch; ++b) {
-    split(ctx, ic, [&](int64_t c0, int64_t c1) { input_transform(io, ic, l, b, c0, c1, v); });
-    split(ctx, kXi, [&](int64_t x0, int64_t x1) {
+    // One slice of channels, of products and of output channels per thread.
+    parallel_range(ctx, ic, 1, 1,
+                   [&](int64_t c0, int64_t c1) { input_transform(io, ic, l, b, c0, c1, v); });
+    parallel_range(ctx, kXi, 1, 1, [&](int64_t x0, int64_t x1) {
       for (int64_t xi = x0; xi < x1; ++xi) {
         const float* vx = v + xi * l.v_stride;
         const float* ux = u.packed + xi * u.xi_stride;
@@ -240,7 +227,8 @@ bool winograd_f2_conv(KernelContext& ctx, const WinogradIo& io, const WinogradWe
                     1.0f, 0.0f, m + xi * l.tiles * oc, oc, 1);
       }
     });
-    split(ctx, oc, [&](int64_t o0, int64_t o1) { output_transform(io, oc, l, b, o0, o1, m); });
+    parallel_range(ctx, oc, 1, 1,
+                   [&](int64_t o0, int64_t o1) { output_transform(io, oc, l, b, o0, o1, m); });
   }
   return true;
 }
