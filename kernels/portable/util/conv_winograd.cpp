@@ -42,11 +42,8 @@ struct WeightTransformSource {
   // The same sums in the same order as winograd_pack_weights.
   float at(int64_t o, int64_t c) const {
     const int a = xi / 6, b = xi % 6;
-    const float* g = w + o * s_oc + c * s_ic;
     double gg[3];
-    for (int j = 0; j < 3; ++j) {
-      gg[j] = kG[a][0] * g[j * s_w] + kG[a][1] * g[s_h + j * s_w] + kG[a][2] * g[2 * s_h + j * s_w];
-    }
+    winograd_g_row(kG, a, w + o * s_oc + c * s_ic, s_h, s_w, gg);
     return static_cast<float>(gg[0] * kG[b][0] + gg[1] * kG[b][1] + gg[2] * kG[b][2]);
   }
 
@@ -163,13 +160,7 @@ struct VPanels {
   // The start of the tile-wide strip holding column t0 (a multiple of the
   // tile) for channel c: the strip's `tile` columns are contiguous there.
   int64_t strip(int64_t c, int64_t t0) const {
-    using B = GemmBlocking<float>;
-    const int64_t jc = t0 / block * block;
-    const int64_t len = cols - jc < block ? cols - jc : block;
-    const int64_t padded = (len + tile - 1) / tile * tile;
-    const int64_t pc = c / B::kKCPacked * B::kKCPacked;
-    const int64_t kc = ic - pc < B::kKCPacked ? ic - pc : B::kKCPacked;
-    return jc * ic + padded * pc + (t0 - jc) / tile * kc * tile + (c - pc) * tile;
+    return packed_panels_offset(cols, ic, tile, block, GemmBlocking<float>::kKCPacked, t0, c);
   }
 };
 
@@ -190,41 +181,11 @@ struct Band {
 
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// A B (or, for kTileRows, A) source over V's panels, for a GEMM whose tile
-// is not the layout's (never in practice: the tiles are fixed per process).
-struct VPanelSource {
-  const float* v;
-  VPanels layout;
-
-  float at(int64_t c, int64_t t) const {
-    const int64_t t0 = t / layout.tile * layout.tile;
-    return v[layout.strip(c, t0) + (t - t0)];
-  }
-
-  template <int kNR>
-  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) const {
-    for (int64_t s = 0; s < nc; s += kNR) {
-      for (int64_t p = 0; p < kc; ++p) {
-        for (int64_t jj = 0; jj < kNR; ++jj) {
-          dst[p * kNR + jj] = s + jj < nc ? at(p0 + p, j0 + s + jj) : 0.0f;
-        }
-      }
-      dst += kc * kNR;
-    }
-  }
-
-  template <int kMR>
-  void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) const {
-    for (int64_t s = 0; s < mc; s += kMR) {
-      for (int64_t p = 0; p < kc; ++p) {
-        for (int64_t ii = 0; ii < kMR; ++ii) {
-          dst[p * kMR + ii] = s + ii < mc ? at(p0 + p, i0 + s + ii) : 0.0f;
-        }
-      }
-      dst += kc * kMR;
-    }
-  }
-};
+// V's panels read element by element, for a GEMM whose tile is not the
+// layout's (never in practice: the tiles are fixed per process).
+PackedPanelsSource<float> v_source(const float* v, const VPanels& l) {
+  return {v, l.cols, l.ic, l.tile, l.block};
+}
 
 // Floats of one thread's transform buffers for a band (input side: 6 rows ×
 // 4 column phases of the band's input and their vertical transform; output
@@ -534,24 +495,13 @@ WinogradWeights winograd_pack_weights(const float* w, int64_t s_oc, int64_t s_ic
   // six streams (one transform of (o, c) at a time scatters over 36
   // matrices megabytes apart: 4× slower at load).
   std::memset(dst, 0, static_cast<size_t>(kXi * u.xi_stride) * sizeof(float));
-  const int64_t tile = u.tile;
   for (int a = 0; a < 6; ++a) {
     for (int64_t o = 0; o < oc; ++o) {
-      const int64_t block = o / block_oc * block_oc;
-      const int64_t rows = oc - block < block_oc ? oc - block : block_oc;
-      const int64_t padded = (rows + tile - 1) / tile * tile;
-      const int64_t in_block = o - block;
       for (int64_t c = 0; c < ic; ++c) {
-        const int64_t depth0 = c / B::kKCPacked * B::kKCPacked;
-        const int64_t kc = ic - depth0 < B::kKCPacked ? ic - depth0 : B::kKCPacked;
-        const int64_t offset = block * ic + padded * depth0 + in_block / tile * kc * tile +
-                               (c - depth0) * tile + in_block % tile;
-        const float* g = w + o * s_oc + c * s_ic;
+        const int64_t offset =
+            packed_panels_offset(oc, ic, u.tile, block_oc, B::kKCPacked, o, c);
         double gg[3];  // Row a of G g.
-        for (int j = 0; j < 3; ++j) {
-          gg[j] = kG[a][0] * g[j * s_w] + kG[a][1] * g[s_h + j * s_w] +
-                  kG[a][2] * g[2 * s_h + j * s_w];
-        }
+        winograd_g_row(kG, a, w + o * s_oc + c * s_ic, s_h, s_w, gg);
         for (int b = 0; b < 6; ++b) {
           const double v = gg[0] * kG[b][0] + gg[1] * kG[b][1] + gg[2] * kG[b][2];
           dst[(a * 6 + b) * u.xi_stride + offset] = static_cast<float>(v);
@@ -616,7 +566,7 @@ bool winograd_conv(KernelContext& ctx, const WinogradIo& io, const WinogradWeigh
                                                  static_cast<int>(xi)};
             const float* vx = v + xi * band.v_stride;
             gemm<float>(cols, oc, ic,
-                        PackedA<float, VPanelSource>{{vx, cols, ic, layout.tile}, {vx, layout}},
+                        PackedA<float, PackedPanelsSource<float>>{{vx, cols, ic, layout.tile}, v_source(vx, layout)},
                         PackedB<float, WeightTransformSource>{
                             {u.packed + xi * u.xi_stride, oc, ic, u.tile}, fallback},
                         1.0f, 0.0f, mt, oc, 1);
@@ -633,7 +583,7 @@ bool winograd_conv(KernelContext& ctx, const WinogradIo& io, const WinogradWeigh
             const PackedPanels<float> v_panels{vx, band.cols, ic, layout.tile};
             gemm<float>(oc, band.cols, ic,
                         PackedA<float, WeightTransformSource>{panels, fallback},
-                        PackedB<float, VPanelSource>{v_panels, {vx, layout}}, 1.0f, 0.0f,
+                        PackedB<float, PackedPanelsSource<float>>{v_panels, v_source(vx, layout)}, 1.0f, 0.0f,
                         m + xi * oc * band.cols, band.cols, 1);
           }
         });

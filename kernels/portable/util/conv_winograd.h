@@ -73,6 +73,17 @@ struct WinogradIo {
   int64_t r_n = 0, r_c = 0, r_h = 0;  // The residual's strides (its W stride is res_cs).
 };
 
+/// Row a of G·g, in double, for a 3×3 weight g (strides s_h, s_w in
+/// elements) and a weight transform G of three columns (F(4×4, 3×3)'s six
+/// rows, F(2×2, 3×3)'s four): gg[j] = Σ_k G[a][k] · g[k][j].
+template <size_t kRows>
+inline void winograd_g_row(const double (&G)[kRows][3], int a, const float* g, int64_t s_h,
+                           int64_t s_w, double gg[3]) {
+  for (int j = 0; j < 3; ++j) {
+    gg[j] = G[a][0] * g[j * s_w] + G[a][1] * g[s_h + j * s_w] + G[a][2] * g[2 * s_h + j * s_w];
+  }
+}
+
 /// False when EMBER_WINOGRAD=0 is set (read once).
 bool winograd_enabled();
 

@@ -13,55 +13,14 @@ constexpr int64_t kXi = 16;  // 4×4 transformed values per tile.
 // G of F(2, 3), in double: the weight transform runs once, at prepare.
 constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
 
-// Element (r, c) of a PackedPanels layout (gemm.h): `rows` × `depth` in
-// tile-wide strips, blocks of `block` rows and gemm_blocked_packed_b's depth
-// blocks.
-int64_t panel_offset(int64_t rows, int64_t depth, int tile, int64_t block, int64_t r,
-                     int64_t c) {
-  using B = GemmBlocking<float>;
-  const int64_t rb = r / block * block;
-  const int64_t len = rows - rb < block ? rows - rb : block;
-  const int64_t padded = (len + tile - 1) / tile * tile;
-  const int64_t pc = c / B::kKCPacked * B::kKCPacked;
-  const int64_t kc = depth - pc < B::kKCPacked ? depth - pc : B::kKCPacked;
-  return rb * depth + padded * pc + (r - rb) / tile * kc * tile + (c - pc) * tile +
-         (r - rb) % tile;
-}
-
 // A GEMM operand read from panels packed for another tile (never in
 // practice: the tiles are fixed per process).
-struct PanelSource {
-  const float* data;
-  int64_t rows, depth;
-  int tile;
-  int64_t block;
+using PanelSource = PackedPanelsSource<float>;
 
-  float at(int64_t r, int64_t c) const {
-    return data[panel_offset(rows, depth, tile, block, r, c)];
-  }
-  template <int kMR>
-  void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) const {
-    for (int64_t s = 0; s < mc; s += kMR) {
-      for (int64_t p = 0; p < kc; ++p) {
-        for (int64_t ii = 0; ii < kMR; ++ii) {
-          dst[p * kMR + ii] = s + ii < mc ? at(i0 + s + ii, p0 + p) : 0.0f;
-        }
-      }
-      dst += kc * kMR;
-    }
-  }
-  template <int kNR>
-  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) const {
-    for (int64_t s = 0; s < nc; s += kNR) {
-      for (int64_t p = 0; p < kc; ++p) {
-        for (int64_t jj = 0; jj < kNR; ++jj) {
-          dst[p * kNR + jj] = s + jj < nc ? at(j0 + s + jj, p0 + p) : 0.0f;
-        }
-      }
-      dst += kc * kNR;
-    }
-  }
-};
+int64_t panel_offset(int64_t rows, int64_t depth, int tile, int64_t block, int64_t r,
+                     int64_t c) {
+  return packed_panels_offset(rows, depth, tile, block, GemmBlocking<float>::kKCPacked, r, c);
+}
 
 struct Layout {
   int64_t tiles_x, tiles, v_stride, m_floats;
@@ -183,10 +142,7 @@ WinogradWeights winograd_f2_pack_weights(const float* w, int64_t s_oc, int64_t s
       const int64_t at = panel_offset(oc, ic, u.tile, B::kNC, o, c);
       for (int a = 0; a < 4; ++a) {
         double gg[3];  // Row a of G g.
-        for (int j = 0; j < 3; ++j) {
-          gg[j] = kG[a][0] * g[j * s_w] + kG[a][1] * g[s_h + j * s_w] +
-                  kG[a][2] * g[2 * s_h + j * s_w];
-        }
+        winograd_g_row(kG, a, g, s_h, s_w, gg);
         for (int bb = 0; bb < 4; ++bb) {
           const double v = gg[0] * kG[bb][0] + gg[1] * kG[bb][1] + gg[2] * kG[bb][2];
           dst[(a * 4 + bb) * u.xi_stride + at] = static_cast<float>(v);

@@ -170,6 +170,59 @@ inline int64_t packed_panels_size(int64_t rows, int64_t depth, int tile, int64_t
   return (full + (last + tile - 1) / tile * tile) * depth;
 }
 
+/// Where element (r, c) (row r, depth c) of `rows` × `depth` sits in
+/// PackedPanels packed for `tile` in blocks of `block_rows` rows and depth
+/// blocks of `depth_block` (kKCPacked for operands gemm_blocked_packed_b reads).
+inline int64_t packed_panels_offset(int64_t rows, int64_t depth, int tile, int64_t block_rows,
+                                    int64_t depth_block, int64_t r, int64_t c) {
+  const int64_t rb = r / block_rows * block_rows;
+  const int64_t len = rows - rb < block_rows ? rows - rb : block_rows;
+  const int64_t padded = (len + tile - 1) / tile * tile;
+  const int64_t pc = c / depth_block * depth_block;
+  const int64_t kc = depth - pc < depth_block ? depth - pc : depth_block;
+  return rb * depth + padded * pc + (r - rb) / tile * kc * tile + (c - pc) * tile +
+         (r - rb) % tile;
+}
+
+/// An A or B source reading PackedPanels (rows × depth, packed for `tile` in
+/// blocks of `block_rows`, depth blocks of kKCPacked) element by element: the
+/// fallback of an operand packed once for a microkernel whose tile is not the
+/// running one's.
+template <typename T>
+struct PackedPanelsSource {
+  const T* data;
+  int64_t rows, depth;
+  int tile;
+  int64_t block_rows;
+
+  T at(int64_t r, int64_t c) const {
+    return data[packed_panels_offset(rows, depth, tile, block_rows, GemmBlocking<T>::kKCPacked,
+                                     r, c)];
+  }
+  template <int kMR>
+  void pack_a(int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) const {
+    for (int64_t s = 0; s < mc; s += kMR) {
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int64_t ii = 0; ii < kMR; ++ii) {
+          dst[p * kMR + ii] = s + ii < mc ? at(i0 + s + ii, p0 + p) : T(0);
+        }
+      }
+      dst += kc * kMR;
+    }
+  }
+  template <int kNR>
+  void pack_b(int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) const {
+    for (int64_t s = 0; s < nc; s += kNR) {
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int64_t jj = 0; jj < kNR; ++jj) {
+          dst[p * kNR + jj] = s + jj < nc ? at(j0 + s + jj, p0 + p) : T(0);
+        }
+      }
+      dst += kc * kNR;
+    }
+  }
+};
+
 /// Packs A (m×k) from `source` (any A source) for tile kMR into `dst`
 /// (packed_panels_size(m, k, kMR, kMC) elements), in depth blocks of
 /// `depth` (gemm_blocked's kKC; kKCPacked for a product whose B was packed at
