@@ -1,6 +1,8 @@
 // Weight-only linear decode GEMV (one token): the packed int4 kernel
-// (qweight_int4.h), the int8 one (qweight_gemv.h) on the same int4 values
-// one per byte (what int4 ran before packing) and on int8 per channel, over
+// (qweight_int4.h), the row-by-row int8 one (qweight_gemv.h) on the same
+// int4 values one per byte (what int4 ran before packing) and on int8 per
+// channel, and the packed int8 one (qweight_int8.h: what the op runs) per
+// channel and in groups of 32, over
 // the projections of `--layers` TinyLlama-1.1B layers (q, k, v, o 2048
 // wide; gate, up, down 5632; groups of 32 with zero points), far larger than
 // the last-level cache, so every weight comes from DRAM as in decoding.
@@ -14,7 +16,7 @@
 // or by hand:
 //   g++ -O3 -std=c++20 -I. bench/kernels/qweight_gemv_bench.cpp
 //     kernels/quantized/util/qweight_int4.cpp kernels/quantized/util/qweight_gemv.cpp
-//     kernels/portable/util/cpu_isa.cpp -lpthread
+//     kernels/quantized/util/qweight_int8.cpp kernels/portable/util/cpu_isa.cpp -lpthread
 #include <algorithm>
 #include <barrier>
 #include <chrono>
@@ -28,6 +30,7 @@
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/quantized/util/qweight_gemv.h"
 #include "kernels/quantized/util/qweight_int4.h"
+#include "kernels/quantized/util/qweight_int8.h"
 
 using namespace ember::kernels;
 using namespace ember::kernels::quantized;
@@ -39,8 +42,9 @@ struct Matrix {
   std::vector<int8_t> w;  // the file's bytes (int8 path)
   std::vector<float> scales, zeros;
   std::vector<float> channel_scales;  // int8 per channel (Int8WeightOnlyConfig)
-  std::vector<uint8_t> packed;
+  std::vector<uint8_t> packed, packed8, packed8g;
   Int4Weights w4;
+  Int8Weights w8, w8g;  // per channel; groups of 32
 };
 
 void* align64(std::vector<uint8_t>& v) {
@@ -89,22 +93,30 @@ int main(int argc, char** argv) {
       m.packed.resize(qweight_int4_packed_bytes(m.n, m.k, group, zero_points) + 64);
       m.w4 = qweight_int4_pack(m.w.data(), m.scales.data(), m.zeros.data(), m.n, m.k, group,
                                align64(m.packed));
+      m.packed8.resize(qweight_int8_packed_bytes(m.n, m.k, m.k, false) + 64);
+      m.w8 = qweight_int8_pack(m.w.data(), m.channel_scales.data(), nullptr, m.n, m.k, m.k,
+                               align64(m.packed8));
+      m.packed8g.resize(qweight_int8_packed_bytes(m.n, m.k, group, zero_points) + 64);
+      m.w8g = qweight_int8_pack(m.w.data(), m.scales.data(), m.zeros.data(), m.n, m.k, group,
+                                align64(m.packed8g));
     }
   }
   std::vector<float> x(static_cast<size_t>(rows) * 5632), y(static_cast<size_t>(rows) * 5632);
   for (auto& v : x) v = sd(rng);
 
-  double int4_bytes = 0, int8_bytes = 0, channel_bytes = 0, weights = 0;
+  double int4_bytes = 0, int8_bytes = 0, channel_bytes = 0, int8g_bytes = 0, weights = 0;
   for (const Matrix& m : ms) {
     int4_bytes += static_cast<double>(qweight_int4_packed_bytes(m.n, m.k, group, zero_points));
     int8_bytes += static_cast<double>(m.n * m.k) + 8.0 * static_cast<double>(m.scales.size());
     channel_bytes += static_cast<double>(m.n * m.k) + 4.0 * static_cast<double>(m.n);
+    int8g_bytes += static_cast<double>(qweight_int8_packed_bytes(m.n, m.k, group, zero_points));
     weights += static_cast<double>(m.n * m.k);
   }
-  const char* names[] = {"int4_packed", "int4_as_int8_bytes", "int8_per_channel"};
+  const char* names[] = {"int4_packed", "int4_as_int8_bytes", "int8_per_channel",
+                         "int8_packed_per_channel", "int8_packed_groups_32"};
 
   const auto isa = portable::cpu_isa();
-  for (int kernel = 0; kernel < 3; ++kernel) {
+  for (int kernel = 0; kernel < 5; ++kernel) {
     std::barrier sync(threads);
     double best = 1e30;
     std::vector<std::thread> pool;
@@ -121,6 +133,9 @@ int main(int argc, char** argv) {
             const int64_t last = std::min(m.n, units * (t + 1) / threads * 16);
             if (kernel == 0) {
               qweight_int4_gemv(m.w4, x.data(), rows, first, last, nullptr, yt.data(), isa);
+            } else if (kernel >= 3) {
+              qweight_int8_gemv(kernel == 3 ? m.w8 : m.w8g, x.data(), rows, first, last,
+                                nullptr, yt.data(), isa);
             } else if (kernel == 2) {
               for (int64_t row = 0; row < rows; ++row) {
                 qweight_gemv(x.data() + row * m.k, m.w.data(), m.channel_scales.data(), nullptr,
@@ -143,7 +158,10 @@ int main(int argc, char** argv) {
       });
     }
     for (auto& th : pool) th.join();
-    const double bytes = kernel == 0 ? int4_bytes : kernel == 1 ? int8_bytes : channel_bytes;
+    const double bytes = kernel == 0   ? int4_bytes
+                         : kernel == 1 ? int8_bytes
+                         : kernel == 4 ? int8g_bytes
+                                       : channel_bytes;
     std::printf("{\"kernel\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"rows\": %d, "
                 "\"mib\": %.0f, \"ms\": %.3f, \"gb_per_s\": %.2f, \"gweights_per_s\": %.2f}\n",
                 names[kernel], portable::isa_name(isa), threads, rows, bytes / (1 << 20),

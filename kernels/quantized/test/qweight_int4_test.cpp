@@ -176,9 +176,9 @@ TEST(QWeightInt4, FitsNamesTheFirstValueOutOfRange) {
 // method's scratch memory, into which a prompt's input is packed once (a k
 // of 24576 splits 50 rows into chunks of 24, 24 and 2).
 void check_op(int lo, int hi, int64_t rows, bool with_zeros, uint32_t seed, bool scratch = false,
-              int64_t k = 96, bool nibbles = false) {
+              int64_t k = 96, bool nibbles = false, int64_t group = 32) {
   using testing::TensorFactory;
-  const int64_t n = 19, group = 32;
+  const int64_t n = 19;
   const Problem p = make_problem(n, k, group, rows, with_zeros, true, seed, lo, hi);
   TensorFactory tf;
   auto& x = tf.make<float>({static_cast<int32_t>(rows), static_cast<int32_t>(k)}, p.x);
@@ -235,6 +235,19 @@ TEST(QWeightInt4, OpRunsTheInt8KernelForValuesOutsideInt4) {
   for (int64_t rows : {1, 9}) {
     check_op(-8, 8, rows, true, 30 + static_cast<uint32_t>(rows));  // One value is likely 8.
     check_op(-128, 127, rows, false, 40 + static_cast<uint32_t>(rows));
+  }
+}
+
+// int8 weights: packed 4 rows interleaved per channel and in groups that are
+// multiples of 16 (qweight_int8.h); other groups read the file's rows
+// (qweight_gemv.h). Decode rows (1-4) and a prompt (9 rows, the GEMM).
+TEST(QWeightInt8, OpMatchesTheReferencePackedAndRowByRow) {
+  for (int64_t rows : {1, 2, 3, 4, 9}) {
+    const auto seed = static_cast<uint32_t>(rows);
+    check_op(-128, 127, rows, false, 80 + seed, false, 100, false, /*group=*/100);
+    check_op(-128, 127, rows, true, 90 + seed, false, 96, false, /*group=*/16);
+    check_op(-128, 127, rows, true, 100 + seed, false, 96, false, /*group=*/8);
+    check_op(-128, 127, rows, false, 110 + seed, false, 80, false, /*group=*/40);
   }
 }
 
