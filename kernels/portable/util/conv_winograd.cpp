@@ -400,21 +400,6 @@ int64_t band_rows_for(int64_t floats, int64_t ic, int64_t oc, const Tiles& t, in
   return rows;
 }
 
-// Calls f(task, begin, end) over at most ctx.threads() slices of [0, n).
-template <typename F>
-void split(KernelContext& ctx, int64_t n, const F& f) {
-  int64_t tasks = static_cast<int64_t>(ctx.threads());
-  if (tasks > n) tasks = n;
-  if (tasks <= 1) {
-    f(int64_t{0}, int64_t{0}, n);
-    return;
-  }
-  ctx.parallel_for(static_cast<size_t>(tasks), [&](size_t task) {
-    const int64_t t = static_cast<int64_t>(task);
-    f(t, n * t / tasks, n * (t + 1) / tasks);
-  });
-}
-
 }  // namespace
 
 bool winograd_enabled() {
@@ -554,12 +539,12 @@ bool winograd_conv(KernelContext& ctx, const WinogradIo& io, const WinogradWeigh
       float* bufs = base;
       float* v = bufs + threads * thread_floats(band.cols);
       float* m = v + kXi * band.v_stride;
-      split(ctx, ic, [&](int64_t task, int64_t c0, int64_t c1) {
+      parallel_slices(ctx, ic, [&](int64_t c0, int64_t c1, size_t task) {
         in_fn(io, ic, band, c0, c1, v, bufs + task * thread_floats(band.cols));
       });
       if (form == WinogradForm::kTileRows) {
         float* mt_base = m + kXi * oc * cols;
-        split(ctx, kXi, [&](int64_t task, int64_t x0, int64_t x1) {
+        parallel_slices(ctx, kXi, [&](int64_t x0, int64_t x1, size_t task) {
           float* mt = mt_base + task * cols * oc;
           for (int64_t xi = x0; xi < x1; ++xi) {
             const WeightTransformSource fallback{u.weight, u.s_oc, u.s_ic, u.s_h, u.s_w,
@@ -588,7 +573,7 @@ bool winograd_conv(KernelContext& ctx, const WinogradIo& io, const WinogradWeigh
           }
         });
       }
-      split(ctx, oc, [&](int64_t task, int64_t o0, int64_t o1) {
+      parallel_slices(ctx, oc, [&](int64_t o0, int64_t o1, size_t task) {
         out_fn(io, oc, band, o0, o1, m, bufs + task * thread_floats(band.cols));
       });
     }

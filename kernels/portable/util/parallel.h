@@ -32,6 +32,23 @@ void parallel_range(KernelContext& ctx, int64_t n, int64_t min_per_task, int64_t
   });
 }
 
+/// Calls f(begin, end, task) over at most ctx.threads() consecutive slices
+/// of [0, n) that together cover it; `task` < ctx.threads() names the
+/// slice's scratch. With one task f(0, n, 0) runs on the calling thread.
+template <typename F>
+void parallel_slices(KernelContext& ctx, int64_t n, const F& f) {
+  const int64_t threads = static_cast<int64_t>(ctx.threads());
+  const int64_t tasks = n < threads ? n : threads;
+  if (tasks <= 1) {
+    f(int64_t{0}, n, size_t{0});
+    return;
+  }
+  ctx.parallel_for(static_cast<size_t>(tasks), [&](size_t t) {
+    const int64_t ti = static_cast<int64_t>(t);
+    f(n * ti / tasks, n * (ti + 1) / tasks, t);
+  });
+}
+
 /// Elements of exp/erf-class work below which one thread is faster than
 /// waking the pool (~10 µs on one core).
 inline constexpr int64_t kParallelMinElements = int64_t{1} << 14;

@@ -21,6 +21,7 @@
 #include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/isa_target.h"
+#include "kernels/portable/util/parallel.h"
 
 #if EMBER_ISA_X86
 #include <immintrin.h>
@@ -335,22 +336,6 @@ Build build_for(Isa isa) {
 
 static_assert(kQ % 32 == 0 && kQ % kBaseNR == 0, "a block is whole B strips in every build");
 
-// Calls f(begin, end, task) over at most ctx.threads() consecutive slices of
-// [0, n); `task` < ctx.threads() names the slice's scratch.
-template <typename F>
-void split(KernelContext& ctx, int64_t n, const F& f) {
-  const int64_t threads = static_cast<int64_t>(ctx.threads());
-  const int64_t tasks = n < threads ? n : threads;
-  if (tasks <= 1) {
-    f(int64_t{0}, n, size_t{0});
-    return;
-  }
-  ctx.parallel_for(static_cast<size_t>(tasks), [&](size_t t) {
-    const int64_t ti = static_cast<int64_t>(t);
-    f(n * ti / tasks, n * (ti + 1) / tasks, t);
-  });
-}
-
 }  // namespace
 
 bool sdpa_tiled_f32_applies(const SdpaF32Problem& p) {
@@ -369,11 +354,11 @@ void sdpa_tiled_f32_at(Isa isa, KernelContext& ctx, const SdpaF32Problem& p, voi
   const Layout l = layout(bd.mr, bd.nr, p);
   float* shared = static_cast<float*>(scratch);
   char* per_thread = static_cast<char*>(scratch) + l.shared_bytes;
-  split(ctx, p.batch * p.kv_heads, [&](int64_t begin, int64_t end, size_t) {
+  parallel_slices(ctx, p.batch * p.kv_heads, [&](int64_t begin, int64_t end, size_t) {
     bd.pack_heads(p, l, shared, begin, end);
   });
   const int64_t units = p.batch * p.heads * ((p.seq + kQ - 1) / kQ);
-  split(ctx, units, [&](int64_t begin, int64_t end, size_t t) {
+  parallel_slices(ctx, units, [&](int64_t begin, int64_t end, size_t t) {
     float* buf = reinterpret_cast<float*>(per_thread + t * l.per_thread_bytes);
     bd.blocks(p, l, shared, buf, begin, end);
   });
