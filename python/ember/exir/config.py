@@ -100,6 +100,9 @@ class ExecutorchBackendConfig:
     ``_safe_softmax`` decomposes into (softmax, then zeros for rows that are
     all -inf) into one ``ember_fused::safe_softmax``
     (``ember.exir.passes.fuse_safe_softmax``); False keeps the aten ops.
+    ``fuse_rms_norm``: rewrite the RMS norm transformers' decoders write out
+    (pow, mean, add, rsqrt, mul, mul) into one ``ember_fused::rms_norm``
+    (``ember.exir.passes.fuse_rms_norm``); False keeps the aten ops.
     ``max_pool_without_indices``: a 2-D max pool whose int64 indices nothing
     reads runs as ``ember_fused::max_pool2d``, which does not write them
     (``ember.exir.passes.max_pool_without_indices``); False keeps the aten op.
@@ -149,6 +152,7 @@ class ExecutorchBackendConfig:
     fuse_gelu_tanh: bool = True
     fuse_linear_activation: bool = True
     fuse_safe_softmax: bool = True
+    fuse_rms_norm: bool = True
     max_pool_without_indices: bool = True
     precision: str = "fp32"
     dim_order_ops: bool = True

@@ -38,6 +38,14 @@ order, so a program with fused ops means exactly what the one without meant.
   computes it as softmax followed by eq, logical_not, any, logical_not,
   full_like and where; ``ember.exir.passes.fuse_safe_softmax`` puts the one
   op back (``kernels/portable/op_safe_softmax.cpp``).
+- ``rms_norm(input, weight?, eps) -> Tensor``: float32 RMS normalisation
+  over the last dim, as transformers' ``LlamaRMSNorm`` (and Qwen2/3's,
+  Mistral's, Phi-3's, Gemma's) writes it: ``y = input · rsqrt(mean(input²,
+  -1, keepdim) + eps)``, then ``y · weight`` (``[D]``) when there is a
+  weight. ``ember.exir.passes.fuse_rms_norm`` writes it for those six ops
+  (pow, mean, add, rsqrt, mul, mul); the kernel
+  (``kernels/portable/op_rms_norm.cpp``) reads each row once for the sum of
+  squares and once to scale it.
 - ``max_pool2d(self, kernel_size, stride=[], padding=0, dilation=1,
   ceil_mode=False) -> Tensor``: the values of ``max_pool2d_with_indices``
   without its int64 indices, where nothing reads them
@@ -80,6 +88,8 @@ SCHEMAS = {
     "fused_linear.out": f"({_LINEAR}, {_OUT}",
     "linear_bf16": "(Tensor input, Tensor weight, Tensor? bias) -> Tensor",
     "linear_bf16.out": f"(Tensor input, Tensor weight, Tensor? bias, {_OUT}",
+    "rms_norm": "(Tensor input, Tensor? weight, float eps) -> Tensor",
+    "rms_norm.out": f"(Tensor input, Tensor? weight, float eps, {_OUT}",
     "safe_softmax": "(Tensor self, int dim) -> Tensor",
     "max_pool2d": f"({_POOL}) -> Tensor",
     "max_pool2d.out": f"({_POOL}, {_OUT}",
@@ -130,6 +140,11 @@ def linear_bf16(input, weight, bias):
     return y if bias is None else y + bias
 
 
+def rms_norm(input, weight, eps):
+    y = input * torch.rsqrt(input.pow(2).mean(-1, keepdim=True) + eps)
+    return y if weight is None else y * weight
+
+
 def safe_softmax(self, dim):
     return torch.ops.aten._safe_softmax.default(self, dim)
 
@@ -150,7 +165,7 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None):
 
 
 _FUNCTIONS = {"fused_convolution": fused_convolution, "fused_linear": fused_linear,
-              "linear_bf16": linear_bf16,
+              "linear_bf16": linear_bf16, "rms_norm": rms_norm,
               "safe_softmax": safe_softmax, "max_pool2d": max_pool2d, "sdpa": sdpa}
 
 
