@@ -103,6 +103,10 @@ class ExecutorchBackendConfig:
     ``fuse_rms_norm``: rewrite the RMS norm transformers' decoders write out
     (pow, mean, add, rsqrt, mul, mul) into one ``ember_fused::rms_norm``
     (``ember.exir.passes.fuse_rms_norm``); False keeps the aten ops.
+    ``fuse_rope``: rewrite the rotary position embedding transformers' Llama
+    family writes out (two slices, neg, cat, two mul, add per tensor) into
+    one ``ember_fused::rope`` (``ember.exir.passes.fuse_rope``; eager's bits);
+    False keeps the aten ops.
     ``max_pool_without_indices``: a 2-D max pool whose int64 indices nothing
     reads runs as ``ember_fused::max_pool2d``, which does not write them
     (``ember.exir.passes.max_pool_without_indices``); False keeps the aten op.
@@ -153,6 +157,7 @@ class ExecutorchBackendConfig:
     fuse_linear_activation: bool = True
     fuse_safe_softmax: bool = True
     fuse_rms_norm: bool = True
+    fuse_rope: bool = True
     max_pool_without_indices: bool = True
     precision: str = "fp32"
     dim_order_ops: bool = True

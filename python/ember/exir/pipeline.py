@@ -53,6 +53,7 @@ from ember.exir.passes.fuse_conv_activation import FuseConvActivationPass
 from ember.exir.passes.fuse_attention import SDPA, fused_sdpa_decomposition
 from ember.exir.passes.fuse_gelu_tanh import FuseGeluTanhPass
 from ember.exir.passes.fuse_rms_norm import FuseRmsNormPass
+from ember.exir.passes.fuse_rope import FuseRopePass
 from ember.exir.passes.fuse_linear_activation import FuseLinearActivationPass
 from ember.exir.passes.fuse_safe_softmax import FuseSafeSoftmaxPass
 from ember.exir.passes.max_pool_without_indices import MaxPoolWithoutIndicesPass
@@ -196,6 +197,8 @@ def executorch_passes(
         passes.append(("fuse safe softmax", FuseSafeSoftmaxPass()))
     if config.fuse_rms_norm:
         passes.append(("fuse RMS norm", FuseRmsNormPass()))
+    if config.fuse_rope:
+        passes.append(("fuse rotary position embedding", FuseRopePass()))
     if config.max_pool_without_indices:
         passes.append(("max pooling without unread indices", MaxPoolWithoutIndicesPass()))
     if config.precision == "bf16":

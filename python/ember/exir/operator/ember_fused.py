@@ -46,6 +46,14 @@ order, so a program with fused ops means exactly what the one without meant.
   (pow, mean, add, rsqrt, mul, mul); the kernel
   (``kernels/portable/op_rms_norm.cpp``) reads each row once for the sum of
   squares and once to scale it.
+- ``rope(x, cos, sin) -> Tensor``: float32 rotary position embedding in the
+  half-split form of transformers' Llama family: ``x·cos +
+  rotate_half(x)·sin`` with ``rotate_half(x) = cat(−x[..., h:], x[..., :h])``
+  (x's last dim 2h; cos and sin of one shape, broadcast to x's).
+  ``ember.exir.passes.fuse_rope`` writes it for the seven ops that exports
+  as (two slices, neg, cat, two mul, add); the kernel
+  (``kernels/portable/op_rope.cpp``) rounds each product and the sum as they
+  do, so it has their bits.
 - ``max_pool2d(self, kernel_size, stride=[], padding=0, dilation=1,
   ceil_mode=False) -> Tensor``: the values of ``max_pool2d_with_indices``
   without its int64 indices, where nothing reads them
@@ -90,6 +98,8 @@ SCHEMAS = {
     "linear_bf16.out": f"(Tensor input, Tensor weight, Tensor? bias, {_OUT}",
     "rms_norm": "(Tensor input, Tensor? weight, float eps) -> Tensor",
     "rms_norm.out": f"(Tensor input, Tensor? weight, float eps, {_OUT}",
+    "rope": "(Tensor x, Tensor cos, Tensor sin) -> Tensor",
+    "rope.out": f"(Tensor x, Tensor cos, Tensor sin, {_OUT}",
     "safe_softmax": "(Tensor self, int dim) -> Tensor",
     "max_pool2d": f"({_POOL}) -> Tensor",
     "max_pool2d.out": f"({_POOL}, {_OUT}",
@@ -145,6 +155,11 @@ def rms_norm(input, weight, eps):
     return y if weight is None else y * weight
 
 
+def rope(x, cos, sin):
+    h = x.shape[-1] // 2
+    return x * cos + torch.cat((-x[..., h:], x[..., :h]), dim=-1) * sin
+
+
 def safe_softmax(self, dim):
     return torch.ops.aten._safe_softmax.default(self, dim)
 
@@ -165,7 +180,7 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None):
 
 
 _FUNCTIONS = {"fused_convolution": fused_convolution, "fused_linear": fused_linear,
-              "linear_bf16": linear_bf16, "rms_norm": rms_norm,
+              "linear_bf16": linear_bf16, "rms_norm": rms_norm, "rope": rope,
               "safe_softmax": safe_softmax, "max_pool2d": max_pool2d, "sdpa": sdpa}
 
 
