@@ -32,21 +32,13 @@ from torch.export import ExportedProgram
 from ember.exir.dialects.edge._ops import calls_op, to_edge_op
 from ember.exir.exported import copy_graph_module
 from ember.exir.lifted_constants import LiftedConstants
+from ember.exir.passes.graph_match import calls_any, only_user, scalar_of
 
 _aten = torch.ops.aten
 _MULS = (_aten.mul.Tensor, _aten.mul.Scalar)
 _ADDS = (_aten.add.Tensor, _aten.add.Scalar)
 _POWS = (_aten.pow.Tensor_Tensor, _aten.pow.Tensor_Scalar)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-
-
-def _calls(node: Any, ops: tuple) -> bool:
-    return isinstance(node, torch.fx.Node) and any(calls_op(node, op) for op in ops)
-
-
-def _only_user(node: torch.fx.Node) -> torch.fx.Node | None:
-    users = list(node.users)
-    return users[0] if len(users) == 1 else None
 
 
 class FuseGeluTanhPass:
@@ -69,24 +61,13 @@ class FuseGeluTanhPass:
         constants.remove_unused()
         return constants.program()
 
-    def _scalar(self, arg: Any) -> float | None:
-        if isinstance(arg, bool):
-            return None
-        if isinstance(arg, (int, float)):
-            return float(arg)
-        if isinstance(arg, torch.fx.Node):
-            data = self._constants.value(arg)
-            if data is not None and data.numel() == 1:
-                return float(data.reshape(()))
-        return None
-
     def _is(self, arg: Any, want: float) -> bool:
-        got = self._scalar(arg)
+        got = scalar_of(arg, self._constants)
         return got is not None and abs(got - want) <= 1e-6 * abs(want)
 
     def _times(self, node: Any, want: float) -> Any:
         """The tensor operand of ``mul(t, want)`` / ``mul(want, t)``, else None."""
-        if not _calls(node, _MULS) or len(node.args) != 2:
+        if not calls_any(node, _MULS) or len(node.args) != 2:
             return None
         a, b = node.args
         if self._is(b, want) and isinstance(a, torch.fx.Node):
@@ -99,27 +80,27 @@ class FuseGeluTanhPass:
         # tanh(√(2/π)·(x + 0.044715·x³))
         scaled = tanh.args[0]
         inner = self._times(scaled, _SQRT_2_OVER_PI)
-        if not _calls(inner, _ADDS) or len(inner.args) != 2 or inner.kwargs.get("alpha", 1) != 1:
+        if not calls_any(inner, _ADDS) or len(inner.args) != 2 or inner.kwargs.get("alpha", 1) != 1:
             return
         x = cube_term = cube = None
         for a, b in (inner.args, inner.args[::-1]):
             power = self._times(b, 0.044715)  # x³ in 0.044715·x³
-            if (_calls(power, _POWS) and power.args[0] is a and len(power.args) == 2
+            if (calls_any(power, _POWS) and power.args[0] is a and len(power.args) == 2
                     and self._is(power.args[1], 3.0)):
                 x, cube_term, cube = a, b, power
                 break
         if x is None:
             return
         # 1 + tanh, then (0.5·x)·(1 + tanh), either order.
-        one_plus = _only_user(tanh)
-        if (not _calls(one_plus, _ADDS) or len(one_plus.args) != 2
+        one_plus = only_user(tanh)
+        if (not calls_any(one_plus, _ADDS) or len(one_plus.args) != 2
                 or one_plus.kwargs.get("alpha", 1) != 1):
             return
         other = one_plus.args[1] if one_plus.args[0] is tanh else one_plus.args[0]
         if not self._is(other, 1.0):
             return
-        out = _only_user(one_plus)
-        if not _calls(out, _MULS) or len(out.args) != 2:
+        out = only_user(one_plus)
+        if not calls_any(out, _MULS) or len(out.args) != 2:
             return
         half = out.args[1] if out.args[0] is one_plus else out.args[0]
         if self._times(half, 0.5) is not x:

@@ -36,6 +36,7 @@ from ember.exir.dialects.edge._ops import calls_op, to_edge_op
 from ember.exir.exported import copy_graph_module
 from ember.exir.lifted_constants import LiftedConstants
 from ember.exir.operator import ember_fused
+from ember.exir.passes.graph_match import calls_any, only_user, scalar_of, tensor_val
 
 _aten = torch.ops.aten
 _MULS = (_aten.mul.Tensor, _aten.mul.Scalar)
@@ -43,17 +44,8 @@ _ADDS = (_aten.add.Tensor, _aten.add.Scalar)
 _POWS = (_aten.pow.Tensor_Tensor, _aten.pow.Tensor_Scalar)
 
 
-def _calls(node: Any, ops: tuple) -> bool:
-    return isinstance(node, torch.fx.Node) and any(calls_op(node, op) for op in ops)
-
-
-def _val(node: Any) -> torch.Tensor | None:
-    val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-    return val if isinstance(val, torch.Tensor) else None
-
-
 def _f32(node: Any) -> bool:
-    val = _val(node)
+    val = tensor_val(node)
     return val is not None and val.dtype == torch.float32
 
 
@@ -78,25 +70,12 @@ class FuseRmsNormPass:
         return constants.program()
 
     def _scalar(self, arg: Any) -> float | None:
-        if isinstance(arg, bool):
-            return None
-        if isinstance(arg, (int, float)):
-            return float(arg)
-        if isinstance(arg, torch.fx.Node):
-            data = self._constants.value(arg)
-            if data is not None and data.numel() == 1:
-                return float(data.reshape(()))
-        return None
-
-    @staticmethod
-    def _only_user(node: torch.fx.Node) -> torch.fx.Node | None:
-        users = list(node.users)
-        return users[0] if len(users) == 1 else None
+        return scalar_of(arg, self._constants)
 
     def _fuse(self, graph: torch.fx.Graph, rsqrt: torch.fx.Node) -> None:
         # rsqrt(mean(pow(x, 2), [-1], keepdim=True) + eps)
         add = rsqrt.args[0]
-        if not _calls(add, _ADDS) or len(add.args) != 2 or add.kwargs.get("alpha", 1) != 1:
+        if not calls_any(add, _ADDS) or len(add.args) != 2 or add.kwargs.get("alpha", 1) != 1:
             return
         mean = eps = None
         for a, b in (add.args, add.args[::-1]):
@@ -106,34 +85,34 @@ class FuseRmsNormPass:
         if mean is None or eps is None:
             return
         square = mean.args[0]
-        rank = _val(square).dim() if _val(square) is not None else 0
+        rank = tensor_val(square).dim() if tensor_val(square) is not None else 0
         dims = mean.args[1] if len(mean.args) > 1 else mean.kwargs.get("dim")
         keepdim = mean.args[2] if len(mean.args) > 2 else mean.kwargs.get("keepdim", False)
         if (rank < 1 or not isinstance(dims, (list, tuple)) or len(dims) != 1
                 or dims[0] not in (-1, rank - 1) or keepdim is not True
                 or mean.kwargs.get("dtype") is not None):
             return
-        if (not _calls(square, _POWS) or len(square.args) != 2
+        if (not calls_any(square, _POWS) or len(square.args) != 2
                 or self._scalar(square.args[1]) != 2.0):
             return
         x = square.args[0]
         # x · rsqrt, either order, x the tensor the square read.
-        normed = self._only_user(rsqrt)
-        if (not _calls(normed, _MULS) or len(normed.args) != 2
+        normed = only_user(rsqrt)
+        if (not calls_any(normed, _MULS) or len(normed.args) != 2
                 or {id(normed.args[0]), id(normed.args[1])} != {id(x), id(rsqrt)}):
             return
         if any(len(n.users) != 1 for n in (square, mean, add, rsqrt)):
             return
-        x_val, out_val = _val(x), _val(normed)
+        x_val, out_val = tensor_val(x), tensor_val(normed)
         if (not _f32(x) or not _f32(normed) or not _f32(rsqrt) or out_val is None
                 or out_val.shape != x_val.shape):
             return
         # · weight [D], either order, when the normalized value is read by that mul alone.
         out, weight = normed, None
-        scaled = self._only_user(normed)
-        if _calls(scaled, (_aten.mul.Tensor,)) and len(scaled.args) == 2:
+        scaled = only_user(normed)
+        if calls_any(scaled, (_aten.mul.Tensor,)) and len(scaled.args) == 2:
             other = scaled.args[1] if scaled.args[0] is normed else scaled.args[0]
-            w_val, s_val = _val(other), _val(scaled)
+            w_val, s_val = tensor_val(other), tensor_val(scaled)
             if (other is not normed and w_val is not None and w_val.dtype == torch.float32
                     and w_val.dim() == 1 and w_val.shape[0] == x_val.shape[-1]
                     and s_val is not None and s_val.shape == x_val.shape

@@ -32,13 +32,9 @@ from torch.export import ExportedProgram
 from ember.exir.dialects.edge._ops import calls_op, to_edge_op
 from ember.exir.exported import copy_graph_module, rebuild
 from ember.exir.operator import ember_fused
+from ember.exir.passes.graph_match import tensor_val
 
 _aten = torch.ops.aten
-
-
-def _val(node: Any) -> torch.Tensor | None:
-    val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-    return val if isinstance(val, torch.Tensor) else None
 
 
 def _is(node: Any, op: Any) -> bool:
@@ -104,7 +100,7 @@ class FuseRopePass:
         neg, low = parts
         if not _is(neg, _aten.neg.default):
             return False
-        x_val = _val(low.args[0]) if isinstance(low, torch.fx.Node) and low.args else None
+        x_val = tensor_val(low.args[0]) if isinstance(low, torch.fx.Node) and low.args else None
         if x_val is None or x_val.dtype != torch.float32 or x_val.dim() < 1:
             return False
         rank = x_val.dim()
@@ -125,7 +121,7 @@ class FuseRopePass:
         cos = direct.args[1] if direct.args[0] is x else direct.args[0]
         if cos is x or not isinstance(cos, torch.fx.Node):
             return False
-        cos_val, sin_val, out_val = _val(cos), _val(sin), _val(add)
+        cos_val, sin_val, out_val = tensor_val(cos), tensor_val(sin), tensor_val(add)
         if (cos_val is None or sin_val is None or out_val is None
                 or cos_val.dtype != torch.float32 or sin_val.dtype != torch.float32
                 or cos_val.shape != sin_val.shape or cos_val.dim() > rank
