@@ -11,18 +11,12 @@
 #include <vector>
 
 #include "kernels/portable/util/rms_norm_f32.h"
+#include "kernels/test/isa_levels.h"
 #include "kernels/test/tensor_factory.h"
 #include "runtime/kernel/thread_pool.h"
 
 namespace ember::kernels::portable {
 namespace {
-
-std::vector<Isa> host_isas() {
-  std::vector<Isa> isas{Isa::kBaseline};
-  if (host_isa() >= Isa::kAvx2) isas.push_back(Isa::kAvx2);
-  if (host_isa() >= Isa::kAvx512) isas.push_back(Isa::kAvx512);
-  return isas;
-}
 
 TEST(RmsNormRowF32, BuildsAndStridesGiveTheBaselinesBitsAndMatchFloat64) {
   std::mt19937 gen(11);
@@ -37,7 +31,7 @@ TEST(RmsNormRowF32, BuildsAndStridesGiveTheBaselinesBitsAndMatchFloat64) {
                             static_cast<const float*>(nullptr)}) {
       std::vector<float> base(x.size());
       rms_norm_row_f32(x.data(), 1, n, 1e-6f, wp, base.data(), 1, Isa::kBaseline);
-      for (Isa isa : host_isas()) {
+      for (Isa isa : testing::host_isa_levels()) {
         std::vector<float> y(x.size(), -1.0f);
         rms_norm_row_f32(x.data(), 1, n, 1e-6f, wp, y.data(), 1, isa);
         EXPECT_EQ(std::memcmp(y.data(), base.data(), y.size() * sizeof(float)), 0)

@@ -9,18 +9,12 @@
 #include <vector>
 
 #include "kernels/portable/util/rope_f32.h"
+#include "kernels/test/isa_levels.h"
 #include "kernels/test/tensor_factory.h"
 #include "runtime/kernel/thread_pool.h"
 
 namespace ember::kernels::portable {
 namespace {
-
-std::vector<Isa> host_isas() {
-  std::vector<Isa> isas{Isa::kBaseline};
-  if (host_isa() >= Isa::kAvx2) isas.push_back(Isa::kAvx2);
-  if (host_isa() >= Isa::kAvx512) isas.push_back(Isa::kAvx512);
-  return isas;
-}
 
 // The op-by-op formula; volatile keeps each product and sum its own rounding.
 float reference(const float* x, const float* c, const float* s, int64_t n, int64_t i) {
@@ -42,7 +36,7 @@ TEST(RopeRowF32, BuildsAndStridesGiveTheFormulasBits) {
     }
     std::vector<float> want(x.size());
     for (int64_t i = 0; i < n; ++i) want[i] = reference(x.data(), c.data(), s.data(), n, i);
-    for (Isa isa : host_isas()) {
+    for (Isa isa : testing::host_isa_levels()) {
       std::vector<float> y(x.size(), -1.0f);
       rope_row_f32(x.data(), 1, c.data(), s.data(), 1, n, y.data(), 1, isa);
       EXPECT_EQ(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)), 0)

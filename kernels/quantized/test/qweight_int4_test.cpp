@@ -18,19 +18,13 @@
 
 #include "kernels/quantized/util/qweight_gemv.h"
 #include "kernels/quantized/util/qweight_int4.h"
+#include "kernels/test/isa_levels.h"
 #include "kernels/test/tensor_factory.h"
 
 namespace ember::kernels::quantized {
 namespace {
 
 using portable::Isa;
-
-std::vector<Isa> host_isas() {
-  std::vector<Isa> isas{Isa::kBaseline};
-  if (portable::host_isa() >= Isa::kAvx2) isas.push_back(Isa::kAvx2);
-  if (portable::host_isa() >= Isa::kAvx512) isas.push_back(Isa::kAvx512);
-  return isas;
-}
 
 struct Problem {
   int64_t n, k, group;
@@ -112,7 +106,7 @@ TEST_P(QWeightInt4Test, MatchesTheReferenceOnEveryIsa) {
       }
       // The vector lookups of whole tiles give the plain loop's bits, from a
       // group's start and from inside a row (the loop takes a partial tile).
-      for (Isa isa : host_isas()) {
+      for (Isa isa : testing::host_isa_levels()) {
         for (int64_t k0 : {int64_t{0}, s.k > 64 ? int64_t{32} : int64_t{0}, int64_t{5}}) {
           const int64_t count = s.k - k0 - (s.k > 40 ? 3 : 0);
           std::vector<float> got(static_cast<size_t>(count)), plain(got.size());
@@ -125,7 +119,7 @@ TEST_P(QWeightInt4Test, MatchesTheReferenceOnEveryIsa) {
       }
       std::vector<double> want, mag;
       reference(p, 4, want, mag);
-      for (Isa isa : host_isas()) {
+      for (Isa isa : testing::host_isa_levels()) {
         for (int64_t rows = 1; rows <= 4; ++rows) {
           std::vector<float> y(static_cast<size_t>(rows * s.n), -1e30f);
           const float* b = with_bias ? p.bias.data() : nullptr;
@@ -261,7 +255,7 @@ TEST(QWeightInt8, DequantizeGivesThePlainLoopsBits) {
   for (int64_t count : {0, 1, 7, 8, 9, 31, 77}) {
     std::vector<float> want(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) want[i] = (static_cast<float>(w[i]) - 3.0f) * 0.0173f;
-    for (Isa isa : host_isas()) {
+    for (Isa isa : testing::host_isa_levels()) {
       std::vector<float> got(want.size(), -1.0f);
       qweight_dequantize(w.data(), count, 3.0f, 0.0173f, got.data(), isa);
       EXPECT_EQ(got, want) << portable::isa_name(isa) << " count " << count;

@@ -16,18 +16,12 @@
 
 #include "kernels/quantized/util/qweight_gemv.h"
 #include "kernels/quantized/util/qweight_int8.h"
+#include "kernels/test/isa_levels.h"
 
 namespace ember::kernels::quantized {
 namespace {
 
 using portable::Isa;
-
-std::vector<Isa> host_isas() {
-  std::vector<Isa> isas{Isa::kBaseline};
-  if (portable::host_isa() >= Isa::kAvx2) isas.push_back(Isa::kAvx2);
-  if (portable::host_isa() >= Isa::kAvx512) isas.push_back(Isa::kAvx512);
-  return isas;
-}
 
 struct Shape {
   int64_t n, k, group;
@@ -69,7 +63,7 @@ TEST_P(QWeightInt8Test, MatchesTheReferenceOnEveryIsa) {
 
       // A row's dequantized slices: qweight_dequantize's bits on the file's
       // row, from a line's start, from inside one, and to short of the end.
-      for (Isa isa : host_isas()) {
+      for (Isa isa : testing::host_isa_levels()) {
         for (int64_t k0 : {int64_t{0}, int64_t{5}, s.k > 40 ? int64_t{32} : int64_t{1}}) {
           if (k0 >= s.k) continue;
           const int64_t count = s.k - k0 - (s.k > 20 ? 3 : 0);
@@ -102,7 +96,7 @@ TEST_P(QWeightInt8Test, MatchesTheReferenceOnEveryIsa) {
           mag[m * s.n + r] = a;
         }
       }
-      for (Isa isa : host_isas()) {
+      for (Isa isa : testing::host_isa_levels()) {
         for (int64_t rows = 1; rows <= rows_max; ++rows) {
           std::vector<float> y(static_cast<size_t>(rows * s.n), -1e30f);
           const float* b = with_bias ? bias.data() : nullptr;
