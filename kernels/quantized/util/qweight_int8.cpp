@@ -124,7 +124,9 @@ EMBER_TARGET_AVX512 void blocks_avx512(const Int8Weights& w, const float* x, int
       int64_t c = c0;
       for (; c + S <= c1; c += S) {
         line_avx512<M, S, 0, kZeros>(x, w.k, c, full, tail, p, ga, xs);
-        if constexpr (S == 2) line_avx512<M, S, S - 1, kZeros>(x, w.k, c + 1, full, tail, p, ga, xs);
+        if constexpr (S == 2) {
+          line_avx512<M, S, S - 1, kZeros>(x, w.k, c + 1, full, tail, p, ga, xs);
+        }
       }
       if (c < c1) line_avx512<M, S, 0, kZeros>(x, w.k, c, full, tail, p, ga, xs);
 #pragma GCC unroll 4
