@@ -3,7 +3,8 @@ benchmark measures ember-llm: one process per run, the prompt's token ids
 prefilled in one call, then greedy decoding one token per call; time to
 first token (prefill + the first argmax), prefill tokens/s, decode tokens/s
 (the new tokens after the first over the time from the first to the last),
-peak RSS of the process.
+peak RSS of the process (VmHWM: ru_maxrss would count the memory of the
+parent it was forked from).
 
     python bench/models/llm_llamacpp.py model.gguf --prompt-ids 1,5,9 --new-tokens 128 --threads 1
 
@@ -20,11 +21,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from peers import peak_rss  # bench/models, beside this file
 
 
 def available() -> bool:
@@ -82,7 +84,7 @@ def worker(gguf: Path, prompt_ids: list[int], new_tokens: int, threads: int) -> 
     llm.eval(prompt_ids[:1])  # touch every weight page once (see the module docstring)
     _, stats = greedy(llm, prompt_ids, new_tokens)
     stats.update(runner="llama.cpp", threads=threads,
-                 peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+                 peak_rss_mib=(peak_rss() or 0) / 2**20)
     return stats
 
 
