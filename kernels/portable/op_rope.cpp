@@ -35,11 +35,13 @@ bool broadcasts_to(const Tensor& t, const Tensor& x) {
 
 Error rope_out_prepare(KernelPrepareContext& ctx, const Tensor& x, const Tensor& cos,
                        const Tensor& sin, Tensor& out) {
-  EMBER_PREPARE_CHECK(ctx, x.dtype == ScalarType::Float && cos.dtype == ScalarType::Float &&
-                               sin.dtype == ScalarType::Float && out.dtype == ScalarType::Float,
-                      "x, cos, sin and out must be float32, got %s, %s, %s and %s",
-                      scalar_type_name(x.dtype), scalar_type_name(cos.dtype),
-                      scalar_type_name(sin.dtype), scalar_type_name(out.dtype));
+  EMBER_PREPARE_CHECK(ctx, x.dtype == ScalarType::Float,
+                      "x: dtype %s is not supported (float32 only)", scalar_type_name(x.dtype));
+  EMBER_PREPARE_CHECK(ctx, cos.dtype == ScalarType::Float && sin.dtype == ScalarType::Float &&
+                               out.dtype == ScalarType::Float,
+                      "cos, sin and out must be x's float32, got %s, %s and %s",
+                      scalar_type_name(cos.dtype), scalar_type_name(sin.dtype),
+                      scalar_type_name(out.dtype));
   return Error::Ok;
 }
 

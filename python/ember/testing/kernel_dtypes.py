@@ -189,6 +189,12 @@ _EXTRA: dict[str, Any] = {
          {})],
     "ember_fused.max_pool2d.default": lambda d: [
         ((_t(torch.arange(32.0).reshape(1, 2, 4, 4) - 16, d), [2, 2]), {})],
+    # (kernels/portable/op_rms_norm.cpp, op_rope.cpp)
+    "ember_fused.rms_norm.default": lambda d: [
+        ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), _t([0.5, -1.0, 2.0, 1.0], d), 1e-6), {})],
+    "ember_fused.rope.default": lambda d: [
+        ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), _t(torch.arange(8.0).reshape(2, 4) / 8, d),
+          _t(torch.arange(8.0).reshape(2, 4) / -8, d)), {})],
     "ember_fused.safe_softmax.default": lambda d: [
         ((_t([[0.5, -1.0, 2.0], [-1.0, 0.0, 1.0]], d), 1), {})],
     # SDPA kept whole (passes/fuse_attention.py): 2 heads on 1 key head, causal
