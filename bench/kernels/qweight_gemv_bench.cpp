@@ -30,6 +30,7 @@
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/quantized/util/qweight_gemv.h"
 #include "kernels/quantized/util/qweight_int4.h"
+#include "kernels/quantized/util/qweight_int4_vnni.h"
 #include "kernels/quantized/util/qweight_int8.h"
 
 using namespace ember::kernels;
@@ -42,8 +43,9 @@ struct Matrix {
   std::vector<int8_t> w;  // the file's bytes (int8 path)
   std::vector<float> scales, zeros;
   std::vector<float> channel_scales;  // int8 per channel (Int8WeightOnlyConfig)
-  std::vector<uint8_t> packed, packed8, packed8g;
+  std::vector<uint8_t> packed, packed8, packed8g, packed4v;
   Int4Weights w4;
+  Int4VnniWeights w4v;  // 16-row blocks for VPDPBUSD (VNNI hosts)
   Int8Weights w8, w8g;  // per channel; groups of 32
 };
 
@@ -93,6 +95,11 @@ int main(int argc, char** argv) {
       m.packed.resize(qweight_int4_packed_bytes(m.n, m.k, group, zero_points) + 64);
       m.w4 = qweight_int4_pack(m.w.data(), m.scales.data(), m.zeros.data(), m.n, m.k, group,
                                align64(m.packed));
+      if (qweight_int4_vnni_host()) {
+        m.packed4v.resize(qweight_int4_vnni_packed_bytes(m.n, m.k, group, zero_points) + 64);
+        m.w4v = qweight_int4_vnni_pack(m.w.data(), m.scales.data(), m.zeros.data(), m.n, m.k,
+                                       group, align64(m.packed4v));
+      }
       m.packed8.resize(qweight_int8_packed_bytes(m.n, m.k, m.k, false) + 64);
       m.w8 = qweight_int8_pack(m.w.data(), m.channel_scales.data(), nullptr, m.n, m.k, m.k,
                                align64(m.packed8));
@@ -113,16 +120,19 @@ int main(int argc, char** argv) {
     weights += static_cast<double>(m.n * m.k);
   }
   const char* names[] = {"int4_packed", "int4_as_int8_bytes", "int8_per_channel",
-                         "int8_packed_per_channel", "int8_packed_groups_32"};
+                         "int8_packed_per_channel", "int8_packed_groups_32", "int4_vnni"};
+  const int kernels = qweight_int4_vnni_host() ? 6 : 5;
 
   const auto isa = portable::cpu_isa();
-  for (int kernel = 0; kernel < 5; ++kernel) {
+  for (int kernel = 0; kernel < kernels; ++kernel) {
     std::barrier sync(threads);
     double best = 1e30;
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] {
         std::vector<float> yt(y.size());
+        // The activations in fixed point, once per matrix and call (timed).
+        std::vector<uint8_t> xin(qweight_int4_vnni_input_bytes(rows, 5632) + 64);
         for (int r = 0; r < reps; ++r) {
           sync.arrive_and_wait();
           const auto t0 = std::chrono::steady_clock::now();
@@ -131,7 +141,11 @@ int main(int argc, char** argv) {
             const int64_t units = (m.n + 15) / 16;
             const int64_t first = units * t / threads * 16;
             const int64_t last = std::min(m.n, units * (t + 1) / threads * 16);
-            if (kernel == 0) {
+            if (kernel == 5) {
+              Int4VnniInput in;
+              qweight_int4_vnni_input(x.data(), rows, m.k, align64(xin), &in);
+              qweight_int4_vnni_gemv(m.w4v, in, first, last, nullptr, yt.data());
+            } else if (kernel == 0) {
               qweight_int4_gemv(m.w4, x.data(), rows, first, last, nullptr, yt.data(), isa);
             } else if (kernel >= 3) {
               qweight_int8_gemv(kernel == 3 ? m.w8 : m.w8g, x.data(), rows, first, last,
@@ -158,7 +172,7 @@ int main(int argc, char** argv) {
       });
     }
     for (auto& th : pool) th.join();
-    const double bytes = kernel == 0   ? int4_bytes
+    const double bytes = kernel == 0 || kernel == 5 ? int4_bytes
                          : kernel == 1 ? int8_bytes
                          : kernel == 4 ? int8g_bytes
                                        : channel_bytes;
