@@ -2,7 +2,9 @@
 // (qweight_int4.h), the row-by-row int8 one (qweight_gemv.h) on the same
 // int4 values one per byte (what int4 ran before packing) and on int8 per
 // channel, and the packed int8 one (qweight_int8.h: what the op runs) per
-// channel and in groups of 32, over
+// channel and in groups of 32, and on VNNI hosts the int4 one in 16-row
+// blocks for VPDPBUSD (qweight_int4_vnni.h: "int4_vnni", its input's
+// fixed-point conversion timed with it), over
 // the projections of `--layers` TinyLlama-1.1B layers (q, k, v, o 2048
 // wide; gate, up, down 5632; groups of 32 with zero points), far larger than
 // the last-level cache, so every weight comes from DRAM as in decoding.
@@ -15,7 +17,8 @@
 // Prints one JSON line per kernel. Built by bench/CMakeLists.txt (make bench)
 // or by hand:
 //   g++ -O3 -std=c++20 -I. bench/kernels/qweight_gemv_bench.cpp
-//     kernels/quantized/util/qweight_int4.cpp kernels/quantized/util/qweight_gemv.cpp
+//     kernels/quantized/util/qweight_int4.cpp kernels/quantized/util/qweight_int4_vnni.cpp
+//     kernels/quantized/util/qweight_gemv.cpp
 //     kernels/quantized/util/qweight_int8.cpp kernels/portable/util/cpu_isa.cpp -lpthread
 #include <algorithm>
 #include <barrier>
