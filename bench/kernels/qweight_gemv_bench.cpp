@@ -2,9 +2,9 @@
 // (qweight_int4.h), the row-by-row int8 one (qweight_gemv.h) on the same
 // int4 values one per byte (what int4 ran before packing) and on int8 per
 // channel, and the packed int8 one (qweight_int8.h: what the op runs) per
-// channel and in groups of 32, and on VNNI hosts the int4 one in 16-row
-// blocks for VPDPBUSD (qweight_int4_vnni.h: "int4_vnni", its input's
-// fixed-point conversion timed with it), over
+// channel and in groups of 32, and (AVX2 and up) the int4 one in 16-row
+// blocks for integer dot products (qweight_int4_fixed.h: "int4_fixed", its
+// input's fixed-point conversion timed with it), over
 // the projections of `--layers` TinyLlama-1.1B layers (q, k, v, o 2048
 // wide; gate, up, down 5632; groups of 32 with zero points), far larger than
 // the last-level cache, so every weight comes from DRAM as in decoding.
@@ -17,7 +17,7 @@
 // Prints one JSON line per kernel. Built by bench/CMakeLists.txt (make bench)
 // or by hand:
 //   g++ -O3 -std=c++20 -I. bench/kernels/qweight_gemv_bench.cpp
-//     kernels/quantized/util/qweight_int4.cpp kernels/quantized/util/qweight_int4_vnni.cpp
+//     kernels/quantized/util/qweight_int4.cpp kernels/quantized/util/qweight_int4_fixed.cpp
 //     kernels/quantized/util/qweight_gemv.cpp
 //     kernels/quantized/util/qweight_int8.cpp kernels/portable/util/cpu_isa.cpp -lpthread
 #include <algorithm>
@@ -33,7 +33,7 @@
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/quantized/util/qweight_gemv.h"
 #include "kernels/quantized/util/qweight_int4.h"
-#include "kernels/quantized/util/qweight_int4_vnni.h"
+#include "kernels/quantized/util/qweight_int4_fixed.h"
 #include "kernels/quantized/util/qweight_int8.h"
 
 using namespace ember::kernels;
@@ -48,7 +48,7 @@ struct Matrix {
   std::vector<float> channel_scales;  // int8 per channel (Int8WeightOnlyConfig)
   std::vector<uint8_t> packed, packed8, packed8g, packed4v;
   Int4Weights w4;
-  Int4VnniWeights w4v;  // 16-row blocks for VPDPBUSD (VNNI hosts)
+  Int4FixedWeights w4v;  // 16-row blocks for integer dot products
   Int8Weights w8, w8g;  // per channel; groups of 32
 };
 
@@ -98,9 +98,9 @@ int main(int argc, char** argv) {
       m.packed.resize(qweight_int4_packed_bytes(m.n, m.k, group, zero_points) + 64);
       m.w4 = qweight_int4_pack(m.w.data(), m.scales.data(), m.zeros.data(), m.n, m.k, group,
                                align64(m.packed));
-      if (qweight_int4_vnni_host()) {
-        m.packed4v.resize(qweight_int4_vnni_packed_bytes(m.n, m.k, group, zero_points) + 64);
-        m.w4v = qweight_int4_vnni_pack(m.w.data(), m.scales.data(), m.zeros.data(), m.n, m.k,
+      if (portable::cpu_isa() >= portable::Isa::kAvx2) {
+        m.packed4v.resize(qweight_int4_fixed_packed_bytes(m.n, m.k, group, zero_points) + 64);
+        m.w4v = qweight_int4_fixed_pack(m.w.data(), m.scales.data(), m.zeros.data(), m.n, m.k,
                                        group, align64(m.packed4v));
       }
       m.packed8.resize(qweight_int8_packed_bytes(m.n, m.k, m.k, false) + 64);
@@ -123,8 +123,8 @@ int main(int argc, char** argv) {
     weights += static_cast<double>(m.n * m.k);
   }
   const char* names[] = {"int4_packed", "int4_as_int8_bytes", "int8_per_channel",
-                         "int8_packed_per_channel", "int8_packed_groups_32", "int4_vnni"};
-  const int kernels = qweight_int4_vnni_host() ? 6 : 5;
+                         "int8_packed_per_channel", "int8_packed_groups_32", "int4_fixed"};
+  const int kernels = portable::cpu_isa() >= portable::Isa::kAvx2 ? 6 : 5;
 
   const auto isa = portable::cpu_isa();
   for (int kernel = 0; kernel < kernels; ++kernel) {
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
       pool.emplace_back([&, t] {
         std::vector<float> yt(y.size());
         // The activations in fixed point, once per matrix and call (timed).
-        std::vector<uint8_t> xin(qweight_int4_vnni_input_bytes(rows, 5632) + 64);
+        std::vector<uint8_t> xin(qweight_int4_fixed_input_bytes(rows, 5632) + 64);
         for (int r = 0; r < reps; ++r) {
           sync.arrive_and_wait();
           const auto t0 = std::chrono::steady_clock::now();
@@ -145,9 +145,9 @@ int main(int argc, char** argv) {
             const int64_t first = units * t / threads * 16;
             const int64_t last = std::min(m.n, units * (t + 1) / threads * 16);
             if (kernel == 5) {
-              Int4VnniInput in;
-              qweight_int4_vnni_input(x.data(), rows, m.k, align64(xin), &in);
-              qweight_int4_vnni_gemv(m.w4v, in, first, last, nullptr, yt.data());
+              Int4FixedInput in;
+              qweight_int4_fixed_input(x.data(), rows, m.k, align64(xin), &in);
+              qweight_int4_fixed_gemv(m.w4v, in, first, last, nullptr, yt.data());
             } else if (kernel == 0) {
               qweight_int4_gemv(m.w4, x.data(), rows, first, last, nullptr, yt.data(), isa);
             } else if (kernel >= 3) {

@@ -19,11 +19,12 @@
 //   term c = −z·s when one is not 0) per group (qweight_int4.h): at groups of
 //   32, 0.625 (0.75) bytes per weight read per token instead of the file's
 //   1.25, and the file's weight, scales and zero points are not read again.
-//   On AVX-512 VNNI hosts with groups that are multiples of 32, the layout is
-//   16-row blocks for VPDPBUSD (qweight_int4_vnni.h): each call writes the
-//   input rows in 23-bit fixed point per 32 k into the scratch and sums
-//   integer products (1.6x the float kernel's 25 G weights/s from DRAM on a
-//   Zen 4 core); an input with a NaN or infinity takes the float GEMM;
+//   On AVX-512 VNNI and AVX2 hosts with groups that are multiples of 32, the
+//   layout is 16-row blocks for integer dot products (qweight_int4_fixed.h):
+//   each call writes the input rows in 23-bit fixed point per 32 k into the
+//   scratch and sums integer products (VPDPBUSD: 1.6x the float kernel's 25
+//   G weights/s from DRAM on a Zen 4 core; AVX2 VPMADDUBSW: about 3x); an
+//   input with a NaN or infinity takes the float GEMM;
 // - int8: prepare repacks the weight 4 rows interleaved (qweight_int8.h), so
 //   the product reads one stream of whole lines (twice the bandwidth of row
 //   by row on a Zen 4 core), and the file's weight is not read again; groups
@@ -43,7 +44,7 @@
 #include "kernels/quantized/util/qop_args.h"
 #include "kernels/quantized/util/qweight_gemv.h"
 #include "kernels/quantized/util/qweight_int4.h"
-#include "kernels/quantized/util/qweight_int4_vnni.h"
+#include "kernels/quantized/util/qweight_int4_fixed.h"
 #include "kernels/quantized/util/qweight_int8.h"
 
 namespace ember::kernels::quantized {
@@ -131,10 +132,10 @@ struct Int4Rows {
 };
 
 // The int4 weight in VPDPBUSD's 16-row blocks.
-struct Int4VnniRows {
-  const Int4VnniWeights* q;
+struct Int4FixedRows {
+  const Int4FixedWeights* q;
   void row(int64_t nn, int64_t p0, int64_t kc, float* dst) const {
-    qweight_int4_vnni_dequantize(*q, nn, p0, kc, dst, 1);
+    qweight_int4_fixed_dequantize(*q, nn, p0, kc, dst, 1);
   }
 };
 
@@ -163,10 +164,10 @@ int64_t weight_columns(const Tensor& weight) {
 // file's int8 weight, row by row).
 struct WeightOnlyState {
   bool int4 = false;
-  bool int4_vnni = false;  // int4 in w4v, not w4
+  bool int4_fixed = false;  // int4 in w4v, not w4
   bool int8 = false;
   Int4Weights w4;
-  Int4VnniWeights w4v;
+  Int4FixedWeights w4v;
   Int8Weights w8;
 };
 
@@ -241,16 +242,16 @@ Error linear_weight_only_out_prepare(KernelPrepareContext& ctx, const Tensor& in
     const float* z = zero_points != nullptr ? zero_points->data_ptr<const float>() : nullptr;
     const bool zero_term = qweight_int4_has_zero_term(s, z, n * groups);
     state->int4 = true;
-    state->int4_vnni = portable::cpu_isa() >= portable::Isa::kAvx512 &&
-                       qweight_int4_vnni_host() && qweight_int4_vnni_supports(k, group_size);
-    void* mem = ctx.allocate(state->int4_vnni
-                                 ? qweight_int4_vnni_packed_bytes(n, k, group_size, zero_term)
+    state->int4_fixed = qweight_int4_fixed_preferred(portable::cpu_isa()) &&
+                        qweight_int4_fixed_supports(k, group_size);
+    void* mem = ctx.allocate(state->int4_fixed
+                                 ? qweight_int4_fixed_packed_bytes(n, k, group_size, zero_term)
                                  : qweight_int4_packed_bytes(n, k, group_size, zero_term));
     if (mem == nullptr) return ctx.failure();
-    if (state->int4_vnni) {
-      state->w4v = nibbles ? qweight_int4_vnni_pack_nibbles(weight.data_ptr<const uint8_t>(), s,
+    if (state->int4_fixed) {
+      state->w4v = nibbles ? qweight_int4_fixed_pack_nibbles(weight.data_ptr<const uint8_t>(), s,
                                                             z, n, k, group_size, mem)
-                           : qweight_int4_vnni_pack(weight.data_ptr<const int8_t>(), s, z, n, k,
+                           : qweight_int4_fixed_pack(weight.data_ptr<const int8_t>(), s, z, n, k,
                                                     group_size, mem);
     } else {
       state->w4 = nibbles ? qweight_int4_pack_nibbles(weight.data_ptr<const uint8_t>(), s, z, n, k,
@@ -278,7 +279,7 @@ Error linear_weight_only_out_prepare(KernelPrepareContext& ctx, const Tensor& in
   if (rows > kGemvMaxRows) ctx.reserve_scratch(prompt_scratch_bytes(rows, k));
   // Decoding's fixed-point input: up to 4 rows whatever the planned shape (a
   // dynamic prompt length plans the longest).
-  if (state->int4_vnni) ctx.reserve_scratch(qweight_int4_vnni_input_bytes(kGemvMaxRows, k));
+  if (state->int4_fixed) ctx.reserve_scratch(qweight_int4_fixed_input_bytes(kGemvMaxRows, k));
   ctx.set_state(state);
   return Error::Ok;
 }
@@ -313,16 +314,16 @@ void linear_weight_only_out(KernelContext& ctx, const Tensor& input, const Tenso
   EMBER_KERNEL_CHECK(ctx, state != nullptr, "not prepared");
   EMBER_KERNEL_CHECK(ctx, state->int4 || weight.dtype == ScalarType::Char,
                      "weight: a uint8 (int4) weight must be the constant packed at load");
-  if (state->int4_vnni && rows <= kGemvMaxRows) {
+  if (state->int4_fixed && rows <= kGemvMaxRows) {
     // The input in fixed point, once for every thread; a NaN or infinity
     // cannot be, and takes the GEMM below (float arithmetic, eager's NaNs).
-    Int4VnniInput in;
-    void* mem = ctx.scratch(qweight_int4_vnni_input_bytes(rows, q.k));
+    Int4FixedInput in;
+    void* mem = ctx.scratch(qweight_int4_fixed_input_bytes(rows, q.k));
     EMBER_KERNEL_CHECK(ctx, mem != nullptr, "scratch for %lld input rows was not reserved",
                        static_cast<long long>(rows));
-    if (qweight_int4_vnni_input(x, rows, q.k, mem, &in)) {
-      parallel_range(ctx, q.n, 64, kInt4VnniRows, [&](int64_t first, int64_t last) {
-        qweight_int4_vnni_gemv(state->w4v, in, first, last, b, y);
+    if (qweight_int4_fixed_input(x, rows, q.k, mem, &in)) {
+      parallel_range(ctx, q.n, 64, kInt4FixedRows, [&](int64_t first, int64_t last) {
+        qweight_int4_fixed_gemv(state->w4v, in, first, last, b, y);
       });
       return;
     }
@@ -344,8 +345,8 @@ void linear_weight_only_out(KernelContext& ctx, const Tensor& input, const Tenso
     });
     return;
   }
-  if (state->int4_vnni) {
-    prompt_gemm(ctx, x, rows, q.n, q.k, Int4VnniRows{&state->w4v}, b, y);
+  if (state->int4_fixed) {
+    prompt_gemm(ctx, x, rows, q.n, q.k, Int4FixedRows{&state->w4v}, b, y);
   } else if (state->int4) {
     prompt_gemm(ctx, x, rows, q.n, q.k, Int4Rows{&state->w4}, b, y);
   } else if (state->int8) {

@@ -1,11 +1,12 @@
-// Weight-only int4 in VPDPBUSD's 16-row blocks (qweight_int4_vnni.h):
+// Weight-only int4 in VPDPBUSD's 16-row blocks (qweight_int4_fixed.h):
 // - the packed weight dequantizes to the float layout's values, bit for bit,
 //   on every ISA build the host has (a prompt's GEMM panels);
 // - the fixed-point input: the AVX-512 build writes the plain loops' bytes
 //   (round-to-nearest-even ties, chunks of zeros, values near the float
 //   limits, subnormals), each value is within max |x| · 2^−22 of its
 //   chunk's x, and a NaN or infinity is refused;
-// - on VNNI hosts, the kernel against a float64 reference of eager's
+// - every build the host has (VPDPBUSD, VPMADDUBSW, the plain loops), the
+//   kernel against a float64 reference of eager's
 //   W = (q − z)·s over groups of 32, 64, 128 and K, N not a multiple of 16,
 //   zero terms or not, bias or not, 1 to 4 input rows and thread slices; and
 //   against the plain loops over the same fixed-point values;
@@ -20,7 +21,7 @@
 #include <vector>
 
 #include "kernels/quantized/util/qweight_int4.h"
-#include "kernels/quantized/util/qweight_int4_vnni.h"
+#include "kernels/quantized/util/qweight_int4_fixed.h"
 #include "kernels/test/isa_levels.h"
 #include "kernels/test/tensor_factory.h"
 
@@ -85,11 +86,11 @@ struct Shape {
   int64_t n, k, group;
 };
 
-class QWeightInt4VnniTest : public ::testing::TestWithParam<Shape> {};
+class QWeightInt4FixedTest : public ::testing::TestWithParam<Shape> {};
 
-TEST_P(QWeightInt4VnniTest, DequantizesAsTheFloatLayoutAndMatchesTheReference) {
+TEST_P(QWeightInt4FixedTest, DequantizesAsTheFloatLayoutAndMatchesTheReference) {
   const Shape s = GetParam();
-  ASSERT_TRUE(qweight_int4_vnni_supports(s.k, s.group));
+  ASSERT_TRUE(qweight_int4_fixed_supports(s.k, s.group));
   uint32_t seed = 1;
   for (int zeros_kind : {0, 1, 2}) {  // none, all 0 (no zero terms stored), random
     for (bool with_bias : {false, true}) {
@@ -97,9 +98,9 @@ TEST_P(QWeightInt4VnniTest, DequantizesAsTheFloatLayoutAndMatchesTheReference) {
       const float* z = zeros_kind > 0 ? p.zeros.data() : nullptr;
       const bool zero_term =
           qweight_int4_has_zero_term(p.scales.data(), z, s.n * (s.k / s.group));
-      std::vector<uint8_t> mem(qweight_int4_vnni_packed_bytes(s.n, s.k, s.group, zero_term) + 64);
-      const Int4VnniWeights w =
-          qweight_int4_vnni_pack(p.w.data(), p.scales.data(), z, s.n, s.k, s.group,
+      std::vector<uint8_t> mem(qweight_int4_fixed_packed_bytes(s.n, s.k, s.group, zero_term) + 64);
+      const Int4FixedWeights w =
+          qweight_int4_fixed_pack(p.w.data(), p.scales.data(), z, s.n, s.k, s.group,
                                  aligned64(mem));
       ASSERT_EQ(w.zero_term, zero_term);
       std::vector<uint8_t> mem4(qweight_int4_packed_bytes(s.n, s.k, s.group, zero_term) + 64);
@@ -112,37 +113,42 @@ TEST_P(QWeightInt4VnniTest, DequantizesAsTheFloatLayoutAndMatchesTheReference) {
           const int64_t count = s.k - k0 - (s.k > 40 ? 3 : 0);
           std::vector<float> got(static_cast<size_t>(count)), want(got.size());
           for (int64_t r = 0; r < s.n; ++r) {
-            qweight_int4_vnni_dequantize(w, r, k0, count, got.data(), 1, isa);
+            qweight_int4_fixed_dequantize(w, r, k0, count, got.data(), 1, isa);
             qweight_int4_dequantize(w4, r, k0, count, want.data(), 1, Isa::kBaseline);
             ASSERT_EQ(got, want) << portable::isa_name(isa) << " row " << r << " k0 " << k0;
           }
         }
       }
-      if (!qweight_int4_vnni_host()) continue;
       std::vector<double> want, mag;
       reference(p, 4, want, mag);
-      for (int64_t rows = 1; rows <= 4; ++rows) {
-        std::vector<uint8_t> in_mem(qweight_int4_vnni_input_bytes(rows, s.k) + 64);
-        Int4VnniInput in;
-        ASSERT_TRUE(qweight_int4_vnni_input(p.x.data(), rows, s.k, aligned64(in_mem), &in));
+      // Every build the host has, 1 to 4 input rows.
+      const auto isas = testing::host_isa_levels();
+      for (size_t run = 0; run < isas.size() * 4; ++run) {
+        const Isa isa = isas[run / 4];
+        const auto rows = static_cast<int64_t>(run % 4) + 1;
+        std::vector<uint8_t> in_mem(qweight_int4_fixed_input_bytes(rows, s.k) + 64);
+        Int4FixedInput in;
+        ASSERT_TRUE(
+            qweight_int4_fixed_input(p.x.data(), rows, s.k, aligned64(in_mem), &in, isa));
         std::vector<float> y(static_cast<size_t>(rows * s.n), -1e30f), plain(y.size(), -1e30f);
         const float* b = with_bias ? p.bias.data() : nullptr;
         // Two slices, as two threads would split the rows (a multiple of 16).
         const int64_t mid = s.n > 32 ? (s.n / 2) / 16 * 16 : s.n;
-        qweight_int4_vnni_gemv(w, in, 0, mid, b, y.data());
-        qweight_int4_vnni_gemv(w, in, mid, s.n, b, y.data());
-        qweight_int4_vnni_gemv_reference(w, in, 0, s.n, b, plain.data());
+        qweight_int4_fixed_gemv(w, in, 0, mid, b, y.data(), isa);
+        qweight_int4_fixed_gemv(w, in, mid, s.n, b, y.data(), isa);
+        qweight_int4_fixed_gemv_reference(w, in, 0, s.n, b, plain.data());
         for (int64_t m = 0; m < rows; ++m) {
           for (int64_t r = 0; r < s.n; ++r) {
             const size_t i = static_cast<size_t>(m * s.n + r);
             // Eager's weight-only semantics: the fixed point's error is
             // 2^−22 of a chunk's largest |x|, the sums float32's.
             ASSERT_NEAR(y[i], want[i], 1e-5 * mag[i] + 1e-6)
-                << "rows " << rows << " m " << m << " r " << r << " zeros " << zeros_kind
-                << " bias " << with_bias;
+                << portable::isa_name(isa) << " rows " << rows << " m " << m << " r " << r
+                << " zeros " << zeros_kind << " bias " << with_bias;
             // The same fixed-point values summed in float64: only the
             // kernel's float32 accumulation differs.
-            ASSERT_NEAR(y[i], plain[i], 2e-6 * mag[i] + 1e-6) << "rows " << rows << " r " << r;
+            ASSERT_NEAR(y[i], plain[i], 2e-6 * mag[i] + 1e-6)
+                << portable::isa_name(isa) << " rows " << rows << " r " << r;
           }
         }
       }
@@ -151,7 +157,7 @@ TEST_P(QWeightInt4VnniTest, DequantizesAsTheFloatLayoutAndMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Shapes, QWeightInt4VnniTest,
+    Shapes, QWeightInt4FixedTest,
     ::testing::Values(Shape{16, 64, 32}, Shape{13, 256, 32}, Shape{37, 96, 32},
                       Shape{21, 256, 64}, Shape{6, 512, 128}, Shape{11, 160, 160},
                       Shape{3, 32, 32}, Shape{1, 64, 64}, Shape{80, 2048, 32},
@@ -161,12 +167,12 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(info.param.group);
     });
 
-TEST(QWeightInt4Vnni, SupportsGroupsThatAreMultiplesOf32) {
-  EXPECT_TRUE(qweight_int4_vnni_supports(64, 32));
-  EXPECT_TRUE(qweight_int4_vnni_supports(256, 128));
-  EXPECT_FALSE(qweight_int4_vnni_supports(48, 16));
-  EXPECT_FALSE(qweight_int4_vnni_supports(80, 40));
-  EXPECT_FALSE(qweight_int4_vnni_supports(96, 64));  // 64 does not divide 96
+TEST(QWeightInt4Fixed, SupportsGroupsThatAreMultiplesOf32) {
+  EXPECT_TRUE(qweight_int4_fixed_supports(64, 32));
+  EXPECT_TRUE(qweight_int4_fixed_supports(256, 128));
+  EXPECT_FALSE(qweight_int4_fixed_supports(48, 16));
+  EXPECT_FALSE(qweight_int4_fixed_supports(80, 40));
+  EXPECT_FALSE(qweight_int4_fixed_supports(96, 64));  // 64 does not divide 96
 }
 
 // Chunks that stress the conversion: ties at every limb, zeros, huge and
@@ -190,21 +196,21 @@ std::vector<float> hard_input(int64_t k) {
   return x;
 }
 
-TEST(QWeightInt4Vnni, InputIsThePlainLoopsBytesOnEveryBuildAndWithinItsBound) {
+TEST(QWeightInt4Fixed, InputIsThePlainLoopsBytesOnEveryBuildAndWithinItsBound) {
   const int64_t k = 256, rows = 2;
   std::vector<float> x = hard_input(k);
   const std::vector<float> second = hard_input(k);
   x.insert(x.end(), second.rbegin(), second.rend());
-  const size_t bytes = qweight_int4_vnni_input_bytes(rows, k);
+  const size_t bytes = qweight_int4_fixed_input_bytes(rows, k);
   std::vector<uint8_t> plain_mem(bytes + 64);
-  Int4VnniInput plain;
-  ASSERT_TRUE(qweight_int4_vnni_input(x.data(), rows, k, aligned64(plain_mem), &plain,
+  Int4FixedInput plain;
+  ASSERT_TRUE(qweight_int4_fixed_input(x.data(), rows, k, aligned64(plain_mem), &plain,
                                       Isa::kBaseline));
   for (Isa isa : testing::host_isa_levels()) {
     std::vector<uint8_t> mem(bytes + 64, 0xAB);
-    Int4VnniInput got;
-    ASSERT_TRUE(qweight_int4_vnni_input(x.data(), rows, k, aligned64(mem), &got, isa));
-    const int64_t chunks = rows * k / kInt4VnniChunk;
+    Int4FixedInput got;
+    ASSERT_TRUE(qweight_int4_fixed_input(x.data(), rows, k, aligned64(mem), &got, isa));
+    const int64_t chunks = rows * k / kInt4FixedChunk;
     ASSERT_EQ(0, std::memcmp(got.limbs, plain.limbs, static_cast<size_t>(chunks * 3 * 32)))
         << portable::isa_name(isa);
     for (int64_t c = 0; c < chunks; ++c) {
@@ -215,7 +221,7 @@ TEST(QWeightInt4Vnni, InputIsThePlainLoopsBytesOnEveryBuildAndWithinItsBound) {
   }
   // Each value from its limbs: within 2^−22 of its chunk's largest |x|, and
   // ties rounded to even.
-  for (int64_t c = 0; c < rows * k / kInt4VnniChunk; ++c) {
+  for (int64_t c = 0; c < rows * k / kInt4FixedChunk; ++c) {
     const float* xc = x.data() + c * 32;
     double mx = 0.0;
     for (int64_t j = 0; j < 32; ++j) mx = std::fmax(mx, std::fabs(static_cast<double>(xc[j])));
@@ -242,7 +248,7 @@ TEST(QWeightInt4Vnni, InputIsThePlainLoopsBytesOnEveryBuildAndWithinItsBound) {
   }
 }
 
-TEST(QWeightInt4Vnni, InputRefusesNaNAndInfinity) {
+TEST(QWeightInt4Fixed, InputRefusesNaNAndInfinity) {
   for (float bad : {std::numeric_limits<float>::quiet_NaN(),
                     std::numeric_limits<float>::infinity(),
                     -std::numeric_limits<float>::infinity()}) {
@@ -250,9 +256,9 @@ TEST(QWeightInt4Vnni, InputRefusesNaNAndInfinity) {
       std::vector<float> x(128, 0.5f);
       x[static_cast<size_t>(at)] = bad;
       for (Isa isa : testing::host_isa_levels()) {
-        std::vector<uint8_t> mem(qweight_int4_vnni_input_bytes(1, 128) + 64);
-        Int4VnniInput in;
-        EXPECT_FALSE(qweight_int4_vnni_input(x.data(), 1, 128, aligned64(mem), &in, isa))
+        std::vector<uint8_t> mem(qweight_int4_fixed_input_bytes(1, 128) + 64);
+        Int4FixedInput in;
+        EXPECT_FALSE(qweight_int4_fixed_input(x.data(), 1, 128, aligned64(mem), &in, isa))
             << bad << " at " << at << " " << portable::isa_name(isa);
       }
     }
@@ -260,9 +266,8 @@ TEST(QWeightInt4Vnni, InputRefusesNaNAndInfinity) {
 }
 
 // The op on a NaN or infinite input: eager's result (NaN rows, from the float
-// GEMM), not the fixed point's. On hosts without VNNI the float kernel runs,
-// with the same answer.
-TEST(QWeightInt4Vnni, OpGivesEagersNaNsForANonFiniteInput) {
+// GEMM), not the fixed point's. Where the float int4 kernel runs, the same answer.
+TEST(QWeightInt4Fixed, OpGivesEagersNaNsForANonFiniteInput) {
   using testing::TensorFactory;
   const int64_t n = 20, k = 64, group = 32;
   for (int64_t rows : {1, 3}) {
@@ -295,10 +300,10 @@ TEST(QWeightInt4Vnni, OpGivesEagersNaNsForANonFiniteInput) {
   }
 }
 
-// Without the scratch prepare reserved, the VNNI path names what is missing
+// Without the scratch prepare reserved, the fixed-point path names what is missing
 // (load_method always grants it; a caller that does not gets an error).
-TEST(QWeightInt4Vnni, OpFailsWithoutItsScratch) {
-  if (portable::cpu_isa() < Isa::kAvx512 || !qweight_int4_vnni_host()) {
+TEST(QWeightInt4Fixed, OpFailsWithoutItsScratch) {
+  if (!qweight_int4_fixed_preferred(portable::cpu_isa())) {
     GTEST_SKIP() << "the float int4 kernel runs here: it needs no scratch";
   }
   using testing::TensorFactory;
