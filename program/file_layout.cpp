@@ -30,36 +30,87 @@ std::vector<uint64_t> segment_offsets(const std::vector<std::vector<uint8_t>>& s
   return offsets;
 }
 
-std::vector<uint8_t> lay_out_file(const uint8_t* fb, size_t fb_size, const char* magic,
-                                  const std::vector<std::vector<uint8_t>>& segments,
-                                  const std::vector<uint64_t>& offsets, uint64_t alignment) {
+std::vector<uint64_t> segment_offsets(const std::vector<SegmentView>& segments,
+                                      uint64_t alignment) {
+  std::vector<uint64_t> offsets;
+  uint64_t offset = 0;
+  for (const auto& segment : segments) {
+    offsets.push_back(offset);
+    offset = align_up(offset + segment.size, alignment);
+  }
+  return offsets;
+}
+
+namespace {
+
+bool write_zeros(const ByteSink& sink, uint64_t count) {
+  static constexpr uint8_t kZeros[4096] = {};
+  while (count > 0) {
+    const size_t n = count < sizeof(kZeros) ? static_cast<size_t>(count) : sizeof(kZeros);
+    if (!sink(kZeros, n)) return false;
+    count -= n;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool write_file_layout(const uint8_t* fb, size_t fb_size, const char* magic,
+                       const std::vector<SegmentView>& segments,
+                       const std::vector<uint64_t>& offsets, uint64_t alignment,
+                       const ByteSink& sink) {
   // Only the root offset points across the insertion point, so it alone
   // moves; 32 bytes keep every 16-byte alignment inside the FlatBuffer.
   const uint64_t flatbuffer_size = fb_size + kHeaderLength;
   const uint64_t segment_base = segments.empty() ? 0 : align_up(flatbuffer_size, alignment);
-  const uint64_t segment_bytes = segments.empty() ? 0 : offsets.back() + segments.back().size();
-  std::vector<uint8_t> out(flatbuffer_size, 0);
-  out.reserve(segment_base + segment_bytes);
-  std::memcpy(out.data(), fb, kHeaderOffset);
-  std::memcpy(out.data() + kHeaderOffset + kHeaderLength, fb + kHeaderOffset,
-              fb_size - kHeaderOffset);
+  const uint64_t segment_bytes = segments.empty() ? 0 : offsets.back() + segments.back().size;
+  uint8_t head[kHeaderOffset + kHeaderLength] = {};
+  std::memcpy(head, fb, kHeaderOffset);
   uint32_t root = 0;
-  std::memcpy(&root, out.data(), 4);
-  put_u32(out.data(), root + kHeaderLength);
-  uint8_t* header = out.data() + kHeaderOffset;
+  std::memcpy(&root, head, 4);
+  put_u32(head, root + kHeaderLength);
+  uint8_t* header = head + kHeaderOffset;
   std::memcpy(header, magic, 4);
   put_u32(header + 4, kHeaderLength);
   put_u64(header + 8, flatbuffer_size);
   put_u64(header + 16, segment_base);
   put_u64(header + 24, segment_bytes);
-  if (!segments.empty()) {
-    out.resize(segment_base + segment_bytes, 0);
-    for (size_t i = 0; i < segments.size(); ++i) {
-      if (!segments[i].empty()) {
-        std::memcpy(out.data() + segment_base + offsets[i], segments[i].data(), segments[i].size());
-      }
-    }
+  if (!sink(head, sizeof(head)) || !sink(fb + kHeaderOffset, fb_size - kHeaderOffset)) {
+    return false;
   }
+  uint64_t at = flatbuffer_size;  // bytes written so far
+  for (size_t i = 0; i < segments.size(); ++i) {
+    for (const auto& piece : segments[i].pieces) {
+      const uint64_t start = segment_base + offsets[i] + piece.offset;
+      if (!write_zeros(sink, start - at)) return false;
+      if (!piece.data.empty() && !sink(piece.data.data(), piece.data.size())) return false;
+      at = start + piece.data.size();
+    }
+    const uint64_t end = segment_base + offsets[i] + segments[i].size;
+    if (!write_zeros(sink, end - at)) return false;
+    at = end;
+  }
+  return true;
+}
+
+std::vector<uint8_t> lay_out_file(const uint8_t* fb, size_t fb_size, const char* magic,
+                                  const std::vector<std::vector<uint8_t>>& segments,
+                                  const std::vector<uint64_t>& offsets, uint64_t alignment) {
+  std::vector<SegmentView> views(segments.size());
+  for (size_t i = 0; i < segments.size(); ++i) {
+    views[i].size = segments[i].size();
+    views[i].pieces.push_back({0, segments[i]});
+  }
+  std::vector<uint8_t> out;
+  const uint64_t fb_total = fb_size + kHeaderLength;
+  out.reserve(segments.empty() ? fb_total
+                               : align_up(fb_total, alignment) + offsets.back() +
+                                     segments.back().size());
+  write_file_layout(fb, fb_size, magic, views, offsets, alignment,
+                    [&out](const uint8_t* data, size_t size) {
+                      out.insert(out.end(), data, data + size);
+                      return true;
+                    });
   return out;
 }
 

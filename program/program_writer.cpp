@@ -2,7 +2,10 @@
 
 #include <flatbuffers/idl.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "generated_program_schema_text.h"
 #include "program/file_layout.h"
@@ -17,19 +20,22 @@ uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 const char* program_schema_text() { return kProgramSchemaText; }
 
-WriteResult write_program(ember_fb::ProgramT program,
-                          const std::vector<std::span<const uint8_t>>& constants,
-                          const std::vector<std::span<const uint8_t>>& delegate_blobs,
-                          const WriterOptions& options,
-                          const std::vector<std::span<const uint8_t>>& named_blobs,
-                          const std::vector<std::span<const uint8_t>>& mutable_data) {
-  WriteResult result;
+namespace {
+
+// The program's file into `sink`; the error, or empty. Segments refer to the
+// callers' bytes (constants, blobs): nothing is copied but the FlatBuffer.
+std::string write_program_to(ember_fb::ProgramT program,
+                             const std::vector<std::span<const uint8_t>>& constants,
+                             const std::vector<std::span<const uint8_t>>& delegate_blobs,
+                             const WriterOptions& options,
+                             const std::vector<std::span<const uint8_t>>& named_blobs,
+                             const std::vector<std::span<const uint8_t>>& mutable_data,
+                             const ByteSink& sink) {
   if (options.segment_alignment == 0 || options.constant_alignment == 0) {
-    result.error = "alignments must be positive";
-    return result;
+    return "alignments must be positive";
   }
   // Segment payloads in file order; offsets are relative to the segment base.
-  std::vector<std::vector<uint8_t>> segment_data;
+  std::vector<SegmentView> segment_data;
   program.segments.clear();
   program.constant_segment.reset();
   program.constant_buffer.clear();
@@ -40,12 +46,12 @@ WriteResult write_program(ember_fb::ProgramT program,
     auto offsets = std::make_unique<ember_fb::SubsegmentOffsetsT>();
     offsets->offsets.push_back(0);
     if (!blobs.empty()) {
-      std::vector<uint8_t> data;
+      SegmentView data;
       for (const auto& c : blobs) {
-        const uint64_t offset = align_up(data.size(), options.constant_alignment);
-        data.resize(offset);
+        const uint64_t offset = align_up(data.size, options.constant_alignment);
         offsets->offsets.push_back(offset);
-        data.insert(data.end(), c.begin(), c.end());
+        data.pieces.push_back({offset, c});
+        data.size = offset + c.size();
       }
       offsets->segment_index = static_cast<uint32_t>(segment_data.size());
       segment_data.push_back(std::move(data));
@@ -74,7 +80,7 @@ WriteResult write_program(ember_fb::ProgramT program,
     } else {
       blob_location[i] = ember_fb::DataLocation::SEGMENT;
       blob_index[i] = static_cast<uint32_t>(segment_data.size());
-      segment_data.emplace_back(blob.begin(), blob.end());
+      segment_data.push_back({blob.size(), {{0, blob}}});
     }
   }
   for (auto& plan : program.execution_plan) {
@@ -82,9 +88,8 @@ WriteResult write_program(ember_fb::ProgramT program,
       if (!delegate->processed) continue;
       const uint32_t i = delegate->processed->index;
       if (i >= delegate_blobs.size()) {
-        result.error = "delegate '" + delegate->id + "' refers to blob " + std::to_string(i) +
-                       " but only " + std::to_string(delegate_blobs.size()) + " were given";
-        return result;
+        return "delegate '" + delegate->id + "' refers to blob " + std::to_string(i) +
+               " but only " + std::to_string(delegate_blobs.size()) + " were given";
       }
       delegate->processed->location = blob_location[i];
       delegate->processed->index = blob_index[i];
@@ -95,14 +100,13 @@ WriteResult write_program(ember_fb::ProgramT program,
   std::vector<uint32_t> named_segment(named_blobs.size());
   for (size_t i = 0; i < named_blobs.size(); ++i) {
     named_segment[i] = static_cast<uint32_t>(segment_data.size());
-    segment_data.emplace_back(named_blobs[i].begin(), named_blobs[i].end());
+    segment_data.push_back({named_blobs[i].size(), {{0, named_blobs[i]}}});
   }
   for (auto& entry : program.named_data) {
     if (entry->segment_index >= named_blobs.size()) {
-      result.error = "named data '" + entry->key + "' refers to blob " +
-                     std::to_string(entry->segment_index) + " but only " +
-                     std::to_string(named_blobs.size()) + " were given";
-      return result;
+      return "named data '" + entry->key + "' refers to blob " +
+             std::to_string(entry->segment_index) + " but only " +
+             std::to_string(named_blobs.size()) + " were given";
     }
     entry->segment_index = named_segment[entry->segment_index];
   }
@@ -111,44 +115,104 @@ WriteResult write_program(ember_fb::ProgramT program,
   for (size_t i = 0; i < segment_data.size(); ++i) {
     auto seg = std::make_unique<ember_fb::DataSegmentT>();
     seg->offset = offsets[i];
-    seg->size = segment_data[i].size();
+    seg->size = segment_data[i].size;
     program.segments.push_back(std::move(seg));
   }
 
   flatbuffers::FlatBufferBuilder fbb(1024);
   fbb.Finish(pack_program(fbb, program), ember_fb::ProgramIdentifier());
-  result.bytes = lay_out_file(fbb.GetBufferPointer(), fbb.GetSize(), "eh00", segment_data, offsets,
-                              options.segment_alignment);
+  if (!write_file_layout(fbb.GetBufferPointer(), fbb.GetSize(), "eh00", segment_data, offsets,
+                         options.segment_alignment, sink)) {
+    return "writing the program failed";
+  }
+  return {};
+}
+
+// The Program in FlatBuffers JSON, parsed and verified; the error or empty.
+std::string parse_program_json(const std::string& program_json, ember_fb::ProgramT* program) {
+  flatbuffers::IDLOptions idl_options;
+  idl_options.strict_json = false;
+  flatbuffers::Parser parser(idl_options);
+  if (!parser.Parse(kProgramSchemaText)) {
+    return "internal: schema does not parse: " + parser.error_;
+  }
+  if (!parser.Parse(program_json.c_str())) {
+    return "program JSON does not match the schema: " + parser.error_;
+  }
+  const uint8_t* buf = parser.builder_.GetBufferPointer();
+  flatbuffers::Verifier verifier(buf, parser.builder_.GetSize());
+  if (!ember_fb::VerifyProgramBuffer(verifier)) {
+    return "internal: the parsed program does not verify";
+  }
+  ember_fb::GetProgram(buf)->UnPackTo(program);
+  return {};
+}
+
+}  // namespace
+
+WriteResult write_program(ember_fb::ProgramT program,
+                          const std::vector<std::span<const uint8_t>>& constants,
+                          const std::vector<std::span<const uint8_t>>& delegate_blobs,
+                          const WriterOptions& options,
+                          const std::vector<std::span<const uint8_t>>& named_blobs,
+                          const std::vector<std::span<const uint8_t>>& mutable_data) {
+  WriteResult result;
+  result.error = write_program_to(std::move(program), constants, delegate_blobs, options,
+                                  named_blobs, mutable_data,
+                                  [&result](const uint8_t* data, size_t size) {
+                                    result.bytes.insert(result.bytes.end(), data, data + size);
+                                    return true;
+                                  });
+  if (!result.ok()) result.bytes.clear();
   return result;
 }
+
+
 
 WriteResult write_program_from_json(
     const std::string& program_json, const std::vector<std::span<const uint8_t>>& constants,
     const std::vector<std::span<const uint8_t>>& delegate_blobs, const WriterOptions& options,
     const std::vector<std::span<const uint8_t>>& named_blobs,
     const std::vector<std::span<const uint8_t>>& mutable_data) {
-  WriteResult result;
-  flatbuffers::IDLOptions idl_options;
-  idl_options.strict_json = false;
-  flatbuffers::Parser parser(idl_options);
-  if (!parser.Parse(kProgramSchemaText)) {
-    result.error = "internal: schema does not parse: " + parser.error_;
-    return result;
-  }
-  if (!parser.Parse(program_json.c_str())) {
-    result.error = "program JSON does not match the schema: " + parser.error_;
-    return result;
-  }
-  const uint8_t* buf = parser.builder_.GetBufferPointer();
-  flatbuffers::Verifier verifier(buf, parser.builder_.GetSize());
-  if (!ember_fb::VerifyProgramBuffer(verifier)) {
-    result.error = "internal: the parsed program does not verify";
-    return result;
-  }
   ember_fb::ProgramT program;
-  ember_fb::GetProgram(buf)->UnPackTo(&program);
+  if (std::string error = parse_program_json(program_json, &program); !error.empty()) {
+    WriteResult result;
+    result.error = std::move(error);
+    return result;
+  }
   return write_program(std::move(program), constants, delegate_blobs, options, named_blobs,
                        mutable_data);
+}
+
+std::string write_program_file_from_json(
+    const std::string& path, const std::string& program_json,
+    const std::vector<std::span<const uint8_t>>& constants,
+    const std::vector<std::span<const uint8_t>>& delegate_blobs, const WriterOptions& options,
+    const std::vector<std::span<const uint8_t>>& named_blobs,
+    const std::vector<std::span<const uint8_t>>& mutable_data) {
+  ember_fb::ProgramT program;
+  if (std::string error = parse_program_json(program_json, &program); !error.empty()) {
+    return error;
+  }
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return "cannot open " + path + " for writing: " + std::strerror(errno);
+  int write_errno = 0;  // set when a write fails (disk full, ...)
+  std::string error = write_program_to(
+      std::move(program), constants, delegate_blobs, options, named_blobs, mutable_data,
+      [f, &write_errno](const uint8_t* data, size_t size) {
+        if (std::fwrite(data, 1, size, f) == size) return true;
+        write_errno = errno != 0 ? errno : EIO;
+        return false;
+      });
+  if (write_errno != 0) error = "writing " + path + " failed: " + std::strerror(write_errno);
+  if (std::fclose(f) != 0 && error.empty()) {
+    error = "closing " + path + " failed: " + std::strerror(errno);
+  }
+  // A partial program is worse than none; only a regular file is removed
+  // (never a device or pipe the caller named).
+  std::error_code ec;
+  if (!error.empty() && std::filesystem::is_regular_file(path, ec)) std::remove(path.c_str());
+  return error;
 }
 
 }  // namespace ember::program

@@ -54,6 +54,17 @@ WriteResult write_program_from_json(
     const std::vector<std::span<const uint8_t>>& named_blobs = {},
     const std::vector<std::span<const uint8_t>>& mutable_data = {});
 
+/// Same, written straight into the file at `path` (segments are streamed
+/// from the callers' bytes, never copied whole: a program of gigabytes of
+/// weights needs no second copy in memory). The error, or empty; on an error
+/// the partial file is removed.
+std::string write_program_file_from_json(
+    const std::string& path, const std::string& program_json,
+    const std::vector<std::span<const uint8_t>>& constants,
+    const std::vector<std::span<const uint8_t>>& delegate_blobs, const WriterOptions& options = {},
+    const std::vector<std::span<const uint8_t>>& named_blobs = {},
+    const std::vector<std::span<const uint8_t>>& mutable_data = {});
+
 /// The text of schema/program.fbs, compiled into the writer.
 const char* program_schema_text();
 

@@ -1,7 +1,11 @@
 // Writer → reader round trips through the one generated schema header.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "program/program_writer.h"
 #include "runtime/executor/program.h"
@@ -123,6 +127,50 @@ TEST(ProgramWriterTest, BadJsonNamesTheProblem) {
   WriteResult result = write_program_from_json(R"({"version": 0, "bogus_field": 3})", {}, {});
   EXPECT_FALSE(result.ok());
   EXPECT_NE(result.error.find("bogus_field"), std::string::npos) << result.error;
+}
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// The file writer streams the same bytes the in-memory writer returns:
+// constants (odd sizes, so alignment padding sits between them), a delegate
+// blob in its own segment and one inline, named data and mutable data.
+TEST(ProgramWriterTest, FileWriterWritesTheInMemoryWritersBytes) {
+  const float c1[3] = {1.5f, 2.5f, 3.5f};
+  const uint8_t c2[5] = {1, 2, 3, 4, 5};
+  const uint8_t blob[300] = {7};
+  const uint8_t small[3] = {9, 9, 9};
+  const uint8_t named[17] = {4};
+  const float mutable_init[2] = {0.25f, 0.5f};
+  const std::vector<std::span<const uint8_t>> constants = {
+      {reinterpret_cast<const uint8_t*>(c1), sizeof(c1)}, {c2, sizeof(c2)}};
+  const std::vector<std::span<const uint8_t>> blobs = {{blob, sizeof(blob)}, {small, sizeof(small)}};
+  const std::vector<std::span<const uint8_t>> named_blobs = {{named, sizeof(named)}};
+  const std::vector<std::span<const uint8_t>> mutable_data = {
+      {reinterpret_cast<const uint8_t*>(mutable_init), sizeof(mutable_init)}};
+  WriterOptions options;
+  options.max_inline_delegate_bytes = 8;
+  const WriteResult want =
+      write_program_from_json(kJson, constants, blobs, options, named_blobs, mutable_data);
+  ASSERT_TRUE(want.ok()) << want.error;
+  const std::string path = ::testing::TempDir() + "ember_writer_test.pte";
+  const std::string error = write_program_file_from_json(path, kJson, constants, blobs, options,
+                                                         named_blobs, mutable_data);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_EQ(read_file(path), want.bytes);
+  std::remove(path.c_str());
+}
+
+TEST(ProgramWriterTest, FileWriterNamesAPathItCannotWriteAndLeavesNoFile) {
+  const std::string dir = ::testing::TempDir() + "no_such_dir_for_ember/";
+  const std::string error = write_program_file_from_json(dir + "m.pte", kJson, {}, {});
+  EXPECT_NE(error.find("cannot open " + dir + "m.pte"), std::string::npos) << error;
+  const std::string bad = write_program_file_from_json(::testing::TempDir() + "bad.pte",
+                                                       R"({"version": 0, "bogus": 1})", {}, {});
+  EXPECT_NE(bad.find("does not match the schema"), std::string::npos) << bad;
+  EXPECT_TRUE(read_file(::testing::TempDir() + "bad.pte").empty());
 }
 
 }  // namespace

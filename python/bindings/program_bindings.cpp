@@ -47,6 +47,41 @@ void bind_program(nb::module_& m) {
       "mutable buffers (a planned tensor with data_buffer_idx i + 1 starts as mutable_data[i]).");
 
   m.def(
+      "write_program_file",
+      [](const std::string& path, const std::string& program_json,
+         const std::vector<nb::bytes>& constants, const std::vector<nb::bytes>& delegate_blobs,
+         uint64_t segment_alignment, uint64_t constant_alignment,
+         uint64_t max_inline_delegate_bytes, const std::vector<nb::bytes>& named_blobs,
+         const std::vector<nb::bytes>& mutable_data) {
+        auto spans = [](const std::vector<nb::bytes>& blobs) {
+          std::vector<std::span<const uint8_t>> out;
+          for (const auto& b : blobs) {
+            out.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
+          }
+          return out;
+        };
+        WriterOptions options;
+        options.segment_alignment = segment_alignment;
+        options.constant_alignment = constant_alignment;
+        options.max_inline_delegate_bytes = max_inline_delegate_bytes;
+        std::string error;
+        {
+          nb::gil_scoped_release release;
+          error = write_program_file_from_json(path, program_json, spans(constants),
+                                               spans(delegate_blobs), options, spans(named_blobs),
+                                               spans(mutable_data));
+        }
+        if (!error.empty()) throw nb::value_error(error.c_str());
+      },
+      nb::arg("path"), nb::arg("program_json"), nb::arg("constant_buffers"),
+      nb::arg("delegate_blobs"), nb::arg("segment_alignment") = 128,
+      nb::arg("constant_alignment") = 16, nb::arg("max_inline_delegate_bytes") = 0,
+      nb::arg("named_blobs") = std::vector<nb::bytes>{},
+      nb::arg("mutable_data") = std::vector<nb::bytes>{},
+      "write_program's file written straight to `path`: the constants and blobs are streamed "
+      "from the given bytes, never copied whole.");
+
+  m.def(
       "write_named_data",
       [](const std::vector<std::tuple<std::string, int, std::vector<int32_t>, std::vector<uint8_t>,
                                       nb::bytes>>& entries,

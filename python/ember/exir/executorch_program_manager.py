@@ -102,8 +102,26 @@ class ExecutorchProgramManager:
         open_file.write(self.buffer)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        with open(path, "wb") as f:
-            self.write_to_file(f)
+        """Write the ``.pte`` to ``path``. Unless ``buffer`` was already made,
+        the C++ writer streams it to the file: the constants are not copied
+        into a second whole-file buffer (a 1B-parameter float32 model would
+        otherwise need its weights three more times in memory)."""
+        if "buffer" in self.__dict__:  # made already (functools.cached_property)
+            with open(path, "wb") as f:
+                self.write_to_file(f)
+            return
+        from ember import _C
+
+        e = self.emitted
+        _C.write_program_file(
+            os.fspath(path),
+            e.json,
+            e.constant_buffers,
+            e.delegate_blobs,
+            named_blobs=e.named_blobs,
+            mutable_data=e.mutable_data,
+            **self.config.writer_options(),
+        )
 
     def dump_executorch_program(self, verbose: bool = False, out: TextIO | None = None) -> None:
         """Print the emitted program: its tables as JSON, or with ``verbose``
