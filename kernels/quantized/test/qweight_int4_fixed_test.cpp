@@ -13,6 +13,7 @@
 // - the op: a NaN in the input gives eager's NaN rows (the float GEMM).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/quantized/test/qweight_problem.h"
 #include "kernels/quantized/util/qweight_int4.h"
 #include "kernels/quantized/util/qweight_int4_fixed.h"
 #include "kernels/test/isa_levels.h"
@@ -34,52 +36,18 @@ void* aligned64(std::vector<uint8_t>& v) {
   return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(v.data()) + 63) & ~uintptr_t{63});
 }
 
-struct Problem {
-  int64_t n, k, group;
-  std::vector<int8_t> w;
-  std::vector<float> scales, zeros, bias, x;
-};
+using qweight_test::Problem;
+using qweight_test::reference;
 
+// qweight_test::make_problem with zero points none (0), all 0 (1: no zero terms
+// stored) or random (2), and activations of mixed magnitudes (a chunk's
+// small values keep fewer bits).
 Problem make_problem(int64_t n, int64_t k, int64_t group, int64_t rows, int zeros_kind,
                      bool with_bias, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> wd(-8, 7), zd(-3, 3);
-  std::uniform_real_distribution<float> xd(-2.0f, 2.0f), sd(0.005f, 0.05f);
-  Problem p{n, k, group, {}, {}, {}, {}, {}};
-  for (int64_t i = 0; i < n * k; ++i) p.w.push_back(static_cast<int8_t>(wd(rng)));
-  for (int64_t i = 0; i < n * (k / group); ++i) p.scales.push_back(sd(rng));
-  if (zeros_kind > 0) {
-    for (int64_t i = 0; i < n * (k / group); ++i) {
-      p.zeros.push_back(zeros_kind == 1 ? 0.0f : static_cast<float>(zd(rng)));
-    }
-  }
-  if (with_bias) {
-    for (int64_t i = 0; i < n; ++i) p.bias.push_back(xd(rng));
-  }
-  // Activations of mixed magnitudes: a chunk's small values keep fewer bits.
-  for (int64_t i = 0; i < rows * k; ++i) p.x.push_back(xd(rng) * (i % 5 == 0 ? 30.0f : 1.0f));
+  Problem p = qweight_test::make_problem(n, k, group, rows, zeros_kind > 0, with_bias, seed);
+  if (zeros_kind == 1) std::fill(p.zeros.begin(), p.zeros.end(), 0.0f);
+  for (size_t i = 0; i < p.x.size(); i += 5) p.x[i] *= 30.0f;
   return p;
-}
-
-// y[m][r] in float64 of eager's semantics, and Σ |x·W| (the bound's scale).
-void reference(const Problem& p, int64_t rows, std::vector<double>& y, std::vector<double>& mag) {
-  const int64_t groups = p.k / p.group;
-  y.assign(static_cast<size_t>(rows * p.n), 0.0);
-  mag.assign(y.size(), 0.0);
-  for (int64_t m = 0; m < rows; ++m) {
-    for (int64_t r = 0; r < p.n; ++r) {
-      double s = p.bias.empty() ? 0.0 : p.bias[r], a = 0.0;
-      for (int64_t i = 0; i < p.k; ++i) {
-        const int64_t g = r * groups + i / p.group;
-        const double z = p.zeros.empty() ? 0.0 : p.zeros[g];
-        const double v = p.x[m * p.k + i] * ((p.w[r * p.k + i] - z) * p.scales[g]);
-        s += v;
-        a += std::fabs(v);
-      }
-      y[m * p.n + r] = s;
-      mag[m * p.n + r] = a;
-    }
-  }
 }
 
 struct Shape {
