@@ -11,21 +11,50 @@
 namespace nb = nanobind;
 using namespace ember::program;
 
+namespace {
+
+// Byte spans of Python objects with the buffer protocol (bytes, memoryview,
+// NumPy arrays): the constants arrive as views of the tensors' memory and
+// are written from there, never copied. Released with the GIL held (the
+// object outlives the GIL-free writing).
+class BufferSpans {
+ public:
+  explicit BufferSpans(const std::vector<nb::object>& objects) {
+    views_.reserve(objects.size());
+    for (const auto& o : objects) {
+      Py_buffer view;
+      if (PyObject_GetBuffer(o.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
+      views_.push_back(view);
+      spans_.emplace_back(static_cast<const uint8_t*>(view.buf), static_cast<size_t>(view.len));
+    }
+  }
+  ~BufferSpans() {
+    for (auto& view : views_) PyBuffer_Release(&view);
+  }
+  BufferSpans(const BufferSpans&) = delete;
+  BufferSpans& operator=(const BufferSpans&) = delete;
+  const std::vector<std::span<const uint8_t>>& spans() const { return spans_; }
+
+ private:
+  std::vector<Py_buffer> views_;
+  std::vector<std::span<const uint8_t>> spans_;
+};
+
+}  // namespace
+
 void bind_program(nb::module_& m) {
   m.def(
       "write_program",
-      [](const std::string& program_json, const std::vector<nb::bytes>& constants,
-         const std::vector<nb::bytes>& delegate_blobs, uint64_t segment_alignment,
+      [](const std::string& program_json, const std::vector<nb::object>& constants,
+         const std::vector<nb::object>& delegate_blobs, uint64_t segment_alignment,
          uint64_t constant_alignment, uint64_t max_inline_delegate_bytes,
-         const std::vector<nb::bytes>& named_blobs, const std::vector<nb::bytes>& mutable_data) {
-        std::vector<std::span<const uint8_t>> c;
-        for (const auto& b : constants) c.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
-        std::vector<std::span<const uint8_t>> d;
-        for (const auto& b : delegate_blobs) d.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
-        std::vector<std::span<const uint8_t>> n;
-        for (const auto& b : named_blobs) n.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
-        std::vector<std::span<const uint8_t>> m;
-        for (const auto& b : mutable_data) m.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
+         const std::vector<nb::object>& named_blobs, const std::vector<nb::object>& mutable_data) {
+        const BufferSpans c_spans(constants), d_spans(delegate_blobs), n_spans(named_blobs),
+            m_spans(mutable_data);
+        const auto& c = c_spans.spans();
+        const auto& d = d_spans.spans();
+        const auto& n = n_spans.spans();
+        const auto& m = m_spans.spans();
         WriterOptions options;
         options.segment_alignment = segment_alignment;
         options.constant_alignment = constant_alignment;
@@ -40,8 +69,8 @@ void bind_program(nb::module_& m) {
       },
       nb::arg("program_json"), nb::arg("constant_buffers"), nb::arg("delegate_blobs"),
       nb::arg("segment_alignment") = 128, nb::arg("constant_alignment") = 16,
-      nb::arg("max_inline_delegate_bytes") = 0, nb::arg("named_blobs") = std::vector<nb::bytes>{},
-      nb::arg("mutable_data") = std::vector<nb::bytes>{},
+      nb::arg("max_inline_delegate_bytes") = 0, nb::arg("named_blobs") = std::vector<nb::object>{},
+      nb::arg("mutable_data") = std::vector<nb::object>{},
       "Writes a .pte from the Program in FlatBuffers JSON plus constant, delegate and named "
       "data (named_data[i].segment_index names named_blobs[i]) and the initial values of "
       "mutable buffers (a planned tensor with data_buffer_idx i + 1 starts as mutable_data[i]).");
@@ -49,17 +78,11 @@ void bind_program(nb::module_& m) {
   m.def(
       "write_program_file",
       [](const std::string& path, const std::string& program_json,
-         const std::vector<nb::bytes>& constants, const std::vector<nb::bytes>& delegate_blobs,
+         const std::vector<nb::object>& constants, const std::vector<nb::object>& delegate_blobs,
          uint64_t segment_alignment, uint64_t constant_alignment,
-         uint64_t max_inline_delegate_bytes, const std::vector<nb::bytes>& named_blobs,
-         const std::vector<nb::bytes>& mutable_data) {
-        auto spans = [](const std::vector<nb::bytes>& blobs) {
-          std::vector<std::span<const uint8_t>> out;
-          for (const auto& b : blobs) {
-            out.emplace_back(static_cast<const uint8_t*>(b.data()), b.size());
-          }
-          return out;
-        };
+         uint64_t max_inline_delegate_bytes, const std::vector<nb::object>& named_blobs,
+         const std::vector<nb::object>& mutable_data) {
+        const BufferSpans c(constants), d(delegate_blobs), n(named_blobs), m(mutable_data);
         WriterOptions options;
         options.segment_alignment = segment_alignment;
         options.constant_alignment = constant_alignment;
@@ -67,33 +90,35 @@ void bind_program(nb::module_& m) {
         std::string error;
         {
           nb::gil_scoped_release release;
-          error = write_program_file_from_json(path, program_json, spans(constants),
-                                               spans(delegate_blobs), options, spans(named_blobs),
-                                               spans(mutable_data));
+          error = write_program_file_from_json(path, program_json, c.spans(), d.spans(), options,
+                                               n.spans(), m.spans());
         }
         if (!error.empty()) throw nb::value_error(error.c_str());
       },
       nb::arg("path"), nb::arg("program_json"), nb::arg("constant_buffers"),
       nb::arg("delegate_blobs"), nb::arg("segment_alignment") = 128,
       nb::arg("constant_alignment") = 16, nb::arg("max_inline_delegate_bytes") = 0,
-      nb::arg("named_blobs") = std::vector<nb::bytes>{},
-      nb::arg("mutable_data") = std::vector<nb::bytes>{},
+      nb::arg("named_blobs") = std::vector<nb::object>{},
+      nb::arg("mutable_data") = std::vector<nb::object>{},
       "write_program's file written straight to `path`: the constants and blobs are streamed "
       "from the given bytes, never copied whole.");
 
   m.def(
       "write_named_data",
       [](const std::vector<std::tuple<std::string, int, std::vector<int32_t>, std::vector<uint8_t>,
-                                      nb::bytes>>& entries,
+                                      nb::object>>& entries,
          uint64_t segment_alignment) {
+        std::vector<nb::object> data;
+        for (const auto& entry : entries) data.push_back(std::get<4>(entry));
+        const BufferSpans spans(data);
         std::vector<NamedTensor> tensors;
-        for (const auto& [key, type, sizes, order, data] : entries) {
+        for (size_t i = 0; i < entries.size(); ++i) {
           NamedTensor t;
-          t.key = key;
-          t.scalar_type = static_cast<ember_fb::ScalarType>(type);
-          t.sizes = sizes;
-          t.dim_order = order;
-          t.data = {static_cast<const uint8_t*>(data.data()), data.size()};
+          t.key = std::get<0>(entries[i]);
+          t.scalar_type = static_cast<ember_fb::ScalarType>(std::get<1>(entries[i]));
+          t.sizes = std::get<2>(entries[i]);
+          t.dim_order = std::get<3>(entries[i]);
+          t.data = spans.spans()[i];
           tensors.push_back(std::move(t));
         }
         WriteResult result;

@@ -133,8 +133,8 @@ def test_constants_are_blobs() -> None:
     ]
     assert len(constants) == 3
     assert all("allocation_info" not in c for c in constants)
-    blobs = {tensor_bytes(p.detach()) for p in model.parameters()}
-    assert set(emitted.constant_buffers) == blobs
+    blobs = {bytes(tensor_bytes(p.detach())) for p in model.parameters()}
+    assert {bytes(b) for b in emitted.constant_buffers} == blobs
     for c in constants:
         blob = emitted.constant_buffers[c["data_buffer_idx"] - 1]
         numel = 1

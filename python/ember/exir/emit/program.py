@@ -31,10 +31,10 @@ _NONFINITE = re.compile(r'"__ember_nonfinite_(-?inf|nan)__"')
 @dataclass
 class EmittedProgram:
     program: dict[str, Any]
-    constant_buffers: list[bytes]
+    constant_buffers: list[memoryview]  # views of the constants' memory (tensor_bytes)
     delegate_blobs: list[bytes] = field(default_factory=list)
     named_blobs: list[bytes] = field(default_factory=list)
-    mutable_data: list[bytes] = field(default_factory=list)
+    mutable_data: list[memoryview] = field(default_factory=list)
     external: ExternalConstants = field(default_factory=ExternalConstants)
 
     @property
