@@ -1,6 +1,9 @@
 #include "program/file_layout.h"
 
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 namespace ember::program {
 namespace {
@@ -91,6 +94,25 @@ bool write_file_layout(const uint8_t* fb, size_t fb_size, const char* magic,
     at = end;
   }
   return true;
+}
+
+std::string write_to_file(const std::string& path,
+                          const std::function<std::string(const ByteSink&)>& write) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return "cannot open " + path + " for writing: " + std::strerror(errno);
+  int write_errno = 0;  // set when a write fails (disk full, ...)
+  std::string error = write([f, &write_errno](const uint8_t* data, size_t size) {
+    if (std::fwrite(data, 1, size, f) == size) return true;
+    write_errno = errno != 0 ? errno : EIO;
+    return false;
+  });
+  if (write_errno != 0) error = "writing " + path + " failed: " + std::strerror(write_errno);
+  if (std::fclose(f) != 0 && error.empty()) {
+    error = "closing " + path + " failed: " + std::strerror(errno);
+  }
+  std::error_code ec;
+  if (!error.empty() && std::filesystem::is_regular_file(path, ec)) std::remove(path.c_str());
+  return error;
 }
 
 std::vector<uint8_t> lay_out_file(const uint8_t* fb, size_t fb_size, const char* magic,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace ember::program {
@@ -42,6 +43,13 @@ bool write_file_layout(const uint8_t* flatbuffer, size_t size, const char* magic
 /// Offsets of `segments` relative to the first one's start, each aligned.
 std::vector<uint64_t> segment_offsets(const std::vector<std::vector<uint8_t>>& segments,
                                       uint64_t alignment);
+
+/// Opens `path` for writing, calls `write` with a sink into it and closes
+/// it. The error (`write`'s, or one naming the path and the system's reason
+/// when opening, a write or closing fails), or empty. On an error a partial
+/// regular file is removed (never a device or pipe the caller named).
+std::string write_to_file(const std::string& path,
+                          const std::function<std::string(const ByteSink&)>& write);
 
 /// The file: `flatbuffer` (finished with its identifier) with the extended
 /// header `magic` inserted, then `segments` at `offsets` past the segment base.

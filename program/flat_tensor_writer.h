@@ -26,4 +26,10 @@ struct NamedTensor {
 WriteResult write_flat_tensor(const std::vector<NamedTensor>& tensors,
                               uint64_t segment_alignment = 128);
 
+/// Same, streamed into the file at `path` from the tensors' bytes (no copy
+/// of the weights in memory). The error, or empty; a partial file is removed.
+std::string write_flat_tensor_file(const std::string& path,
+                                   const std::vector<NamedTensor>& tensors,
+                                   uint64_t segment_alignment = 128);
+
 }  // namespace ember::program

@@ -2,10 +2,7 @@
 
 #include <flatbuffers/idl.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 
 #include "generated_program_schema_text.h"
 #include "program/file_layout.h"
@@ -194,25 +191,10 @@ std::string write_program_file_from_json(
   if (std::string error = parse_program_json(program_json, &program); !error.empty()) {
     return error;
   }
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return "cannot open " + path + " for writing: " + std::strerror(errno);
-  int write_errno = 0;  // set when a write fails (disk full, ...)
-  std::string error = write_program_to(
-      std::move(program), constants, delegate_blobs, options, named_blobs, mutable_data,
-      [f, &write_errno](const uint8_t* data, size_t size) {
-        if (std::fwrite(data, 1, size, f) == size) return true;
-        write_errno = errno != 0 ? errno : EIO;
-        return false;
-      });
-  if (write_errno != 0) error = "writing " + path + " failed: " + std::strerror(write_errno);
-  if (std::fclose(f) != 0 && error.empty()) {
-    error = "closing " + path + " failed: " + std::strerror(errno);
-  }
-  // A partial program is worse than none; only a regular file is removed
-  // (never a device or pipe the caller named).
-  std::error_code ec;
-  if (!error.empty() && std::filesystem::is_regular_file(path, ec)) std::remove(path.c_str());
-  return error;
+  return write_to_file(path, [&](const ByteSink& sink) {
+    return write_program_to(std::move(program), constants, delegate_blobs, options, named_blobs,
+                            mutable_data, sink);
+  });
 }
 
 }  // namespace ember::program

@@ -40,6 +40,32 @@ class BufferSpans {
   std::vector<std::span<const uint8_t>> spans_;
 };
 
+using NamedEntry = std::tuple<std::string, int, std::vector<int32_t>, std::vector<uint8_t>,
+                              nb::object>;
+
+// The `.ptd` writer's tensors from (name, scalar type code, sizes, dim order,
+// buffer) entries; `spans` holds the buffers until the writing is done.
+std::vector<NamedTensor> named_tensors(const std::vector<NamedEntry>& entries,
+                                       const BufferSpans& spans) {
+  std::vector<NamedTensor> tensors;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    NamedTensor t;
+    t.key = std::get<0>(entries[i]);
+    t.scalar_type = static_cast<ember_fb::ScalarType>(std::get<1>(entries[i]));
+    t.sizes = std::get<2>(entries[i]);
+    t.dim_order = std::get<3>(entries[i]);
+    t.data = spans.spans()[i];
+    tensors.push_back(std::move(t));
+  }
+  return tensors;
+}
+
+std::vector<nb::object> entry_buffers(const std::vector<NamedEntry>& entries) {
+  std::vector<nb::object> data;
+  for (const auto& entry : entries) data.push_back(std::get<4>(entry));
+  return data;
+}
+
 }  // namespace
 
 void bind_program(nb::module_& m) {
@@ -105,22 +131,9 @@ void bind_program(nb::module_& m) {
 
   m.def(
       "write_named_data",
-      [](const std::vector<std::tuple<std::string, int, std::vector<int32_t>, std::vector<uint8_t>,
-                                      nb::object>>& entries,
-         uint64_t segment_alignment) {
-        std::vector<nb::object> data;
-        for (const auto& entry : entries) data.push_back(std::get<4>(entry));
-        const BufferSpans spans(data);
-        std::vector<NamedTensor> tensors;
-        for (size_t i = 0; i < entries.size(); ++i) {
-          NamedTensor t;
-          t.key = std::get<0>(entries[i]);
-          t.scalar_type = static_cast<ember_fb::ScalarType>(std::get<1>(entries[i]));
-          t.sizes = std::get<2>(entries[i]);
-          t.dim_order = std::get<3>(entries[i]);
-          t.data = spans.spans()[i];
-          tensors.push_back(std::move(t));
-        }
+      [](const std::vector<NamedEntry>& entries, uint64_t segment_alignment) {
+        const BufferSpans spans(entry_buffers(entries));
+        const std::vector<NamedTensor> tensors = named_tensors(entries, spans);
         WriteResult result;
         {
           nb::gil_scoped_release release;
@@ -132,6 +145,22 @@ void bind_program(nb::module_& m) {
       nb::arg("entries"), nb::arg("segment_alignment") = 128,
       "Writes a named-data file (.ptd) from (name, scalar type code, sizes, dim order, bytes) "
       "entries; equal bytes share one segment.");
+
+  m.def(
+      "write_named_data_file",
+      [](const std::string& path, const std::vector<NamedEntry>& entries,
+         uint64_t segment_alignment) {
+        const BufferSpans spans(entry_buffers(entries));
+        const std::vector<NamedTensor> tensors = named_tensors(entries, spans);
+        std::string error;
+        {
+          nb::gil_scoped_release release;
+          error = write_flat_tensor_file(path, tensors, segment_alignment);
+        }
+        if (!error.empty()) throw nb::value_error(error.c_str());
+      },
+      nb::arg("path"), nb::arg("entries"), nb::arg("segment_alignment") = 128,
+      "write_named_data's file written straight to `path` from the entries' buffers.");
 
   m.def(
       "plan_memory",

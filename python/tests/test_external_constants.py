@@ -53,6 +53,22 @@ def lowered():
     return model, x, _lower(model, x, True), _lower(model, x, False)
 
 
+def test_data_files_stream_the_in_memory_writers_bytes(tmp_path: Path) -> None:
+    """write_tensor_data_to_file before data_files streams each .ptd from the
+    constants' memory; the bytes are data_files', and the pair runs."""
+    torch.manual_seed(1)
+    model = TiedLM().eval()
+    x = torch.randint(0, 300, (2, 5))
+    et = _lower(model, x, True)
+    paths = et.write_tensor_data_to_file(tmp_path)
+    assert "data_files" not in et.__dict__  # streamed, not built in memory
+    assert paths == [str(tmp_path / DEFAULT)]
+    assert Path(paths[0]).read_bytes() == et.data_files[DEFAULT]
+    et.save(tmp_path / "m.pte")
+    got = Runtime.get().load_program(tmp_path / "m.pte", data=paths[0]).load_method().execute([x])
+    _check(got[0], model(x))
+
+
 def test_all_constants_move_to_the_data_file(lowered, tmp_path: Path) -> None:
     model, x, et, inside = lowered
     weights = sum(p.numel() * 4 for p in model.parameters())  # the tied weight once

@@ -3,7 +3,10 @@
 // EXTERNAL tensor from it (or refuses, naming the tensor).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -77,6 +80,34 @@ TEST(FlatTensorTest, WrittenFileReadsBack) {
   EXPECT_EQ(reinterpret_cast<const float*>(map->data("w")->data())[5], 6.0f);
   EXPECT_EQ(map->data("n")->size(), 8u);
   EXPECT_EQ(map->tensor_layout("missing").error(), Error::NotFound);
+}
+
+// The file writer streams the in-memory writer's bytes (shared segment and
+// alignment padding included), names a path it cannot open, and leaves no
+// file behind a refused entry.
+TEST(FlatTensorTest, FileWriterWritesTheInMemoryWritersBytes) {
+  static const std::vector<uint8_t> w = float_bytes({1, 2, 3, 4, 5, 6});
+  static const std::vector<uint8_t> n = {7, 0, 0, 0, 0, 0, 0, 0};
+  std::vector<program::NamedTensor> tensors(3);
+  tensors[0] = {"w", ember_fb::ScalarType::FLOAT32, {2, 3}, {0, 1}, w};
+  tensors[1] = {"w_t", ember_fb::ScalarType::FLOAT32, {3, 2}, {1, 0}, w};
+  tensors[2] = {"n", ember_fb::ScalarType::INT64, {1}, {0}, n};
+  const std::string path = ::testing::TempDir() + "ember_flat_tensor_test.ptd";
+  const std::string error = program::write_flat_tensor_file(path, tensors);
+  ASSERT_TRUE(error.empty()) << error;
+  std::ifstream f(path, std::ios::binary);
+  const std::vector<uint8_t> got{std::istreambuf_iterator<char>(f),
+                                 std::istreambuf_iterator<char>()};
+  EXPECT_EQ(got, make_ptd());
+  std::remove(path.c_str());
+
+  const std::string missing = ::testing::TempDir() + "no_such_dir_for_ember/w.ptd";
+  EXPECT_NE(program::write_flat_tensor_file(missing, tensors).find("cannot open " + missing),
+            std::string::npos);
+  tensors[2].key = "w";  // named twice
+  const std::string refused = program::write_flat_tensor_file(path, tensors);
+  EXPECT_NE(refused.find("named twice"), std::string::npos) << refused;
+  EXPECT_FALSE(std::ifstream(path).good()) << "a refused file is removed";
 }
 
 TEST(FlatTensorTest, WriterRefusesBadEntries) {

@@ -87,13 +87,24 @@ class ExecutorchProgramManager:
         }
 
     def write_tensor_data_to_file(self, outdir: str | os.PathLike[str]) -> list[str]:
-        """Writes each named-data file into ``outdir``; returns their paths."""
+        """Writes each named-data file into ``outdir``; returns their paths.
+        Unless ``data_files`` was already made, the C++ writer streams each file
+        from the constants' memory (no copy of the weights)."""
         os.makedirs(outdir, exist_ok=True)
         paths = []
-        for name, data in self.data_files.items():
-            path = os.path.join(os.fspath(outdir), name)
-            with open(path, "wb") as f:
-                f.write(data)
+        if "data_files" in self.__dict__:  # made already (functools.cached_property)
+            for name, data in self.data_files.items():
+                path = os.path.join(os.fspath(outdir), name)
+                with open(path, "wb") as f:
+                    f.write(data)
+                paths.append(path)
+            return paths
+        from ember import _C
+
+        e = self.emitted
+        for tag in e.external.files:
+            path = os.path.join(os.fspath(outdir), f"{tag}.ptd")
+            _C.write_named_data_file(path, e.external.file_entries(tag))
             paths.append(path)
         return paths
 
