@@ -28,14 +28,19 @@ std::vector<uint8_t> float_bytes(std::vector<float> v) {
 
 // A .ptd with "w" (float32 [2, 3], 1..6), "w_t" (the same bytes as [3, 2] in
 // dim order [1, 0]) and "n" (int64 [1]).
-std::vector<uint8_t> make_ptd() {
+// Three entries; "w" and "w_t" share their bytes (one segment).
+std::vector<program::NamedTensor> ptd_tensors() {
   static const std::vector<uint8_t> w = float_bytes({1, 2, 3, 4, 5, 6});
   static const std::vector<uint8_t> n = {7, 0, 0, 0, 0, 0, 0, 0};
   std::vector<program::NamedTensor> tensors(3);
   tensors[0] = {"w", ember_fb::ScalarType::FLOAT32, {2, 3}, {0, 1}, w};
   tensors[1] = {"w_t", ember_fb::ScalarType::FLOAT32, {3, 2}, {1, 0}, w};
   tensors[2] = {"n", ember_fb::ScalarType::INT64, {1}, {0}, n};
-  program::WriteResult r = program::write_flat_tensor(tensors);
+  return tensors;
+}
+
+std::vector<uint8_t> make_ptd() {
+  program::WriteResult r = program::write_flat_tensor(ptd_tensors());
   EXPECT_TRUE(r.ok()) << r.error;
   return r.bytes;
 }
@@ -86,12 +91,7 @@ TEST(FlatTensorTest, WrittenFileReadsBack) {
 // alignment padding included), names a path it cannot open, and leaves no
 // file behind a refused entry.
 TEST(FlatTensorTest, FileWriterWritesTheInMemoryWritersBytes) {
-  static const std::vector<uint8_t> w = float_bytes({1, 2, 3, 4, 5, 6});
-  static const std::vector<uint8_t> n = {7, 0, 0, 0, 0, 0, 0, 0};
-  std::vector<program::NamedTensor> tensors(3);
-  tensors[0] = {"w", ember_fb::ScalarType::FLOAT32, {2, 3}, {0, 1}, w};
-  tensors[1] = {"w_t", ember_fb::ScalarType::FLOAT32, {3, 2}, {1, 0}, w};
-  tensors[2] = {"n", ember_fb::ScalarType::INT64, {1}, {0}, n};
+  std::vector<program::NamedTensor> tensors = ptd_tensors();
   const std::string path = ::testing::TempDir() + "ember_flat_tensor_test.ptd";
   const std::string error = program::write_flat_tensor_file(path, tensors);
   ASSERT_TRUE(error.empty()) << error;
