@@ -481,10 +481,12 @@ EMBER_TARGET_AVX2_FMA void dequantize_tiles_avx2(const uint8_t* q, int64_t tiles
 }  // namespace
 
 bool qweight_int4_fixed_vnni_host() {
+  // Read once (first at prepare): the kernels ask on every call. host_isa's
+  // AVX-512 level has F/BW/DQ/VL; VNNI is on top (as qgemm's check).
 #if EMBER_ISA_X86
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  static const bool vnni = portable::host_isa() >= portable::Isa::kAvx512 &&
+                           (__builtin_cpu_init(), __builtin_cpu_supports("avx512vnni"));
+  return vnni;
 #else
   return false;
 #endif
