@@ -114,16 +114,25 @@ ISA_BASELINE_TESTS := test_kernels_vs_eager.py test_kernels_conv_vs_eager.py tes
   test_kernels_prepared_vs_eager.py test_quantized_fused.py test_quantized_dynamic_intx.py \
   test_kernels_elementwise_vs_eager.py test_kernels_reduce_vs_eager.py test_reduction_order.py \
   test_bf16_precision.py test_xnnpack_models.py -k "not xnnpack]"
+# The tests of the kernels with an AMX build, run again under EMBER_ISA=avx512
+# on AMX hosts.
+ISA_AMX_TESTS := test_bf16_precision.py
 test-python:
 	@$(PY) -c "import ember._C as c; print('kernels dispatch on', c.cpu_isa(), '(host:', c.host_isa() + ')')"
 	cd python/tests && $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile .
 	@echo "Again with EMBER_ISA=baseline:"
 	cd python/tests && EMBER_ISA=baseline $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile \
 	  $(ISA_BASELINE_TESTS)
-	@if [ "$$($(PY) -c 'import ember._C as c; print(c.host_isa())')" = avx512 ]; then \
+	@host=$$($(PY) -c 'import ember._C as c; print(c.host_isa())'); \
+	if [ "$$host" = avx512 ] || [ "$$host" = amx ]; then \
 	  echo "Again with EMBER_ISA=avx2 (the host has AVX-512, so the AVX2 builds run only here):"; \
-	  cd python/tests && EMBER_ISA=avx2 $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) \
-	    --dist loadfile $(ISA_BASELINE_TESTS); \
+	  (cd python/tests && EMBER_ISA=avx2 $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) \
+	    --dist loadfile $(ISA_BASELINE_TESTS)) || exit 1; \
+	fi; \
+	if [ "$$host" = amx ]; then \
+	  echo "Again with EMBER_ISA=avx512 (the host has AMX, so the AVX-512 paths it replaces run only here):"; \
+	  (cd python/tests && EMBER_ISA=avx512 $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) \
+	    --dist loadfile $(ISA_AMX_TESTS)) || exit 1; \
 	fi
 
 # Benchmarks (never part of `make test`): the peers (ONNX Runtime, OpenVINO,

@@ -11,7 +11,7 @@ import pytest
 
 _C = pytest.importorskip("ember._C")
 
-LEVELS = ["baseline", "avx2", "avx512"]
+LEVELS = ["baseline", "avx2", "avx512", "amx"]
 
 
 def dispatch_under(value: str | None) -> subprocess.CompletedProcess:
@@ -39,4 +39,4 @@ def test_an_unknown_value_is_reported_and_ignored():
     run = dispatch_under("sse9")
     cpu, host = run.stdout.split()
     assert cpu == host
-    assert "EMBER_ISA=sse9 is not baseline, avx2 or avx512" in run.stderr
+    assert "EMBER_ISA=sse9 is not baseline, avx2, avx512 or amx" in run.stderr

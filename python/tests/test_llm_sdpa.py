@@ -107,7 +107,7 @@ def test_kernel_matches_eager(case):
 def test_every_isa_the_host_has():
     """The baseline, AVX2 and AVX-512 builds (EMBER_ISA caps the dispatch,
     read once per process): each level up to the host's in its own process."""
-    levels = ["baseline", "avx2", "avx512"]
+    levels = ["baseline", "avx2", "avx512", "amx"]
     host = _C.host_isa()
     for level in levels[: levels.index(host) + 1]:
         env = dict(os.environ, EMBER_ISA=level)

@@ -9,7 +9,7 @@ namespace ember::kernels::portable {
 namespace {
 
 TEST(CpuIsaTest, NamesRoundTrip) {
-  constexpr Isa kAll[] = {Isa::kBaseline, Isa::kAvx2, Isa::kAvx512};
+  constexpr Isa kAll[] = {Isa::kBaseline, Isa::kAvx2, Isa::kAvx512, Isa::kAmx};
   for (Isa isa : kAll) {
     Isa parsed = Isa::kAvx512;
     ASSERT_TRUE(parse_isa(isa_name(isa), &parsed)) << isa_name(isa);

@@ -1,5 +1,5 @@
 // The bf16 GEMM (gemm_bf16.h): every microkernel the host can run (baseline
-// always; AVX2 and AVX512-BF16 when present, whatever EMBER_ISA says)
+// always; AVX2, AVX512-BF16 and AMX when present, whatever EMBER_ISA says)
 // against a float64 product of the bf16-rounded operands, on shapes that
 // leave partial tiles in every direction and cross the k-block and row-block
 // edges, with strided A, the epilogue, and 1 or 2 threads (the same bits).
@@ -24,7 +24,8 @@ namespace {
 
 std::vector<Bf16GemmKind> host_kinds() {
   std::vector<Bf16GemmKind> kinds;
-  for (Bf16GemmKind k : {Bf16GemmKind::kBaseline, Bf16GemmKind::kAvx2, Bf16GemmKind::kAvx512Bf16}) {
+  for (Bf16GemmKind k : {Bf16GemmKind::kBaseline, Bf16GemmKind::kAvx2, Bf16GemmKind::kAvx512Bf16,
+                          Bf16GemmKind::kAmx}) {
     if (bf16_gemm_kind_available(k)) kinds.push_back(k);
   }
   return kinds;
@@ -136,7 +137,12 @@ TEST(GemmBf16, MatchesFloat64OnRoundedOperands) {
                                                {13, 45, 257},
                                                {150, 70, 300},
                                                {49, 100, 1030},
-                                               {200, 300, 64}}) {
+                                               {200, 300, 64},
+                                               // AMX: one whole tile block, a depth padded
+                                               // from 17 pairs to 32, rows across its blocks.
+                                               {16, 32, 32},
+                                               {33, 64, 34},
+                                               {290, 33, 1000}}) {
     check(p);
   }
 }
@@ -259,6 +265,8 @@ TEST(GemmBf16, WeightAsAMatchesFloat64) {
   check_weight_a(64, 196, 256, 1, false);
   check_weight_a(150, 100, 301, 2, true);
   check_weight_a(300, 49, 520, 1, true);  // Few columns: split by rows on 2 threads.
+  check_weight_a(33, 70, 34, 1, true);    // AMX: a partial strip, a padded depth.
+  check_weight_a(256, 40, 96, 1, false);  // AMX: whole strips, rows split in 64s.
 }
 
 TEST(GemmBf16, RoundRowPairsGivesTheScalarBits) {

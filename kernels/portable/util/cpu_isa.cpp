@@ -1,5 +1,7 @@
 #include "kernels/portable/util/cpu_isa.h"
 
+#include "kernels/portable/util/amx.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,7 +16,7 @@ Isa detect_host() {
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return Isa::kBaseline;
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
-    return Isa::kAvx512;
+    return amx_usable() ? Isa::kAmx : Isa::kAvx512;
   }
   return Isa::kAvx2;
 #else
@@ -28,7 +30,7 @@ Isa capped() {
   if (cap_text == nullptr || *cap_text == '\0') return host;
   Isa cap;
   if (!parse_isa(cap_text, &cap)) {
-    std::fprintf(stderr, "ember: EMBER_ISA=%s is not baseline, avx2 or avx512; using %s\n",
+    std::fprintf(stderr, "ember: EMBER_ISA=%s is not baseline, avx2, avx512 or amx; using %s\n",
                  cap_text, isa_name(host));
     return host;
   }
@@ -52,12 +54,13 @@ const char* isa_name(Isa isa) {
     case Isa::kBaseline: return "baseline";
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
+    case Isa::kAmx: return "amx";
   }
   return "unknown";
 }
 
 bool parse_isa(const char* text, Isa* out) {
-  constexpr Isa kAll[] = {Isa::kBaseline, Isa::kAvx2, Isa::kAvx512};
+  constexpr Isa kAll[] = {Isa::kBaseline, Isa::kAvx2, Isa::kAvx512, Isa::kAmx};
   for (Isa isa : kAll) {
     if (std::strcmp(text, isa_name(isa)) == 0) {
       *out = isa;

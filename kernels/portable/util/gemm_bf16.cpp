@@ -1,5 +1,6 @@
 #include "kernels/portable/util/gemm_bf16.h"
 
+#include "kernels/portable/util/amx.h"
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/half.h"
@@ -25,10 +26,15 @@ bool host_has_avx512_bf16() {
 #endif
 }
 
-int tile_mr(Bf16GemmKind kind) { return kind == Bf16GemmKind::kAvx512Bf16 ? 8 : 4; }
-int tile_nr(Bf16GemmKind kind) { return kind == Bf16GemmKind::kAvx512Bf16 ? 32 : 16; }
+int tile_mr(Bf16GemmKind kind) {
+  return kind == Bf16GemmKind::kAmx ? 32 : kind == Bf16GemmKind::kAvx512Bf16 ? 8 : 4;
+}
+int tile_nr(Bf16GemmKind kind) { return kind >= Bf16GemmKind::kAvx512Bf16 ? 32 : 16; }
 
-int64_t pairs_of(int64_t k) { return (k + 1) / 2; }
+// The AVX-512 kinds share the rounding loops and the epilogue.
+Bf16GemmKind vector_kind(Bf16GemmKind kind) {
+  return kind == Bf16GemmKind::kAmx ? Bf16GemmKind::kAvx512Bf16 : kind;
+}
 
 struct Bf16GemmArgs {
   int64_t m;
@@ -41,19 +47,44 @@ struct Bf16GemmArgs {
   const GemmEpilogue<float>* ep;
 };
 
-// Rounds rows [i0, i0 + mc) of A, k pairs [p0, p0 + kcp), into MR-row strips
-// (pair-major, row fastest); rows past m are zero.
-template <int kMR>
+// Rounds rows [i0, i0 + mc) of A, k pairs [p0, p0 + kcp), into MR-row strips;
+// rows past m and pairs past k (AMX's depth padding) are zero. A strip is
+// pair-major, row fastest, or for the AMX tiles (kTiles) 16-pair chunks of
+// kMR rows × 16 pairs, so that each 16-row tile is 1 KiB of consecutive words.
+template <int kMR, bool kTiles>
 void pack_a(const Bf16GemmArgs& g, int64_t i0, int64_t mc, int64_t p0, int64_t kcp,
             uint32_t* dst) {
   const int64_t k = g.w->k;
   const int64_t count = (2 * (p0 + kcp) < k ? 2 * (p0 + kcp) : k) - 2 * p0;
+  const int64_t filled = (count + 1) / 2;
+  const Bf16GemmKind kind = vector_kind(g.w->kind);
+  if constexpr (kTiles) {
+    for (int64_t s = 0; s < mc; s += kMR) {
+      uint32_t* d = dst + s * kcp;
+      alignas(64) uint32_t row[kKcp];
+      for (int ii = 0; ii < kMR; ++ii) {
+        if (s + ii < mc) {
+          bf16_round_pairs(g.a + (i0 + s + ii) * g.a_rs + 2 * p0 * g.a_cs, count, g.a_cs, row,
+                           kind);
+          for (int64_t q = filled; q < kcp; ++q) row[q] = 0;
+        } else {
+          for (int64_t q = 0; q < kcp; ++q) row[q] = 0;
+        }
+        for (int64_t c0 = 0; c0 < kcp; c0 += 16) {
+          uint32_t* t = d + c0 * kMR + ii * 16;
+          for (int64_t q = 0; q < 16; ++q) t[q] = row[c0 + q];
+        }
+      }
+    }
+    return;
+  }
   alignas(64) uint32_t rows[kMR][kKcp];
   for (int64_t s = 0; s < mc; s += kMR) {
     for (int ii = 0; ii < kMR; ++ii) {
       const int64_t i = i0 + s + ii;
       if (s + ii < mc) {
-        bf16_round_pairs(g.a + i * g.a_rs + 2 * p0 * g.a_cs, count, g.a_cs, rows[ii], g.w->kind);
+        bf16_round_pairs(g.a + i * g.a_rs + 2 * p0 * g.a_cs, count, g.a_cs, rows[ii], kind);
+        for (int64_t q = filled; q < kcp; ++q) rows[ii][q] = 0;
       } else {
         for (int64_t q = 0; q < kcp; ++q) rows[ii][q] = 0;
       }
@@ -68,19 +99,24 @@ void pack_a(const Bf16GemmArgs& g, int64_t i0, int64_t mc, int64_t p0, int64_t k
 // Rows [m0, m1) by column strips [s0, s1) of C: k-block-major, then row
 // block, then weight strip (its k-block stays in L1 across the block's row
 // strips). Each C element sums its k-blocks in order, whatever the split.
+//
+// The AMX microkernel's tiles are configured for the part (on its thread).
 template <int kMR, int kNR, auto kMicro>
 void run_part(const Bf16GemmArgs& g, int64_t m0, int64_t m1, int64_t s0, int64_t s1) {
+  constexpr bool kTiles = kMicro == &bf16_gemm_32x32_amx;
+  constexpr int64_t kMcBlock = kTiles ? 128 : kMc;  // Whole 32-row strips.
+  const AmxTiles tiles(kTiles);
   const Bf16PackedWeight& w = *g.w;
-  const int64_t kp = pairs_of(w.k);
+  const int64_t kp = bf16_packed_pairs(w.k, w.kind);
   alignas(64) uint32_t apack[kMc * kKcp];
   alignas(64) float tile[kMR * kNR];
   for (int64_t pc = 0; pc < kp; pc += kKcp) {
     const int64_t kcp = kp - pc < kKcp ? kp - pc : kKcp;
     const bool first = pc == 0;
     const bool last = pc + kcp == kp;
-    for (int64_t ic = m0; ic < m1; ic += kMc) {
-      const int64_t mc = m1 - ic < kMc ? m1 - ic : kMc;
-      pack_a<kMR>(g, ic, mc, pc, kcp, apack);
+    for (int64_t ic = m0; ic < m1; ic += kMcBlock) {
+      const int64_t mc = m1 - ic < kMcBlock ? m1 - ic : kMcBlock;
+      pack_a<kMR, kTiles>(g, ic, mc, pc, kcp, apack);
       for (int64_t s = s0; s < s1; ++s) {
         const int64_t j0 = s * kNR;
         const int64_t nr = w.n - j0 < kNR ? w.n - j0 : kNR;
@@ -103,7 +139,9 @@ void run_part(const Bf16GemmArgs& g, int64_t m0, int64_t m1, int64_t s0, int64_t
               }
             }
           }
-          if (last && g.ep != nullptr) epilogue(w.kind, g.ep->at(ic + ir, j0), mr, nr, ct, g.c_rs);
+          if (last && g.ep != nullptr) {
+            epilogue(w.kind, g.ep->at(ic + ir, j0), mr, nr, ct, g.c_rs);
+          }
         }
       }
     }
@@ -118,9 +156,10 @@ void run(KernelContext& ctx, const Bf16GemmArgs& g) {
     return;
   }
   // Split the way whose busiest thread has fewer elements of C (as
-  // gemm_parallel); rows go in units of 48 (a multiple of both tiles), so a
-  // thread's A blocks are whole strips.
-  constexpr int64_t kMUnit = 48;
+  // gemm_parallel); rows go in units of 48 (a multiple of the 4- and 8-row
+  // tiles; 64 for AMX's 32), so a thread's strips are the strips one thread
+  // would make and each row's sums round the same way.
+  constexpr int64_t kMUnit = kMR == 32 ? 64 : 48;
   const int64_t threads = static_cast<int64_t>(ctx.threads());
   auto busiest = [threads](int64_t total, int64_t unit, int64_t units) {
     const int64_t tasks = units < threads ? units : threads;
@@ -140,21 +179,40 @@ void run(KernelContext& ctx, const Bf16GemmArgs& g) {
   }
 }
 
-// Strips of `tile` rows of W (n × k), k pair by k pair, row fastest.
+// W's pair q of row j as one word; zero past n or k.
+uint32_t pair_word(const uint16_t* w, int64_t n, int64_t k, int64_t w_rs, int64_t w_cs, int64_t j,
+                   int64_t q) {
+  if (j >= n || 2 * q >= k) return 0;
+  uint32_t word = w[j * w_rs + 2 * q * w_cs];
+  if (2 * q + 1 < k) word |= static_cast<uint32_t>(w[j * w_rs + (2 * q + 1) * w_cs]) << 16;
+  return word;
+}
+
+// Strips of `tile` rows of W (n × k), kp k pairs each (zero past k), pair by
+// pair, row fastest.
 void pack_pairs(const uint16_t* w, int64_t n, int64_t k, int64_t w_rs, int64_t w_cs, int64_t tile,
-                uint32_t* dst) {
-  const int64_t kp = pairs_of(k);
+                int64_t kp, uint32_t* dst) {
   for (int64_t j0 = 0; j0 < n; j0 += tile) {
     uint32_t* strip = dst + j0 * kp;
     for (int64_t q = 0; q < kp; ++q) {
       for (int64_t jj = 0; jj < tile; ++jj) {
-        const int64_t j = j0 + jj;
-        uint32_t word = 0;
-        if (j < n) {
-          word = w[j * w_rs + 2 * q * w_cs];
-          if (2 * q + 1 < k) word |= static_cast<uint32_t>(w[j * w_rs + (2 * q + 1) * w_cs]) << 16;
+        strip[q * tile + jj] = pair_word(w, n, k, w_rs, w_cs, j0 + jj, q);
+      }
+    }
+  }
+}
+
+// AMX's A layout: strips of 32 rows, each kp pairs as 16-pair chunks of
+// 32 rows × 16 words.
+void pack_rows_amx(const uint16_t* w, int64_t n, int64_t k, int64_t w_rs, int64_t w_cs,
+                   int64_t kp, uint32_t* dst) {
+  for (int64_t j0 = 0; j0 < n; j0 += 32) {
+    uint32_t* strip = dst + j0 * kp;
+    for (int64_t c0 = 0; c0 < kp; c0 += 16) {
+      for (int64_t jj = 0; jj < 32; ++jj) {
+        for (int64_t q = 0; q < 16; ++q) {
+          strip[c0 * 32 + jj * 16 + q] = pair_word(w, n, k, w_rs, w_cs, j0 + jj, c0 + q);
         }
-        strip[q * tile + jj] = word;
       }
     }
   }
@@ -167,7 +225,7 @@ namespace bf16_detail {
 void epilogue(Bf16GemmKind kind, const GemmEpilogue<float>& ep, int64_t mr, int64_t nr, float* c,
               int64_t c_rs) {
   if (f32_epilogue_vectorisable(ep, 1)) {
-    if (kind == Bf16GemmKind::kAvx512Bf16) {
+    if (kind >= Bf16GemmKind::kAvx512Bf16) {
       f32_epilogue_avx512f(ep, mr, nr, c, c_rs);
       return;
     }
@@ -183,6 +241,7 @@ void epilogue(Bf16GemmKind kind, const GemmEpilogue<float>& ep, int64_t mr, int6
 
 Bf16GemmKind bf16_gemm_kind() {
   static const Bf16GemmKind kind = [] {
+    if (cpu_isa() >= Isa::kAmx && host_has_avx512_bf16()) return Bf16GemmKind::kAmx;
     if (cpu_isa() >= Isa::kAvx512 && host_has_avx512_bf16()) return Bf16GemmKind::kAvx512Bf16;
     if (cpu_isa() >= Isa::kAvx2) return Bf16GemmKind::kAvx2;
     return Bf16GemmKind::kBaseline;
@@ -195,6 +254,7 @@ bool bf16_gemm_kind_available(Bf16GemmKind kind) {
     case Bf16GemmKind::kBaseline: return true;
     case Bf16GemmKind::kAvx2: return host_isa() >= Isa::kAvx2;
     case Bf16GemmKind::kAvx512Bf16: return host_isa() >= Isa::kAvx512 && host_has_avx512_bf16();
+    case Bf16GemmKind::kAmx: return host_isa() >= Isa::kAmx && host_has_avx512_bf16();
   }
   return false;
 }
@@ -204,29 +264,40 @@ const char* bf16_gemm_kind_name(Bf16GemmKind kind) {
     case Bf16GemmKind::kBaseline: return "baseline";
     case Bf16GemmKind::kAvx2: return "avx2";
     case Bf16GemmKind::kAvx512Bf16: return "avx512bf16";
+    case Bf16GemmKind::kAmx: return "amx";
   }
   return "?";
 }
 
+int64_t bf16_packed_pairs(int64_t k, Bf16GemmKind kind) {
+  const int64_t kp = (k + 1) / 2;
+  return kind == Bf16GemmKind::kAmx ? (kp + 15) / 16 * 16 : kp;
+}
+
 int64_t bf16_packed_weight_words(int64_t n, int64_t k, Bf16GemmKind kind) {
   const int64_t nr = tile_nr(kind);
-  return (n + nr - 1) / nr * nr * pairs_of(k);
+  return (n + nr - 1) / nr * nr * bf16_packed_pairs(k, kind);
 }
 
 Bf16PackedWeight bf16_pack_weight(const uint16_t* w, int64_t n, int64_t k, int64_t w_rs,
                                   int64_t w_cs, Bf16GemmKind kind, uint32_t* dst) {
-  pack_pairs(w, n, k, w_rs, w_cs, tile_nr(kind), dst);
+  pack_pairs(w, n, k, w_rs, w_cs, tile_nr(kind), bf16_packed_pairs(k, kind), dst);
   return Bf16PackedWeight{dst, n, k, kind};
 }
 
 int64_t bf16_packed_rows_words(int64_t m, int64_t k, Bf16GemmKind kind) {
   const int64_t mr = tile_mr(kind);
-  return (m + mr - 1) / mr * mr * pairs_of(k);
+  return (m + mr - 1) / mr * mr * bf16_packed_pairs(k, kind);
 }
 
 Bf16PackedWeight bf16_pack_weight_rows(const uint16_t* w, int64_t m, int64_t k, int64_t w_rs,
                                        int64_t w_cs, Bf16GemmKind kind, uint32_t* dst) {
-  pack_pairs(w, m, k, w_rs, w_cs, tile_mr(kind), dst);
+  const int64_t kp = bf16_packed_pairs(k, kind);
+  if (kind == Bf16GemmKind::kAmx) {
+    pack_rows_amx(w, m, k, w_rs, w_cs, kp, dst);
+  } else {
+    pack_pairs(w, m, k, w_rs, w_cs, tile_mr(kind), kp, dst);
+  }
   return Bf16PackedWeight{dst, m, k, kind};
 }
 
@@ -244,6 +315,14 @@ void bf16_gemm(KernelContext& ctx, int64_t m, const float* a, int64_t a_rs, int6
   }
   const Bf16GemmArgs g{m, a, a_rs, a_cs, &w, c, c_rs, ep};
   switch (w.kind) {
+    case Bf16GemmKind::kAmx:
+      // The AMX weight is the AVX512-BF16 layout with zero pairs appended.
+      if (m < kBf16AmxMinRows) {
+        run<8, 32, bf16_gemm_8x32_avx512bf16>(ctx, g);
+      } else {
+        run<32, 32, bf16_gemm_32x32_amx>(ctx, g);
+      }
+      return;
     case Bf16GemmKind::kAvx512Bf16: run<8, 32, bf16_gemm_8x32_avx512bf16>(ctx, g); return;
     case Bf16GemmKind::kAvx2: run<4, 16, bf16_gemm_4x16_avx2_fma>(ctx, g); return;
     case Bf16GemmKind::kBaseline: run<4, 16, bf16_gemm_4x16_baseline>(ctx, g); return;
@@ -285,6 +364,7 @@ int64_t round_row_pairs_avx512(const float* r0, const float* r1, int64_t n, uint
 void bf16_round_pairs(const float* src, int64_t count, int64_t stride, uint32_t* words,
                       Bf16GemmKind kind) {
   int64_t done = 0;
+  kind = vector_kind(kind);
   if (stride == 1 && kind == Bf16GemmKind::kAvx512Bf16) {
     done = bf16_detail::round_pairs_avx512(src, count, words);
   } else if (stride == 1 && kind == Bf16GemmKind::kAvx2) {
@@ -300,6 +380,7 @@ void bf16_round_pairs(const float* src, int64_t count, int64_t stride, uint32_t*
 void bf16_round_row_pairs(const float* r0, const float* r1, int64_t n, uint32_t* words,
                           Bf16GemmKind kind) {
   int64_t done = 0;
+  kind = vector_kind(kind);
   if (kind == Bf16GemmKind::kAvx512Bf16) {
     done = bf16_detail::round_row_pairs_avx512(r0, r1, n, words);
   } else if (kind == Bf16GemmKind::kAvx2) {

@@ -12,7 +12,13 @@
 // multiplies and adds one pair per float32 lane: 32 multiply-adds per
 // instruction where a float32 FMA does 16.
 //
-// Three microkernels, by what the host has (cpu_isa(), capped by EMBER_ISA):
+// Four microkernels, by what the host has (cpu_isa(), capped by EMBER_ISA):
+//   - bf16_gemm_32x32_amx: AMX tiles (TDPBF16PS: a 16×16 float32 tile gains a
+//     16×32 by 32×16 bf16 product per instruction), Sapphire Rapids and later.
+//     Its packed depth is padded to whole 16-pair tiles with zeros, and the
+//     weight as A is stored tile by tile (see bf16_pack_weight_rows); as B it
+//     is the AVX512-BF16 layout, so short products (m < kBf16AmxMinRows) run
+//     bf16_gemm_8x32_avx512bf16 on the same packed weight;
 //   - bf16_gemm_8x32_avx512bf16: VDPBF16PS (AVX512-BF16: Zen 4, Cooper Lake,
 //     Sapphire Rapids and later);
 //   - bf16_gemm_4x16_avx2_fma: widens each half of a pair with a shift or a
@@ -25,6 +31,7 @@
 
 #include <cstdint>
 
+#include "kernels/portable/util/amx.h"
 #include "kernels/portable/util/gemm_epilogue.h"
 #include "kernels/portable/util/parallel.h"
 #include "runtime/kernel/kernel_context.h"
@@ -36,16 +43,21 @@ enum class Bf16GemmKind : uint8_t {
   kBaseline = 0,
   kAvx2 = 1,
   kAvx512Bf16 = 2,
+  kAmx = 3,
 };
 
-/// The fastest kind this host runs: kAvx512Bf16 when cpu_isa() is avx512 and
-/// the CPU has AVX512-BF16, kAvx2 when cpu_isa() is at least avx2.
+/// Products with fewer rows than this run on AVX512-BF16 even when the
+/// weight is packed for AMX: a 16-row tile would be mostly padding.
+inline constexpr int64_t kBf16AmxMinRows = 16;
+
+/// The fastest kind this host runs: kAmx when cpu_isa() is amx, kAvx512Bf16
+/// when it is avx512 and the CPU has AVX512-BF16, kAvx2 when it is at least avx2.
 Bf16GemmKind bf16_gemm_kind();
 
 /// True when this host can run `kind` (tests loop over the kinds it can).
 bool bf16_gemm_kind_available(Bf16GemmKind kind);
 
-/// "baseline", "avx2" or "avx512bf16".
+/// "baseline", "avx2", "avx512bf16" or "amx".
 const char* bf16_gemm_kind_name(Bf16GemmKind kind);
 
 /// A weight packed for one kind (see the file comment for the layout).
@@ -55,6 +67,10 @@ struct Bf16PackedWeight {
   int64_t k = 0;  // Depth.
   Bf16GemmKind kind = Bf16GemmKind::kBaseline;
 };
+
+/// k pairs per packed row or column: (k + 1) / 2, rounded up to a whole
+/// 16-pair tile for kAmx.
+int64_t bf16_packed_pairs(int64_t k, Bf16GemmKind kind);
 
 /// 32-bit words bf16_pack_weight writes for an n × k weight and `kind`.
 int64_t bf16_packed_weight_words(int64_t n, int64_t k, Bf16GemmKind kind);
@@ -66,6 +82,8 @@ Bf16PackedWeight bf16_pack_weight(const uint16_t* w, int64_t n, int64_t k, int64
 
 /// The same weight packed as the GEMM's A operand (bf16_gemm_weight_a): MR-row
 /// strips of k pairs instead of NR-column ones. Words for an m × k weight.
+/// kAmx stores each 32-row strip as 16-pair chunks of 32 rows × 16 words, so
+/// an A tile (16 rows × 16 pairs) is 1 KiB of consecutive words.
 int64_t bf16_packed_rows_words(int64_t m, int64_t k, Bf16GemmKind kind);
 Bf16PackedWeight bf16_pack_weight_rows(const uint16_t* w, int64_t m, int64_t k, int64_t w_rs,
                                        int64_t w_cs, Bf16GemmKind kind, uint32_t* dst);
@@ -83,6 +101,11 @@ void bf16_gemm(KernelContext& ctx, int64_t m, const float* a, int64_t a_rs, int6
 // an NR-column strip of W pairs (kp × NR words), write the full MR×NR tile of
 // C (row stride c_rs) = A·B, plus what C held when `accumulate`. Call each
 // only when bf16_gemm_kind_available says so.
+// bf16_gemm_32x32_amx needs kp a multiple of 16, A in the kAmx row layout
+// (32 rows × 16 words per 16-pair chunk), B as NR = 32 strips, and the tile
+// configuration loaded on the calling thread (AmxTiles, amx.h).
+void bf16_gemm_32x32_amx(int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
+                         int64_t c_rs, bool accumulate);
 void bf16_gemm_8x32_avx512bf16(int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
                                int64_t c_rs, bool accumulate);
 void bf16_gemm_4x16_avx2_fma(int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
@@ -129,10 +152,16 @@ void epilogue(Bf16GemmKind kind, const GemmEpilogue<float>& ep, int64_t mr, int6
 // pairs, B's strips are packed as floats by the source and rounded into pairs,
 // then every weight strip of each kMc-row block meets them (a B strip stays in
 // L1 across the block's weight strips).
+//
+// The AMX microkernel's tiles are configured for the part (on its thread);
+// its weight blocks are 128 rows, whole 32-row strips.
 template <int kMR, int kNR, auto kMicro, typename BSource>
 void weight_a_part(const Bf16PackedWeight& a, const BSource& b, float* c, int64_t c_rs,
                    const GemmEpilogue<float>* ep, int64_t j0, int64_t j1) {
-  const int64_t kp = (a.k + 1) / 2;
+  constexpr bool kTiles = kMicro == &bf16_gemm_32x32_amx;
+  constexpr int64_t kMcBlock = kTiles ? 128 : kMc;
+  const AmxTiles tiles(kTiles);
+  const int64_t kp = bf16_packed_pairs(a.k, a.kind);
   alignas(64) float fstrip[2 * kKcp * kNR];
   alignas(64) uint32_t bpack[kKcp * kNc];
   alignas(64) float tile[kMR * kNR];
@@ -149,12 +178,16 @@ void weight_a_part(const Bf16PackedWeight& a, const BSource& b, float* c, int64_
         b.template pack_b<kNR>(2 * pc, kc, jc + s * kNR, cols, fstrip);
         uint32_t* words = bpack + s * kcp * kNR;
         for (int64_t q = 0; q < kcp; ++q) {
+          if (2 * q >= kc) {  // The depth's padding to whole AMX tiles.
+            for (int64_t j = 0; j < kNR; ++j) words[q * kNR + j] = 0;
+            continue;
+          }
           const float* r1 = 2 * q + 1 < kc ? fstrip + (2 * q + 1) * kNR : nullptr;
           bf16_round_row_pairs(fstrip + 2 * q * kNR, r1, kNR, words + q * kNR, a.kind);
         }
       }
-      for (int64_t ic = 0; ic < a.n; ic += kMc) {
-        const int64_t mc = a.n - ic < kMc ? a.n - ic : kMc;
+      for (int64_t ic = 0; ic < a.n; ic += kMcBlock) {
+        const int64_t mc = a.n - ic < kMcBlock ? a.n - ic : kMcBlock;
         for (int64_t s = 0; s < strips; ++s) {
           const int64_t nr = nc - s * kNR < kNR ? nc - s * kNR : kNR;
           const uint32_t* bp = bpack + s * kcp * kNR;
@@ -189,7 +222,7 @@ template <int kMR, int kNR, auto kMicro, typename BSource>
 void weight_a_rows(const Bf16PackedWeight& a, const BSource& b, int64_t n, float* c,
                    int64_t c_rs, const GemmEpilogue<float>* ep, int64_t i0, int64_t i1) {
   Bf16PackedWeight part = a;
-  part.data = a.data + i0 * ((a.k + 1) / 2);
+  part.data = a.data + i0 * bf16_packed_pairs(a.k, a.kind);
   part.n = i1 - i0;
   const GemmEpilogue<float> e = ep != nullptr ? ep->at(i0, 0) : GemmEpilogue<float>{};
   weight_a_part<kMR, kNR, kMicro>(part, b, c + i0 * c_rs, c_rs, ep != nullptr ? &e : nullptr, 0,
@@ -205,19 +238,21 @@ void weight_a_run(KernelContext& ctx, const Bf16PackedWeight& a, int64_t n, cons
     return;
   }
   // Whole kNc column blocks per thread, or whole 48-row groups of the weight
-  // (a multiple of both tiles) when that leaves the busiest thread less.
+  // (a multiple of the 4- and 8-row tiles; 64 for AMX's 32) when that leaves
+  // the busiest thread less.
+  constexpr int64_t kRowUnit = kMR == 32 ? 64 : 48;
   auto busiest = [threads](int64_t total, int64_t unit) {
     const int64_t units = (total + unit - 1) / unit;
     const int64_t tasks = units < threads ? units : threads;
     const int64_t most = (units + tasks - 1) / tasks * unit;
     return most < total ? most : total;
   };
-  if (busiest(n, kNc) * a.n <= busiest(a.n, 48) * n) {
+  if (busiest(n, kNc) * a.n <= busiest(a.n, kRowUnit) * n) {
     parallel_range(ctx, n, kNc, kNc, [&](int64_t first, int64_t last) {
       weight_a_part<kMR, kNR, kMicro>(a, b, c, c_rs, ep, first, last);
     });
   } else {
-    parallel_range(ctx, a.n, 48, 48, [&](int64_t first, int64_t last) {
+    parallel_range(ctx, a.n, kRowUnit, kRowUnit, [&](int64_t first, int64_t last) {
       weight_a_rows<kMR, kNR, kMicro>(a, b, n, c, c_rs, ep, first, last);
     });
   }
@@ -239,6 +274,9 @@ void bf16_gemm_weight_a(KernelContext& ctx, const Bf16PackedWeight& a, int64_t n
     return;
   }
   switch (a.kind) {
+    case Bf16GemmKind::kAmx:
+      bf16_detail::weight_a_run<32, 32, bf16_gemm_32x32_amx>(ctx, a, n, b, c, c_rs, ep);
+      return;
     case Bf16GemmKind::kAvx512Bf16:
       bf16_detail::weight_a_run<8, 32, bf16_gemm_8x32_avx512bf16>(ctx, a, n, b, c, c_rs, ep);
       return;
