@@ -44,15 +44,25 @@ Operands make(int64_t rows, int64_t cols, int64_t k, int64_t weight_rows) {
   return o;
 }
 
-void linear(benchmark::State& state, Bf16GemmKind kind, int64_t m, int64_t n, int64_t k) {
+// `cold`: the weight is one of as many copies as fill 256 MiB, a different
+// one each call, so it comes from memory as a model's weights do.
+void linear(benchmark::State& state, Bf16GemmKind kind, int64_t m, int64_t n, int64_t k,
+            bool cold) {
   Operands o = make(m, n, k, n);
-  o.packed.resize(static_cast<size_t>(bf16_packed_weight_words(n, k, kind)));
-  const Bf16PackedWeight w = bf16_pack_weight(o.w.data(), n, k, k, 1, kind, o.packed.data());
+  const int64_t words = bf16_packed_weight_words(n, k, kind);
+  const int64_t copies = cold ? (int64_t{256} << 20) / (words * 4) + 1 : 1;
+  o.packed.resize(static_cast<size_t>(words * copies));
+  std::vector<Bf16PackedWeight> ws;
+  for (int64_t c = 0; c < copies; ++c) {
+    ws.push_back(bf16_pack_weight(o.w.data(), n, k, k, 1, kind, o.packed.data() + c * words));
+  }
   ThreadPool* pool = g_threads > 1 ? thread_pool_create(static_cast<size_t>(g_threads)) : nullptr;
   KernelContext ctx("bf16_gemm");
   ctx.set_thread_pool(pool);
+  size_t next = 0;
   for (auto _ : state) {
-    bf16_gemm(ctx, m, o.a.data(), k, 1, w, o.c.data(), n, nullptr);
+    bf16_gemm(ctx, m, o.a.data(), k, 1, ws[next], o.c.data(), n, nullptr);
+    next = next + 1 == ws.size() ? 0 : next + 1;
     benchmark::ClobberMemory();
   }
   if (pool != nullptr) thread_pool_destroy(pool);
@@ -99,9 +109,12 @@ void register_all() {
     if (!bf16_gemm_kind_available(kind) || kind == Bf16GemmKind::kBaseline) continue;
     const std::string name = bf16_gemm_kind_name(kind);
     for (const Shape& s : linear_shapes) {
-      benchmark::RegisterBenchmark(("linear/" + name + "/" + s.what).c_str(), linear, kind, s.m,
-                                   s.n, s.k)
-          ->Unit(benchmark::kMicrosecond);
+      for (bool cold : {false, true}) {
+        const std::string what = std::string(s.what) + (cold ? "/cold" : "");
+        benchmark::RegisterBenchmark(("linear/" + name + "/" + what).c_str(), linear, kind, s.m,
+                                     s.n, s.k, cold)
+            ->Unit(benchmark::kMicrosecond);
+      }
     }
     for (const Shape& s : conv_shapes) {
       benchmark::RegisterBenchmark(("weight_a/" + name + "/" + s.what).c_str(), weight_a, kind,

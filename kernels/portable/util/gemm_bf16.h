@@ -30,8 +30,10 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/portable/util/amx.h"
+#include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemm_epilogue.h"
 #include "kernels/portable/util/parallel.h"
 #include "runtime/kernel/kernel_context.h"
@@ -175,8 +177,36 @@ void weight_a_part(const Bf16PackedWeight& a, const BSource& b, float* c, int64_
       const bool last = pc + kcp == kp;
       for (int64_t s = 0; s < strips; ++s) {
         const int64_t cols = nc - s * kNR < kNR ? nc - s * kNR : kNR;
-        b.template pack_b<kNR>(2 * pc, kc, jc + s * kNR, cols, fstrip);
         uint32_t* words = bpack + s * kcp * kNR;
+        if constexpr (std::is_same_v<BSource, StridedMatrix<float>>) {
+          if (b.cs == 1 && cols == kNR) {
+            // Rows of a contiguous matrix (1×1 convolutions' planes) are
+            // rounded in place, without the float copy: on AMX the copy and
+            // the rounding took 70% of a 1×1 layer's time.
+            const float* src = b.data + 2 * pc * b.rs + jc + s * kNR;
+            for (int64_t q = 0; q < kcp; ++q) {
+              if (2 * q >= kc) {
+                for (int64_t j = 0; j < kNR; ++j) words[q * kNR + j] = 0;
+                continue;
+              }
+              const float* r0 = src + 2 * q * b.rs;
+              const float* r1 = 2 * q + 1 < kc ? r0 + b.rs : nullptr;
+              // The rows are a plane apart: too many streams for the hardware
+              // prefetcher. The next column block's part of them is fetched now.
+              if (jc + kNc < j1) {
+                __builtin_prefetch(r0 + kNc, 0, 2);
+                __builtin_prefetch(r0 + kNc + 16, 0, 2);
+                if (r1 != nullptr) {
+                  __builtin_prefetch(r1 + kNc, 0, 2);
+                  __builtin_prefetch(r1 + kNc + 16, 0, 2);
+                }
+              }
+              bf16_round_row_pairs(r0, r1, kNR, words + q * kNR, a.kind);
+            }
+            continue;
+          }
+        }
+        b.template pack_b<kNR>(2 * pc, kc, jc + s * kNR, cols, fstrip);
         for (int64_t q = 0; q < kcp; ++q) {
           if (2 * q >= kc) {  // The depth's padding to whole AMX tiles.
             for (int64_t j = 0; j < kNR; ++j) words[q * kNR + j] = 0;
