@@ -114,9 +114,10 @@ ISA_BASELINE_TESTS := test_kernels_vs_eager.py test_kernels_conv_vs_eager.py tes
   test_kernels_prepared_vs_eager.py test_quantized_fused.py test_quantized_dynamic_intx.py \
   test_kernels_elementwise_vs_eager.py test_kernels_reduce_vs_eager.py test_reduction_order.py \
   test_bf16_precision.py test_xnnpack_models.py -k "not xnnpack]"
-# The tests of the kernels with an AMX build, run again under EMBER_ISA=avx512
+# The tests of the kernels with an AMX build (the bf16 GEMM, the int8 linear
+# layers), run again under EMBER_ISA=avx512
 # on AMX hosts.
-ISA_AMX_TESTS := test_bf16_precision.py
+ISA_AMX_TESTS := test_bf16_precision.py test_quantized_fused.py
 test-python:
 	@$(PY) -c "import ember._C as c; print('kernels dispatch on', c.cpu_isa(), '(host:', c.host_isa() + ')')"
 	cd python/tests && $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile .

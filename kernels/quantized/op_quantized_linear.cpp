@@ -39,7 +39,7 @@ namespace {
 using portable::resize_out;
 
 // On AVX-512 VNNI hosts the weight is packed for the token-major GEMM
-// (qlinear_vnni.h), on AVX2 ones for its int16 counterpart
+// (qlinear_vnni.h; on AMX hosts for its tiles), on AVX2 ones for its int16 counterpart
 // (qlinear_avx2.h), elsewhere for qgemm.h's; w.m and w.k are set either way.
 struct LinearState {
   QPackedWeights w;
@@ -52,7 +52,7 @@ struct LinearState {
 
 // Scratch bytes of one call over `tokens` rows, beyond the op's own.
 size_t gemm_scratch(const LinearState& s, int64_t tokens, size_t threads) {
-  if (s.token_major) return qlinear_rows_bytes(tokens, s.w.k);
+  if (s.token_major) return qlinear_rows_bytes(tokens, s.w.k, s.lw.amx);
   if (s.token_major16) return qlinear16_rows_bytes(tokens, s.w.k);
   return qgemm_scratch_bytes(s.w, tokens, threads);
 }
@@ -63,7 +63,7 @@ void run_gemm(KernelContext& ctx, const LinearState& s, const int8_t* x, int32_t
               int64_t tokens, QEpilogue e, void* scratch) {
   if (s.token_major) {
     auto* rows = static_cast<uint8_t*>(scratch);
-    qlinear_pack_rows(x, tokens, s.w.k, rows);
+    qlinear_pack_rows(x, tokens, s.w.k, rows, s.lw.amx);
     qlinear_run(ctx, s.lw, rows, tokens, zx, e);
     return;
   }
@@ -123,7 +123,8 @@ Error prepare_linear(KernelPrepareContext& ctx, const Tensor& input,
   const QGemmKind kind = qgemm_kind();
   s->token_major = kind == QGemmKind::kAvx512Vnni;
   s->token_major16 = kind == QGemmKind::kAvx2;
-  const size_t bytes = s->token_major     ? qlinear_packed_bytes(n, k)
+  const bool amx = s->token_major && qlinear_amx_available();
+  const size_t bytes = s->token_major     ? qlinear_packed_bytes(n, k, amx)
                        : s->token_major16 ? qlinear16_packed_bytes(n, k)
                                           : qgemm_packed_bytes(kind, n, k);
   void* data = ctx.allocate(bytes);
@@ -139,7 +140,7 @@ Error prepare_linear(KernelPrepareContext& ctx, const Tensor& input,
     s->w.m = n;
     s->w.k = k;
   } else if (s->token_major) {
-    s->lw = qlinear_pack_weights(weight.data_ptr<const int8_t>(), n, k, data, sums);
+    s->lw = qlinear_pack_weights(weight.data_ptr<const int8_t>(), n, k, data, sums, amx);
     s->w.kind = kind;
     s->w.m = n;
     s->w.k = k;
@@ -259,7 +260,8 @@ void linear_dynamic_out(KernelContext& ctx, const Tensor& input, const Tensor&, 
   e.c = out.data;
   if (s->token_major) {
     // Quantized straight into the GEMM's rows.
-    qlinear_quantize_rows(xf, tokens, s->w.k, inv, static_cast<int32_t>(zp), scratch + q_bytes);
+    qlinear_quantize_rows(xf, tokens, s->w.k, inv, static_cast<int32_t>(zp), scratch + q_bytes,
+                          s->lw.amx);
     qlinear_run(ctx, s->lw, scratch + q_bytes, tokens, static_cast<int32_t>(zp), e);
     return;
   }

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "kernels/portable/util/amx.h"
+#include "kernels/portable/util/cpu_isa.h"
 #include "kernels/quantized/util/qlinear_split.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -24,20 +26,29 @@ constexpr int kTile = 8;    // Tokens per microkernel tile.
 // of the task passes over them.
 constexpr int64_t kRowsBlockBytes = 512 * 1024;
 
+// AMX: tokens per step (two A tiles) and k per tile (16 groups of 4).
+constexpr int kAmxTokens = 32;
+constexpr int kAmxDepth = 64;
+
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+int64_t padded_k(int64_t k, bool amx) { return round_up(k, amx ? kAmxDepth : 4); }
 
 }  // namespace
 
-size_t qlinear_packed_bytes(int64_t n, int64_t k) {
-  return static_cast<size_t>(round_up(n, kPanel) * round_up(k, 4));
+bool qlinear_amx_available() { return portable::cpu_isa() >= portable::Isa::kAmx; }
+
+size_t qlinear_packed_bytes(int64_t n, int64_t k, bool amx) {
+  return static_cast<size_t>(round_up(n, kPanel) * padded_k(k, amx));
 }
 
 QLinearWeights qlinear_pack_weights(const int8_t* w, int64_t n, int64_t k, void* data,
-                                    int32_t* col_sums) {
+                                    int32_t* col_sums, bool amx) {
   QLinearWeights p;
   p.n = n;
   p.k = k;
-  p.kp = round_up(k, 4);
+  p.kp = padded_k(k, amx);
+  p.amx = amx;
   p.data = static_cast<const int8_t*>(data);
   p.col_sums = col_sums;
   const int64_t panels = (n + kPanel - 1) / kPanel, kg = p.kp / 4;
@@ -62,18 +73,31 @@ QLinearWeights qlinear_pack_weights(const int8_t* w, int64_t n, int64_t k, void*
   return p;
 }
 
-size_t qlinear_rows_bytes(int64_t tokens, int64_t k) {
-  return static_cast<size_t>(round_up(tokens * round_up(k, 4), 64));
+size_t qlinear_rows_bytes(int64_t tokens, int64_t k, bool amx) {
+  const int64_t rows = amx ? round_up(tokens, kAmxTokens) : tokens;
+  return static_cast<size_t>(round_up(rows * padded_k(k, amx), 64));
 }
 
-void qlinear_pack_rows(const int8_t* x, int64_t tokens, int64_t k, uint8_t* dst) {
-  const int64_t kp = round_up(k, 4);
+namespace {
+
+// The AMX blocks' rows past the last token: read by the tiles, never stored.
+void pad_rows(int64_t tokens, int64_t kp, bool amx, uint8_t* dst) {
+  if (!amx) return;
+  const int64_t end = round_up(tokens, kAmxTokens);
+  std::memset(dst + tokens * kp, 0x80, static_cast<size_t>((end - tokens) * kp));
+}
+
+}  // namespace
+
+void qlinear_pack_rows(const int8_t* x, int64_t tokens, int64_t k, uint8_t* dst, bool amx) {
+  const int64_t kp = padded_k(k, amx);
   for (int64_t t = 0; t < tokens; ++t) {
     const int8_t* src = x + t * k;
     uint8_t* d = dst + t * kp;
     for (int64_t i = 0; i < k; ++i) d[i] = static_cast<uint8_t>(src[i]) ^ 0x80u;
     for (int64_t i = k; i < kp; ++i) d[i] = 0x80u;  // Meets zero weights only.
   }
+  pad_rows(tokens, kp, amx, dst);
 }
 
 #if EMBER_QLINEAR_VNNI
@@ -195,7 +219,6 @@ EMBER_QLIN_TARGET void quantize_row(const float* x, int64_t k, float inv, int32_
     const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), shift);
     _mm_mask_storeu_epi8(d + i, m, _mm512_cvtepi32_epi8(q));
   }
-  for (int64_t i = k; i < round_up(k, 4); ++i) d[i] = 0x80u;
 }
 
 template <int R>
@@ -219,14 +242,98 @@ constexpr TileFn kTiles[kTile + 1] = {nullptr,  tile<1>, tile<2>, tile<3>, tile<
 }  // namespace
 
 void qlinear_quantize_rows(const float* x, int64_t tokens, int64_t k, float inv, int32_t zp,
-                           uint8_t* dst) {
-  const int64_t kp = round_up(k, 4);
-  for (int64_t t = 0; t < tokens; ++t) quantize_row(x + t * k, k, inv, zp, dst + t * kp);
+                           uint8_t* dst, bool amx) {
+  const int64_t kp = padded_k(k, amx);
+  for (int64_t t = 0; t < tokens; ++t) {
+    uint8_t* d = dst + t * kp;
+    quantize_row(x + t * k, k, inv, zp, d);
+    for (int64_t i = k; i < kp; ++i) d[i] = 0x80u;  // Meets zero weights only.
+  }
+  pad_rows(tokens, kp, amx, dst);
 }
+
+namespace {
+
+// The int32 sums of 32 tokens × one 32-channel panel over `chunks` of 64 k,
+// into acc (32 rows of 32): tiles 0–3 accumulate (tokens 0–15 / 16–31 ×
+// channels 0–15 / 16–31), 4–5 hold the tokens' bytes, 6–7 the panel's.
+// TDPBUSD multiplies the unsigned activations by the signed weights, as
+// VPDPBUSD does. Needs the AmxTiles configuration on this thread.
+__attribute__((target("amx-tile,amx-int8"))) void amx_sums(int64_t chunks, const uint8_t* a,
+                                                             int64_t lda, const int8_t* b,
+                                                             int32_t* acc) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t c = 0; c < chunks; ++c) {
+    _tile_loadd(4, a, lda);
+    _tile_loadd(5, a + 16 * lda, lda);
+    _tile_loadd(6, b, 128);
+    _tile_loadd(7, b + 64, 128);
+    _tile_dpbusd(0, 4, 6);
+    _tile_dpbusd(1, 4, 7);
+    _tile_dpbusd(2, 5, 6);
+    _tile_dpbusd(3, 5, 7);
+    a += kAmxDepth;
+    b += 16 * 128;
+  }
+  _tile_stored(0, acc, 128);
+  _tile_stored(1, acc + 16, 128);
+  _tile_stored(2, acc + 16 * 32, 128);
+  _tile_stored(3, acc + 16 * 32 + 16, 128);
+}
+
+// The epilogue of `rows` tokens of an AMX step, 8 at a time through the VNNI
+// tiles' stores (the same arithmetic, so the same bits).
+EMBER_QLIN_TARGET void amx_store(const int32_t* acc, const PanelEpilogue& p, int rows,
+                                 const QEpilogue& e, int64_t t0, int64_t n0, int64_t ldc) {
+  for (int r = 0; r < rows; r += kTile) {
+    __m512i c[8][2];
+    for (int i = 0; i < kTile; ++i) {
+      c[i][0] = _mm512_load_si512(acc + (r + i) * 32);
+      c[i][1] = _mm512_load_si512(acc + (r + i) * 32 + 16);
+    }
+    const int n = rows - r < kTile ? rows - r : kTile;
+    if (e.float_out) {
+      store_float(c, p, n, static_cast<float*>(e.c) + (t0 + r) * ldc + n0, ldc);
+    } else {
+      store_int8(c, p, n, e, static_cast<int8_t*>(e.c) + (t0 + r) * ldc + n0, ldc);
+    }
+  }
+}
+
+void run_amx(KernelContext& ctx, const QLinearWeights& w, const uint8_t* xu, int64_t tokens,
+             int32_t zx, const QEpilogue& e) {
+  const int64_t panels = (w.n + kPanel - 1) / kPanel, kg = w.kp / 4;
+  const int32_t zshift = -(128 + zx);
+  int64_t block = kRowsBlockBytes / (w.kp > 0 ? w.kp : 1) / kAmxTokens * kAmxTokens;
+  if (block < kAmxTokens) block = kAmxTokens;
+  auto panel_block = [&](int64_t pn, int64_t b0, int64_t b1) {
+    const portable::AmxTiles tiles(true);
+    const PanelEpilogue pe = panel_epilogue(w, e, zshift, pn * kPanel);
+    const int8_t* b = w.data + pn * kg * kPanel * 4;
+    alignas(64) int32_t acc[kAmxTokens * kPanel];
+    for (int64_t t0 = b0; t0 < b1; t0 += kAmxTokens) {
+      const int rows = static_cast<int>(b1 - t0 < kAmxTokens ? b1 - t0 : kAmxTokens);
+      amx_sums(w.kp / kAmxDepth, xu + t0 * w.kp, w.kp, b, acc);
+      amx_store(acc, pe, rows, e, t0, pn * kPanel, w.n);
+    }
+  };
+  qlinear_for_each_block(ctx, panels, tokens, kAmxTokens, block, panel_block);
+}
+
+}  // namespace
+
 
 void qlinear_run(KernelContext& ctx, const QLinearWeights& w, const uint8_t* xu, int64_t tokens,
                  int32_t zx, const QEpilogue& e) {
   if (tokens <= 0 || w.n <= 0) return;
+  // Fewer than 16 tokens would leave most of an AMX tile empty.
+  if (w.amx && tokens >= 16) {
+    run_amx(ctx, w, xu, tokens, zx, e);
+    return;
+  }
   const int64_t panels = (w.n + kPanel - 1) / kPanel, kg = w.kp / 4;
   const int32_t zshift = -(128 + zx);
   int64_t block = kRowsBlockBytes / (w.kp > 0 ? w.kp : 1) / kTile * kTile;
@@ -245,7 +352,7 @@ void qlinear_run(KernelContext& ctx, const QLinearWeights& w, const uint8_t* xu,
 
 #else
 
-void qlinear_quantize_rows(const float*, int64_t, int64_t, float, int32_t, uint8_t*) {}
+void qlinear_quantize_rows(const float*, int64_t, int64_t, float, int32_t, uint8_t*, bool) {}
 void qlinear_run(KernelContext&, const QLinearWeights&, const uint8_t*, int64_t, int32_t,
                  const QEpilogue&) {}
 

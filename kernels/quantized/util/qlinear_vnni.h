@@ -17,6 +17,13 @@
 //     caches by every tile of tokens.
 // Activations arrive as x + 128 (uint8, VPDPBUSD's unsigned operand) in rows
 // of kp bytes; Σ_k W[n][k] · (128 + zx) is subtracted per channel.
+//
+// On AMX hosts (cpu_isa() amx; qlinear_amx_available) the same layout feeds
+// TDPBUSD tiles: a panel's 16 groups of 4 k are a B tile per 16 channels
+// (rows 128 bytes apart), 16 tokens' 64 bytes of activations an A tile read
+// in place (rows kp bytes apart). Weights packed with `amx` pad k to whole
+// 64-byte tiles and the activation rows to whole 32-token blocks; calls of
+// fewer than 16 tokens run the VNNI tiles on the same packing.
 #pragma once
 
 #include <cstddef>
@@ -32,31 +39,39 @@ namespace ember::kernels::quantized {
 struct QLinearWeights {
   int64_t n = 0;   // Output channels.
   int64_t k = 0;   // Input features.
-  int64_t kp = 0;  // k rounded up to 4.
+  int64_t kp = 0;  // k rounded up to 4 (64 with amx).
+  bool amx = false;  // Packed for the AMX tiles (qlinear_amx_available()).
   const int8_t* data = nullptr;
   const int32_t* col_sums = nullptr;  // Σ_k W[n][k], per output channel.
 };
 
+/// True when this process runs AMX tiles (cpu_isa() is amx).
+bool qlinear_amx_available();
+
 /// Bytes of packed data for an n×k weight.
-size_t qlinear_packed_bytes(int64_t n, int64_t k);
+size_t qlinear_packed_bytes(int64_t n, int64_t k, bool amx = false);
 
 /// Packs W (n×k, row-major int8) into `data` (qlinear_packed_bytes bytes) and
-/// its per-channel sums into `col_sums` (n values).
+/// its per-channel sums into `col_sums` (n values); with `amx` (only where
+/// qlinear_amx_available()) k is padded to 64.
 QLinearWeights qlinear_pack_weights(const int8_t* w, int64_t n, int64_t k, void* data,
-                                    int32_t* col_sums);
+                                    int32_t* col_sums, bool amx = false);
 
-/// Bytes of the activation rows qlinear_run reads: tokens × kp, rounded up.
-size_t qlinear_rows_bytes(int64_t tokens, int64_t k);
+/// Bytes of the activation rows qlinear_run reads: tokens × kp, rounded up
+/// (with amx, whole 32-token blocks of rows of k padded to 64).
+size_t qlinear_rows_bytes(int64_t tokens, int64_t k, bool amx = false);
 
 /// Writes tokens rows of k int8 values (x + t·k) as uint8 x + 128 in rows of
-/// kp bytes at dst (qlinear_rows_bytes), the padding as 128.
-void qlinear_pack_rows(const int8_t* x, int64_t tokens, int64_t k, uint8_t* dst);
+/// kp bytes at dst (qlinear_rows_bytes), the padding as 128 (with amx, the
+/// rows up to the 32-token block too).
+void qlinear_pack_rows(const int8_t* x, int64_t tokens, int64_t k, uint8_t* dst,
+                       bool amx = false);
 
 /// quantize_f32_s8 of tokens rows of k float32 values (x + t·k) with
 /// (1 / scale = inv, zero point zp, int8's full range), written as
 /// qlinear_pack_rows writes them: the same bytes as the two in sequence.
 void qlinear_quantize_rows(const float* x, int64_t tokens, int64_t k, float inv, int32_t zp,
-                           uint8_t* dst);
+                           uint8_t* dst, bool amx = false);
 
 /// C = epilogue(X·Wᵀ) for `tokens` rows of packed activations `xu`
 /// (qlinear_pack_rows) with zero point zx. e's scale/offset are per output
