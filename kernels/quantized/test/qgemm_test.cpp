@@ -90,7 +90,7 @@ void check_all_kinds(const Problem& p, const QActivations& act) {
     }
   }
   ThreadPool* pool2 = thread_pool_create(2);
-  for (QGemmKind kind : host_kinds()) {
+  for (QGemmKind kind : host_gemm_kinds()) {
     for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), pool2}) {
       SCOPED_TRACE(std::string(qgemm_kind_name(kind)) + (pool ? " 2 threads" : " 1 thread"));
       const auto q = run<int8_t>(kind, p, act, false, pool);
@@ -117,7 +117,8 @@ void check_all_kinds(const Problem& p, const QActivations& act) {
 
 TEST(QGemmTest, LinearRowsAllKindsMatchTheReference) {
   const int64_t shapes[][3] = {{1, 1, 1},   {8, 32, 32},  {13, 37, 45}, {6, 4, 16},
-                               {33, 130, 7}, {70, 257, 97}, {5, 3, 200}};
+                               {33, 130, 7}, {70, 257, 97}, {5, 3, 200},
+                               {96, 576, 130}};  // AMX: whole strips, 9 chunks, a partial strip.
   uint32_t seed = 1;
   for (const auto& s : shapes) {
     SCOPED_TRACE("m " + std::to_string(s[0]) + " k " + std::to_string(s[1]) + " n " +

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/portable/util/amx.h"
 #include "kernels/portable/util/cpu_isa.h"
 #include "kernels/quantized/util/qinterleave.h"
 
@@ -278,7 +279,7 @@ template <typename T, typename F>
 void store_tile_as(const QEpilogue& e, const int32_t* row_sums, int32_t zshift,
                    const int32_t* acc, int nr, int64_t m0, int rows, int64_t n0, int cols,
                    F value) {
-  T tile[8 * 32];
+  T tile[32 * 32];
   for (int i = 0; i < rows; ++i) {
     const int64_t m = m0 + i;
     const int32_t corr = zshift * row_sums[m];
@@ -345,8 +346,9 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x
   const QSplit split = qsplit(m_strips, mr, (x.n + nr - 1) / nr, nr, p.block_cols / nr,
                               static_cast<int64_t>(ctx.threads()));
   const int64_t block_cols = split.strips_per_block * nr;
-  const int32_t zshift = w.kind == QGemmKind::kAvx512Vnni ? -(128 + x.zx) : 0;
-  const StripPacker<BElem, kGroup> packer{x, w.k, p.kg, nr, w.kind == QGemmKind::kAvx512Vnni,
+  const bool unsigned_x = w.kind == QGemmKind::kAvx512Vnni || w.kind == QGemmKind::kAmx;
+  const int32_t zshift = unsigned_x ? -(128 + x.zx) : 0;
+  const StripPacker<BElem, kGroup> packer{x, w.k, p.kg, nr, unsigned_x,
                                           w.kind == QGemmKind::kAvx2};
   const size_t a_strip = static_cast<size_t>(p.kg) * mr * kGroup;
   const size_t b_strip = static_cast<size_t>(p.kg) * nr * kGroup;
@@ -355,12 +357,15 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x
   const bool fused_store = (w.kind == QGemmKind::kAvx512Vnni || w.kind == QGemmKind::kAvx2) &&
                            !e.float_out && e.c_cs == 1;
   const auto lo_zp = static_cast<float>(e.lo - e.zp), hi_zp = static_cast<float>(e.hi - e.zp);
+  const bool amx = w.kind == QGemmKind::kAmx;
+  const bool amx_int8_rows = amx && !e.float_out && e.c_cs == 1;
   auto task = [&](size_t t) {
+    const portable::AmxTiles tiles(amx);
     BElem* bpack = reinterpret_cast<BElem*>(static_cast<uint8_t*>(scratch) + t * p.block_bytes);
     int64_t block_begin, block_end, strip_begin, strip_end;
     qsplit_task(split, m_strips, static_cast<int64_t>(t), &block_begin, &block_end, &strip_begin,
                 &strip_end);
-    alignas(64) int32_t acc[8 * 32];
+    alignas(64) int32_t acc[32 * 32];
     for (int64_t blk = block_begin; blk < block_end; ++blk) {
       const int64_t c0 = blk * block_cols;
       int64_t ccount = x.n - c0;
@@ -388,6 +393,13 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QActivations& x
             continue;
           }
           micro(p.kg, a, bpack + s * b_strip, acc);
+          if (amx_int8_rows) {
+            const QTileStore ts{e.scale + m0, e.scale_mul, e.offset ? e.offset + m0 : nullptr,
+                                w.row_sums + m0, zshift, lo_zp, hi_zp, e.zp,
+                                static_cast<int8_t*>(e.c) + m0 * e.c_rs + c0 + s * nr, e.c_rs};
+            store_rows_int8_avx512(acc, ts, rows, cols);
+            continue;
+          }
           store_tile(e, w.row_sums, zshift, acc, nr, m0, rows, c0 + s * nr, cols);
         }
       }
@@ -412,23 +424,27 @@ QGemmKind qgemm_kind() {
   return kind;
 }
 
+bool qgemm_amx_available() { return cpu_isa() >= Isa::kAmx && host_has_avx512_vnni(); }
+
 const char* qgemm_kind_name(QGemmKind kind) {
   switch (kind) {
     case QGemmKind::kBaseline: return "baseline";
     case QGemmKind::kAvx2: return "avx2";
     case QGemmKind::kAvx512Vnni: return "avx512vnni";
+    case QGemmKind::kAmx: return "amx";
   }
   return "unknown";
 }
 
 QGemmLayout qgemm_layout(QGemmKind kind) {
-  if (kind == QGemmKind::kAvx512Vnni) return {8, 32, 4, 1};
-  return {6, 16, 2, 2};
+  if (kind == QGemmKind::kAmx) return {32, 32, 4, 1, 64};
+  if (kind == QGemmKind::kAvx512Vnni) return {8, 32, 4, 1, 4};
+  return {6, 16, 2, 2, 2};
 }
 
 size_t qgemm_packed_bytes(QGemmKind kind, int64_t m, int64_t k) {
   const QGemmLayout l = qgemm_layout(kind);
-  return static_cast<size_t>(round_up(m, l.mr) * round_up(k, l.group) * l.elem);
+  return static_cast<size_t>(round_up(m, l.mr) * round_up(k, l.kalign) * l.elem);
 }
 
 QPackedWeights qgemm_pack_weights(QGemmKind kind, const int8_t* w, int64_t m, int64_t k,
@@ -438,7 +454,7 @@ QPackedWeights qgemm_pack_weights(QGemmKind kind, const int8_t* w, int64_t m, in
   p.kind = kind;
   p.m = m;
   p.k = k;
-  p.kp = round_up(k, l.group);
+  p.kp = round_up(k, l.kalign);
   p.data = data;
   p.row_sums = row_sums;
   const int64_t kg = p.kp / l.group;
@@ -464,6 +480,9 @@ void qgemm_run(KernelContext& ctx, const QPackedWeights& w, const QActivations& 
   if (x.n <= 0 || w.m <= 0) return;
   const Plan p = make_plan(w, x.n);
   switch (w.kind) {
+    case QGemmKind::kAmx:
+      run_kind<int8_t, uint8_t, 4>(ctx, w, x, e, scratch, p, qs8_gemm_32x32_amx);
+      return;
     case QGemmKind::kAvx512Vnni:
       run_kind<int8_t, uint8_t, 4>(ctx, w, x, e, scratch, p, qs8_gemm_8x32_avx512vnni);
       return;

@@ -16,7 +16,13 @@
 //   - kAvx2: qs8_gemm_6x16_avx2, VPMADDWD on pairs of k with both operands
 //     widened to int16 (x − zx fits int16; VPMADDUBSW would saturate);
 //   - kBaseline: the same int16 layout and a plain loop.
-// All three give the same int32 sums (exact arithmetic), so their outputs are
+// A fourth, kAmx (qs8_gemm_32x32_amx: TDPBSUD on AMX tiles, the VNNI kind's
+// activations and epilogue arithmetic), is never qgemm_kind()'s answer: ops
+// ask for it where it pays (op_quantized_conv2d's GEMM path) when
+// qgemm_amx_available(). Its weights are 32-row strips stored as chunks of
+// 16 groups × 32 rows × 4 bytes (one 1 KiB A tile per 16 rows), k padded
+// to 64; a 32-column activation strip is two B tiles (rows 128 bytes apart).
+// All kinds give the same int32 sums (exact arithmetic), so their outputs are
 // bit-identical; tests compare them on every host level (EMBER_ISA caps it).
 #pragma once
 
@@ -28,13 +34,16 @@
 
 namespace ember::kernels::quantized {
 
-enum class QGemmKind : uint8_t { kBaseline = 0, kAvx2 = 1, kAvx512Vnni = 2 };
+enum class QGemmKind : uint8_t { kBaseline = 0, kAvx2 = 1, kAvx512Vnni = 2, kAmx = 3 };
 
 /// The microkernel family this process runs: AVX-512 VNNI when cpu_isa() is
 /// avx512 and the host has VNNI, AVX2 when cpu_isa() is at least avx2.
 QGemmKind qgemm_kind();
 
-/// "baseline", "avx2" or "avx512vnni".
+/// True when the kAmx kind runs here (cpu_isa() is amx).
+bool qgemm_amx_available();
+
+/// "baseline", "avx2", "avx512vnni" or "amx".
 const char* qgemm_kind_name(QGemmKind kind);
 
 /// Tile and packing layout of one kind.
@@ -43,11 +52,13 @@ struct QGemmLayout {
   int nr;       // Columns of X per tile.
   int group;    // k values packed together (4 for VNNI, 2 for int16 pairs).
   int elem;     // Bytes per packed element (1: int8/uint8, 2: int16).
+  int kalign;   // k is padded to a multiple of this (the group; 64 for AMX's tiles).
 };
 QGemmLayout qgemm_layout(QGemmKind kind);
 
 /// Weights packed for one kind: ceil(M/mr) strips of mr rows, each
-/// kp/group × mr × group elements (k padded with zeros to kp).
+/// kp/group × mr × group elements (k padded with zeros to kp); kAmx orders
+/// a strip's groups chunk by chunk of 16 (see above).
 struct QPackedWeights {
   QGemmKind kind = QGemmKind::kBaseline;
   int64_t m = 0;
@@ -67,13 +78,16 @@ template <typename F>
 void qgemm_pack_strips(QGemmKind kind, int64_t m, int64_t kg, void* data, F value) {
   const QGemmLayout l = qgemm_layout(kind);
   const int64_t strips = (m + l.mr - 1) / l.mr;
+  const bool tiles = kind == QGemmKind::kAmx;
   for (int64_t s = 0; s < strips; ++s) {
     for (int64_t g = 0; g < kg; ++g) {
       for (int i = 0; i < l.mr; ++i) {
         const int64_t r = s * l.mr + i;
         for (int t = 0; t < l.group; ++t) {
           const int8_t v = r < m ? value(r, g, t) : int8_t{0};
-          const int64_t at = ((s * kg + g) * l.mr + i) * l.group + t;
+          const int64_t at =
+              tiles ? s * kg * l.mr * 4 + (g / 16) * (l.mr * 64) + i * 64 + (g % 16) * 4 + t
+                    : ((s * kg + g) * l.mr + i) * l.group + t;
           if (l.elem == 1) {
             static_cast<int8_t*>(data)[at] = v;
           } else {
@@ -138,6 +152,8 @@ namespace qgemm_detail {
 void qs8_gemm_6x16_baseline(int64_t kg, const int16_t* a, const int16_t* b, int32_t* acc);
 void qs8_gemm_6x16_avx2(int64_t kg, const int16_t* a, const int16_t* b, int32_t* acc);
 void qs8_gemm_8x32_avx512vnni(int64_t kg, const int8_t* a, const uint8_t* b, int32_t* acc);
+/// kAmx: acc 32 × 32; kg a multiple of 16; the tiles configured (AmxTiles).
+void qs8_gemm_32x32_amx(int64_t kg, const int8_t* a, const uint8_t* b, int32_t* acc);
 
 /// The same with group g's activations at b + boff[g] (elements) instead of
 /// packed one after another (qconv_implicit.h reads them in place).
@@ -167,6 +183,11 @@ void qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t
 void qs8_gemm_8x32_avx512vnni_at_requant(int64_t kg, const int8_t* a, const uint8_t* b,
                                          const int64_t* boff, const QTileStore& t, int rows,
                                          int cols);
+
+/// The int8 epilogue of `rows` × `cols` of kAmx's 32×32 sums (acc, rows of
+/// 32, without the row corrections), 8 rows at a time as
+/// qs8_gemm_8x32_avx512vnni_requant stores them (the same bits).
+void store_rows_int8_avx512(const int32_t* acc, const QTileStore& t, int rows, int cols);
 
 /// qs8_gemm_6x16_avx2 with the int8 epilogue applied in vectors and `rows` ×
 /// `cols` of the tile stored (bit-identical to store_tile's).

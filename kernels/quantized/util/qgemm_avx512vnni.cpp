@@ -133,6 +133,55 @@ qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
   requant_store(c, t, rows, cols);
 }
 
+// kAmx's tile (qgemm.h): tiles 0–3 accumulate the 32×32 sums (rows 0–15 /
+// 16–31 × columns 0–15 / 16–31), 4–5 hold a chunk's two weight tiles (16
+// rows × 64 k, 1 KiB apart), 6–7 its activation tiles (16 groups of a
+// 32-column strip: rows 128 bytes apart). TDPBSUD: signed × unsigned bytes,
+// VPDPBUSD's products with the operands' roles swapped.
+__attribute__((target("amx-tile,amx-int8"))) void qs8_gemm_32x32_amx(int64_t kg, const int8_t* a,
+                                                                       const uint8_t* b,
+                                                                       int32_t* acc) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t g = 0; g < kg; g += 16) {
+    _tile_loadd(4, a, 64);
+    _tile_loadd(5, a + 1024, 64);
+    _tile_loadd(6, b, 128);
+    _tile_loadd(7, b + 64, 128);
+    _tile_dpbsud(0, 4, 6);
+    _tile_dpbsud(1, 4, 7);
+    _tile_dpbsud(2, 5, 6);
+    _tile_dpbsud(3, 5, 7);
+    a += 2048;
+    b += 2048;
+  }
+  _tile_stored(0, acc, 128);
+  _tile_stored(1, acc + 16, 128);
+  _tile_stored(2, acc + 16 * 32, 128);
+  _tile_stored(3, acc + 16 * 32 + 16, 128);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void store_rows_int8_avx512(
+    const int32_t* acc, const QTileStore& t, int rows, int cols) {
+  for (int r = 0; r < rows; r += 8) {
+    const int n = rows - r < 8 ? rows - r : 8;
+    QTileStore part = t;
+    part.scale += r;
+    if (part.offset != nullptr) part.offset += r;
+    part.row_sums += r;
+    part.c += r * t.c_rs;
+    __m512i c[8][2];
+    for (int i = 0; i < 8; ++i) {
+      const __m512i corr = _mm512_set1_epi32(i < n ? t.zshift * part.row_sums[i] : 0);
+      c[i][0] = _mm512_add_epi32(_mm512_load_si512(acc + (r + i) * 32), corr);
+      c[i][1] = _mm512_add_epi32(_mm512_load_si512(acc + (r + i) * 32 + 16), corr);
+    }
+    requant_store(c, part, n, cols);
+  }
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
 qs8_gemm_8x32_avx512vnni_at_requant(int64_t kg, const int8_t* a, const uint8_t* b,
                                     const int64_t* boff, const QTileStore& t, int rows,
@@ -201,6 +250,8 @@ __attribute__((target("avx2"))) void pack_planes4_x32_vnni(const int8_t* x, int6
 
 void pack_planes4_x32_vnni(const int8_t*, int64_t, int64_t, int, int8_t, uint8_t*) {}
 void qs8_gemm_8x32_avx512vnni(int64_t, const int8_t*, const uint8_t*, int32_t*) {}
+void qs8_gemm_32x32_amx(int64_t, const int8_t*, const uint8_t*, int32_t*) {}
+void store_rows_int8_avx512(const int32_t*, const QTileStore&, int, int) {}
 void qs8_gemm_8x32_avx512vnni_requant(int64_t, const int8_t*, const uint8_t*, const QTileStore&,
                                       int, int) {}
 void qs8_gemm_8x32_avx512vnni_at_requant(int64_t, const int8_t*, const uint8_t*, const int64_t*,
