@@ -202,10 +202,12 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
     st->implicit = true;
     st->groups = ctx.allocate_state<QPackedWeights>();
     auto* sums = static_cast<int32_t*>(ctx.allocate(static_cast<size_t>(c_out) * sizeof(int32_t)));
-    void* data = ctx.allocate(qconv_packed_bytes(kind, c_out, cpg, kh, kw));
+    // On AMX, channels in whole tiles run the tiles too (qconv_amx_applies).
+    const QGemmKind implicit_kind = qconv_amx_applies(cpg) ? QGemmKind::kAmx : kind;
+    void* data = ctx.allocate(qconv_packed_bytes(implicit_kind, c_out, cpg, kh, kw));
     if (st->groups == nullptr || sums == nullptr || data == nullptr) return ctx.failure();
-    *st->groups = qconv_pack_weights(kind, weight.data_ptr<const int8_t>(), c_out, cpg, kh, kw,
-                                     data, sums);
+    *st->groups = qconv_pack_weights(implicit_kind, weight.data_ptr<const int8_t>(), c_out, cpg,
+                                     kh, kw, data, sums);
     ctx.reserve_scratch(qconv_scratch_bytes(
         *st->groups, implicit_geometry(*st, cpg, input.sizes[2], input.sizes[3], kh, kw, oh, ow),
         ctx.threads()));

@@ -45,6 +45,12 @@ TEST(QConvImplicitTest, AllKindsMatchADirectLoop) {
       {5, 4, 66, 6, 3, 3, 2, 2, 0, 1, 0, 1, 1, 1},       // stride 2, runs of 64, 2-column tail
       {6, 5, 31, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},       // stride 1, all tail (31 pixels)
       {6, 5, 65, 9, 3, 3, 1, 1, 0, 1, 1, 0, 1, 1},       // stride 1, runs of 32, 1-pixel tail
+      // AMX (channels in whole 64s): partial strips of rows and columns,
+      // stride 2, a 1×1 downsample, dilation.
+      {64, 13, 11, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {128, 15, 15, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+      {128, 14, 14, 64, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},
+      {64, 12, 12, 20, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},
   };
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> w8(-128, 127), x8(-128, 127), z(-20, 20);
@@ -96,7 +102,11 @@ TEST(QConvImplicitTest, AllKindsMatchADirectLoop) {
         }
       }
     }
-    for (QGemmKind kind : host_kinds()) {
+    std::vector<QGemmKind> kinds = host_kinds();
+    if (c.cin % 64 == 0 && host_gemm_kinds().back() == QGemmKind::kAmx) {
+      kinds.push_back(QGemmKind::kAmx);
+    }
+    for (QGemmKind kind : kinds) {
       std::vector<uint8_t> packed(qconv_packed_bytes(kind, c.m, c.cin, c.kh, c.kw));
       std::vector<int32_t> sums(static_cast<size_t>(c.m));
       const QPackedWeights pw = qconv_pack_weights(kind, w.data(), c.m, c.cin, c.kh, c.kw,

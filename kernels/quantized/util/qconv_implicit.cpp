@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "kernels/portable/util/amx.h"
 #include "kernels/portable/util/copy.h"
 #include "kernels/quantized/util/qinterleave.h"
 #include "kernels/quantized/util/qparams.h"
@@ -70,8 +71,9 @@ Plan make_plan(QGemmKind kind, const QConvGeometry& g) {
   return p;
 }
 
-// The tile buffer: one microkernel tile of int8 outputs, row-major (8 × 32 at most).
-constexpr size_t kTileBytes = 8 * 32;
+// The tile buffer: one microkernel tile of int8 outputs, row-major (32 × 32
+// at most: AMX's).
+constexpr size_t kTileBytes = 32 * 32;
 
 // Copies one channel group of the image into its phase planes.
 // avx2: the int16 layout of the AVX2 kind, whose stride-1 rows pack in vectors.
@@ -314,8 +316,13 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry& 
   // Ties go to rows: the phase planes are shared, so each task then reads
   // only its share of the weights.
   const QSplit split = qsplit(m_strips, mr, n_strips, nr, p.block_cols / nr, threads, true);
-  const bool vnni = w.kind == QGemmKind::kAvx512Vnni;
+  const bool amx = w.kind == QGemmKind::kAmx;
+  const bool vnni = w.kind == QGemmKind::kAvx512Vnni || amx;
   const int32_t zshift = vnni ? -(128 + zx) : 0;
+  // AMX: 16 consecutive k groups are one tap's 16 channel groups (cg is a
+  // multiple of 16: qconv_amx_applies), a B tile whose rows are the channel
+  // groups' planes, group_elems bytes apart.
+  const int64_t group_stride = group_elems;
   const size_t a_strip = static_cast<size_t>(p.kg) * mr * group;
   const auto lo_zp = static_cast<float>(e.lo - e.zp), hi_zp = static_cast<float>(e.hi - e.zp);
   // Phase rows as wide as the output's (a 1×1 stride-2 layer, or a padded
@@ -323,11 +330,12 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry& 
   // output's own, and tiles are stored in place.
   const bool in_place = p.wp == g.ow;
   auto task = [&](size_t t) {
+    const portable::AmxTiles tiles(amx);
     auto* tile = reinterpret_cast<int8_t*>(bytes + p.tile_offset + t * kTileBytes);
     int64_t block_begin, block_end, strip_begin, strip_end;
     qsplit_task(split, m_strips, static_cast<int64_t>(t), &block_begin, &block_end, &strip_begin,
                 &strip_end);
-    alignas(64) int32_t acc[8 * 32];
+    alignas(64) int32_t acc[32 * 32];
     for (int64_t blk = block_begin; blk < block_end; ++blk) {
       const int64_t s_begin = blk * split.strips_per_block;
       const int64_t s_end = s_begin + split.strips_per_block < n_strips
@@ -341,6 +349,19 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry& 
           const int64_t n0 = s * nr;
           const BElem* b = data + n0 * group;
           if constexpr (sizeof(BElem) == 1) {
+            if (amx) {
+              qs8_gemm_32x32_amx_at(p.kg, a, reinterpret_cast<const uint8_t*>(b), boff,
+                                    group_stride, acc);
+              const int cols = static_cast<int>(in_place && p.n - n0 < nr ? p.n - n0 : nr);
+              const QTileStore ts{e.scale + m0, e.scale_mul, e.offset ? e.offset + m0 : nullptr,
+                                  w.row_sums + m0, zshift, lo_zp, hi_zp, e.zp,
+                                  in_place ? static_cast<int8_t*>(e.c) + m0 * e.c_rs + n0 : tile,
+                                  in_place ? e.c_rs : nr};
+              store_rows_int8_avx512(acc, ts, rows, cols);
+              if (in_place) continue;
+              scatter_tile(p, g, e, tile, m0, rows, n0);
+              continue;
+            }
             if (in_place) {
               const int cols = static_cast<int>(p.n - n0 < nr ? p.n - n0 : nr);
               const QTileStore ts{e.scale + m0, e.scale_mul, e.offset ? e.offset + m0 : nullptr,
@@ -429,11 +450,17 @@ void qconv_run(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry&
                const int8_t* x, int32_t zx, const QEpilogue& e, void* scratch) {
   if (g.oh <= 0 || g.ow <= 0 || w.m <= 0) return;
   const Plan p = make_plan(w.kind, g);
-  if (w.kind == QGemmKind::kAvx512Vnni) {
+  if (w.kind == QGemmKind::kAvx512Vnni || w.kind == QGemmKind::kAmx) {
     run_kind<int8_t, uint8_t>(ctx, w, g, x, zx, e, scratch, p);
   } else {
     run_kind<int16_t, int16_t>(ctx, w, g, x, zx, e, scratch, p);
   }
 }
+
+}  // namespace ember::kernels::quantized
+
+namespace ember::kernels::quantized {
+
+bool qconv_amx_applies(int64_t cin) { return qgemm_amx_available() && cin % 64 == 0; }
 
 }  // namespace ember::kernels::quantized

@@ -29,6 +29,11 @@ struct QConvGeometry {
   int64_t sh, sw, pt, pl, dh, dw;
 };
 
+/// True when kAmx may pack this convolution (qconv_pack_weights, qconv_run):
+/// an AMX host and whole 16-group tiles of channels per tap (cin a multiple
+/// of 64). Other convolutions take qgemm_kind().
+bool qconv_amx_applies(int64_t cin);
+
 /// Bytes of packed weights for c_out × cin × kh × kw.
 size_t qconv_packed_bytes(QGemmKind kind, int64_t c_out, int64_t cin, int64_t kh, int64_t kw);
 

@@ -154,6 +154,11 @@ void qs8_gemm_6x16_avx2(int64_t kg, const int16_t* a, const int16_t* b, int32_t*
 void qs8_gemm_8x32_avx512vnni(int64_t kg, const int8_t* a, const uint8_t* b, int32_t* acc);
 /// kAmx: acc 32 × 32; kg a multiple of 16; the tiles configured (AmxTiles).
 void qs8_gemm_32x32_amx(int64_t kg, const int8_t* a, const uint8_t* b, int32_t* acc);
+/// The same with group g's 128 bytes of activations at b + boff[g], 16
+/// consecutive groups (from a multiple of 16) group_stride bytes apart: one
+/// B tile per 16 columns (qconv_implicit.h).
+void qs8_gemm_32x32_amx_at(int64_t kg, const int8_t* a, const uint8_t* b, const int64_t* boff,
+                           int64_t group_stride, int32_t* acc);
 
 /// The same with group g's activations at b + boff[g] (elements) instead of
 /// packed one after another (qconv_implicit.h reads them in place).

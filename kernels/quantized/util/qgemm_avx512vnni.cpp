@@ -163,6 +163,31 @@ __attribute__((target("amx-tile,amx-int8"))) void qs8_gemm_32x32_amx(int64_t kg,
   _tile_stored(3, acc + 16 * 32 + 16, 128);
 }
 
+__attribute__((target("amx-tile,amx-int8"))) void qs8_gemm_32x32_amx_at(
+    int64_t kg, const int8_t* a, const uint8_t* b, const int64_t* boff, int64_t group_stride,
+    int32_t* acc) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t g = 0; g < kg; g += 16) {
+    const uint8_t* bg = b + boff[g];
+    _tile_loadd(4, a, 64);
+    _tile_loadd(5, a + 1024, 64);
+    _tile_loadd(6, bg, group_stride);
+    _tile_loadd(7, bg + 64, group_stride);
+    _tile_dpbsud(0, 4, 6);
+    _tile_dpbsud(1, 4, 7);
+    _tile_dpbsud(2, 5, 6);
+    _tile_dpbsud(3, 5, 7);
+    a += 2048;
+  }
+  _tile_stored(0, acc, 128);
+  _tile_stored(1, acc + 16, 128);
+  _tile_stored(2, acc + 16 * 32, 128);
+  _tile_stored(3, acc + 16 * 32 + 16, 128);
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void store_rows_int8_avx512(
     const int32_t* acc, const QTileStore& t, int rows, int cols) {
   for (int r = 0; r < rows; r += 8) {
@@ -251,6 +276,8 @@ __attribute__((target("avx2"))) void pack_planes4_x32_vnni(const int8_t* x, int6
 void pack_planes4_x32_vnni(const int8_t*, int64_t, int64_t, int, int8_t, uint8_t*) {}
 void qs8_gemm_8x32_avx512vnni(int64_t, const int8_t*, const uint8_t*, int32_t*) {}
 void qs8_gemm_32x32_amx(int64_t, const int8_t*, const uint8_t*, int32_t*) {}
+void qs8_gemm_32x32_amx_at(int64_t, const int8_t*, const uint8_t*, const int64_t*, int64_t,
+                           int32_t*) {}
 void store_rows_int8_avx512(const int32_t*, const QTileStore&, int, int) {}
 void qs8_gemm_8x32_avx512vnni_requant(int64_t, const int8_t*, const uint8_t*, const QTileStore&,
                                       int, int) {}
