@@ -12,41 +12,16 @@
 #include "kernels/portable/util/gemm_bf16.h"
 
 #if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
+#include "kernels/portable/util/amx_block.h"
 
 namespace ember::kernels::portable {
 
-__attribute__((target("amx-tile,amx-bf16"))) void bf16_gemm_32x32_amx(
-    int64_t kp, const uint32_t* a, const uint32_t* b, float* c, int64_t c_rs, bool accumulate) {
-  const int64_t cs = c_rs * static_cast<int64_t>(sizeof(float));
-  float* c1 = c + 16 * c_rs;
-  if (accumulate) {
-    _tile_loadd(0, c, cs);
-    _tile_loadd(1, c + 16, cs);
-    _tile_loadd(2, c1, cs);
-    _tile_loadd(3, c1 + 16, cs);
-  } else {
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-  }
-  for (int64_t q = 0; q < kp; q += 16) {
-    _tile_loadd(4, a, 64);
-    _tile_loadd(5, a + 256, 64);
-    _tile_loadd(6, b, 128);
-    _tile_loadd(7, b + 16, 128);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-    a += 512;
-    b += 512;
-  }
-  _tile_stored(0, c, cs);
-  _tile_stored(1, c + 16, cs);
-  _tile_stored(2, c1, cs);
-  _tile_stored(3, c1 + 16, cs);
+EMBER_TARGET_AMX void bf16_gemm_32x32_amx(int64_t kp, const uint32_t* a, const uint32_t* b,
+                                          float* c, int64_t c_rs, bool accumulate) {
+  // A chunk is 16 pairs: 32 rows × 16 words of A, 16 pair rows × 32 words of B.
+  amx_block_32x32<AmxProduct::kBf16>(
+      kp / 16, [a](int64_t i) { return a + i * 512; }, 64, 1024,
+      [b](int64_t i) { return b + i * 512; }, 128, c, c_rs * 4, accumulate);
 }
 
 }  // namespace ember::kernels::portable

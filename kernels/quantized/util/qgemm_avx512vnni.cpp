@@ -11,6 +11,8 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+
+#include "kernels/portable/util/amx_block.h"
 #define EMBER_QGEMM_VNNI 1
 // GCC 12's AVX-512 conversion, min and max intrinsics start from
 // _mm512_undefined_ps(), which -Wmaybe-uninitialized reports as a false positive.
@@ -138,54 +140,21 @@ qs8_gemm_8x32_avx512vnni_requant(int64_t kg, const int8_t* a, const uint8_t* b,
 // rows × 64 k, 1 KiB apart), 6–7 its activation tiles (16 groups of a
 // 32-column strip: rows 128 bytes apart). TDPBSUD: signed × unsigned bytes,
 // VPDPBUSD's products with the operands' roles swapped.
-__attribute__((target("amx-tile,amx-int8"))) void qs8_gemm_32x32_amx(int64_t kg, const int8_t* a,
-                                                                       const uint8_t* b,
-                                                                       int32_t* acc) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  for (int64_t g = 0; g < kg; g += 16) {
-    _tile_loadd(4, a, 64);
-    _tile_loadd(5, a + 1024, 64);
-    _tile_loadd(6, b, 128);
-    _tile_loadd(7, b + 64, 128);
-    _tile_dpbsud(0, 4, 6);
-    _tile_dpbsud(1, 4, 7);
-    _tile_dpbsud(2, 5, 6);
-    _tile_dpbsud(3, 5, 7);
-    a += 2048;
-    b += 2048;
-  }
-  _tile_stored(0, acc, 128);
-  _tile_stored(1, acc + 16, 128);
-  _tile_stored(2, acc + 16 * 32, 128);
-  _tile_stored(3, acc + 16 * 32 + 16, 128);
+EMBER_TARGET_AMX void qs8_gemm_32x32_amx(int64_t kg, const int8_t* a, const uint8_t* b,
+                                         int32_t* acc) {
+  // A chunk is 16 groups: 2 KiB of weights (two 1 KiB A tiles) and of a
+  // strip's activations.
+  portable::amx_block_32x32<portable::AmxProduct::kS8U8>(
+      kg / 16, [a](int64_t i) { return a + i * 2048; }, 64, 1024,
+      [b](int64_t i) { return b + i * 2048; }, 128, acc, 128, false);
 }
 
-__attribute__((target("amx-tile,amx-int8"))) void qs8_gemm_32x32_amx_at(
-    int64_t kg, const int8_t* a, const uint8_t* b, const int64_t* boff, int64_t group_stride,
-    int32_t* acc) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  for (int64_t g = 0; g < kg; g += 16) {
-    const uint8_t* bg = b + boff[g];
-    _tile_loadd(4, a, 64);
-    _tile_loadd(5, a + 1024, 64);
-    _tile_loadd(6, bg, group_stride);
-    _tile_loadd(7, bg + 64, group_stride);
-    _tile_dpbsud(0, 4, 6);
-    _tile_dpbsud(1, 4, 7);
-    _tile_dpbsud(2, 5, 6);
-    _tile_dpbsud(3, 5, 7);
-    a += 2048;
-  }
-  _tile_stored(0, acc, 128);
-  _tile_stored(1, acc + 16, 128);
-  _tile_stored(2, acc + 16 * 32, 128);
-  _tile_stored(3, acc + 16 * 32 + 16, 128);
+EMBER_TARGET_AMX void qs8_gemm_32x32_amx_at(int64_t kg, const int8_t* a, const uint8_t* b,
+                                            const int64_t* boff, int64_t group_stride,
+                                            int32_t* acc) {
+  portable::amx_block_32x32<portable::AmxProduct::kS8U8>(
+      kg / 16, [a](int64_t i) { return a + i * 2048; }, 64, 1024,
+      [b, boff](int64_t i) { return b + boff[16 * i]; }, group_stride, acc, 128, false);
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void store_rows_int8_avx512(

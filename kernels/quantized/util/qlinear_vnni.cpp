@@ -8,6 +8,8 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+
+#include "kernels/portable/util/amx_block.h"
 #define EMBER_QLINEAR_VNNI 1
 // GCC 12's AVX-512 conversion, min and max intrinsics start from
 // _mm512_undefined_ps(), which -Wmaybe-uninitialized reports as a false positive.
@@ -259,29 +261,11 @@ namespace {
 // channels 0–15 / 16–31), 4–5 hold the tokens' bytes, 6–7 the panel's.
 // TDPBUSD multiplies the unsigned activations by the signed weights, as
 // VPDPBUSD does. Needs the AmxTiles configuration on this thread.
-__attribute__((target("amx-tile,amx-int8"))) void amx_sums(int64_t chunks, const uint8_t* a,
-                                                             int64_t lda, const int8_t* b,
-                                                             int32_t* acc) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  for (int64_t c = 0; c < chunks; ++c) {
-    _tile_loadd(4, a, lda);
-    _tile_loadd(5, a + 16 * lda, lda);
-    _tile_loadd(6, b, 128);
-    _tile_loadd(7, b + 64, 128);
-    _tile_dpbusd(0, 4, 6);
-    _tile_dpbusd(1, 4, 7);
-    _tile_dpbusd(2, 5, 6);
-    _tile_dpbusd(3, 5, 7);
-    a += kAmxDepth;
-    b += 16 * 128;
-  }
-  _tile_stored(0, acc, 128);
-  _tile_stored(1, acc + 16, 128);
-  _tile_stored(2, acc + 16 * 32, 128);
-  _tile_stored(3, acc + 16 * 32 + 16, 128);
+EMBER_TARGET_AMX void amx_sums(int64_t chunks, const uint8_t* a, int64_t lda, const int8_t* b,
+                              int32_t* acc) {
+  portable::amx_block_32x32<portable::AmxProduct::kU8S8>(
+      chunks, [a](int64_t i) { return a + i * kAmxDepth; }, lda, 16 * lda,
+      [b](int64_t i) { return b + i * 16 * 128; }, 128, acc, 128, false);
 }
 
 // The epilogue of `rows` tokens of an AMX step, 8 at a time through the VNNI
