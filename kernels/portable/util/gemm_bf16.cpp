@@ -103,7 +103,7 @@ void pack_a(const Bf16GemmArgs& g, int64_t i0, int64_t mc, int64_t p0, int64_t k
 // The AMX microkernel's tiles are configured for the part (on its thread).
 template <int kMR, int kNR, auto kMicro>
 void run_part(const Bf16GemmArgs& g, int64_t m0, int64_t m1, int64_t s0, int64_t s1) {
-  constexpr bool kTiles = kMicro == &bf16_gemm_32x32_amx;
+  constexpr bool kTiles = kMR == 32;  // Only bf16_gemm_32x32_amx has 32-row tiles.
   constexpr int64_t kMcBlock = kTiles ? 128 : kMc;  // Whole 32-row strips.
   const AmxTiles tiles(kTiles);
   const Bf16PackedWeight& w = *g.w;

@@ -160,7 +160,7 @@ void epilogue(Bf16GemmKind kind, const GemmEpilogue<float>& ep, int64_t mr, int6
 template <int kMR, int kNR, auto kMicro, typename BSource>
 void weight_a_part(const Bf16PackedWeight& a, const BSource& b, float* c, int64_t c_rs,
                    const GemmEpilogue<float>* ep, int64_t j0, int64_t j1) {
-  constexpr bool kTiles = kMicro == &bf16_gemm_32x32_amx;
+  constexpr bool kTiles = kMR == 32;  // Only bf16_gemm_32x32_amx has 32-row tiles.
   constexpr int64_t kMcBlock = kTiles ? 128 : kMc;
   const AmxTiles tiles(kTiles);
   const int64_t kp = bf16_packed_pairs(a.k, a.kind);
