@@ -190,12 +190,12 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
   const int64_t ocg = c_out / groups, k = cpg * kh * kw;
   const bool pointwise = kh == 1 && kw == 1 && st->sh == 1 && st->sw == 1 && st->ph == 0 &&
                          st->pw == 0 && st->pb == 0 && st->pr == 0;
-  // On AMX hosts the GEMM path runs the tiles (qgemm.h's kAmx), and takes
-  // every 1×1 layer (strided ones too). The implicit convolution reads its
-  // activations at per-group offsets, which tile loads cannot, so larger
-  // kernels keep it on VNNI: as an explicit GEMM on the tiles, ResNet-50's
-  // 3×3 layers took 1.5–2.2× longer (their windows' packing), where its 1×1
-  // layers took 1.5–2.6× less (ResNet-50 int8, 1 thread: 23.9 → 19.0 ms).
+  // On AMX hosts the GEMM path runs the tiles (qgemm.h's kAmx) and takes
+  // every 1×1 layer, strided ones too (ResNet-50 int8's 1×1 layers: 1.5–2.6×
+  // faster). Larger kernels stay implicit: on the tiles when their channels
+  // are whole 64s (qconv_amx_applies; ResNet-50's 3×3 layers 3.3× faster),
+  // else on VNNI. As an explicit GEMM on the tiles, im2col packing made
+  // those 3×3 layers 1.5–2.2× slower than VNNI's implicit one.
   const bool amx = qgemm_amx_available();
   const QGemmKind kind = qgemm_kind();
   if (groups == 1 && !pointwise && !(amx && kh == 1 && kw == 1)) {
