@@ -410,6 +410,8 @@ void run_kind(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry& 
 
 }  // namespace
 
+bool qconv_amx_applies(int64_t cin) { return qgemm_amx_available() && cin % 64 == 0; }
+
 size_t qconv_packed_bytes(QGemmKind kind, int64_t c_out, int64_t cin, int64_t kh, int64_t kw) {
   const QGemmLayout l = qgemm_layout(kind);
   const int64_t cg = (cin + l.group - 1) / l.group;
@@ -456,11 +458,5 @@ void qconv_run(KernelContext& ctx, const QPackedWeights& w, const QConvGeometry&
     run_kind<int16_t, int16_t>(ctx, w, g, x, zx, e, scratch, p);
   }
 }
-
-}  // namespace ember::kernels::quantized
-
-namespace ember::kernels::quantized {
-
-bool qconv_amx_applies(int64_t cin) { return qgemm_amx_available() && cin % 64 == 0; }
 
 }  // namespace ember::kernels::quantized

@@ -18,7 +18,8 @@
 //   - kBaseline: the same int16 layout and a plain loop.
 // A fourth, kAmx (qs8_gemm_32x32_amx: TDPBSUD on AMX tiles, the VNNI kind's
 // activations and epilogue arithmetic), is never qgemm_kind()'s answer: ops
-// ask for it where it pays (op_quantized_conv2d's GEMM path) when
+// ask for it where it pays (op_quantized_conv2d: its 1×1 layers, and
+// qconv_implicit.h's convolutions with channels in whole 64s) when
 // qgemm_amx_available(). Its weights are 32-row strips stored as chunks of
 // 16 groups × 32 rows × 4 bytes (one 1 KiB A tile per 16 rows), k padded
 // to 64; a 32-column activation strip is two B tiles (rows 128 bytes apart).
