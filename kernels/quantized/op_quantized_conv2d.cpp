@@ -191,14 +191,16 @@ Error conv2d_out_prepare(KernelPrepareContext& ctx, const Tensor& input, double 
   const bool pointwise = kh == 1 && kw == 1 && st->sh == 1 && st->sw == 1 && st->ph == 0 &&
                          st->pw == 0 && st->pb == 0 && st->pr == 0;
   // On AMX hosts the GEMM path runs the tiles (qgemm.h's kAmx) and takes
-  // every 1×1 layer, strided ones too (ResNet-50 int8's 1×1 layers: 1.5–2.6×
-  // faster). Larger kernels stay implicit: on the tiles when their channels
-  // are whole 64s (qconv_amx_applies; ResNet-50's 3×3 layers 3.3× faster),
-  // else on VNNI. As an explicit GEMM on the tiles, im2col packing made
-  // those 3×3 layers 1.5–2.2× slower than VNNI's implicit one.
-  const bool amx = qgemm_amx_available();
+  // the 1×1 layers whose padding to tiles costs little (qgemm_amx_pays),
+  // strided ones too (ResNet-50 int8's 1×1 layers: 1.5–2.6× faster; the
+  // narrow ones of MobileNetV2 stay on VNNI). Larger kernels stay implicit:
+  // on the tiles when their channels are whole 64s (qconv_amx_applies;
+  // ResNet-50's 3×3 layers 3.3× faster), else on VNNI. As an explicit GEMM on
+  // the tiles, im2col packing made those 3×3 layers 1.5–2.2× slower than
+  // VNNI's implicit one.
+  const bool amx = groups == 1 && kh == 1 && kw == 1 && qgemm_amx_pays(c_out, cpg);
   const QGemmKind kind = qgemm_kind();
-  if (groups == 1 && !pointwise && !(amx && kh == 1 && kw == 1)) {
+  if (groups == 1 && !pointwise && !amx) {
     st->implicit = true;
     st->groups = ctx.allocate_state<QPackedWeights>();
     auto* sums = static_cast<int32_t*>(ctx.allocate(static_cast<size_t>(c_out) * sizeof(int32_t)));

@@ -180,5 +180,21 @@ TEST(QGemmTest, RequantizeRoundsHalfToEvenAndClamps) {
   EXPECT_EQ(requantize(-7.f, 0.f - 5, 127.f - 5, 5), 0);  // A fused relu: zero point is the floor.
 }
 
+// The tiles are chosen only where their padding adds at most half again to
+// the multiply-adds (32-row strips, k in 64s), and never off AMX hosts.
+TEST(QGemmTest, AmxPaysOnlyForLittlePadding) {
+  if (!qgemm_amx_available()) {
+    EXPECT_FALSE(qgemm_amx_pays(256, 256));
+    return;
+  }
+  EXPECT_TRUE(qgemm_amx_pays(256, 256));
+  EXPECT_TRUE(qgemm_amx_pays(32, 96));    // k 96 → 128: 1.33×.
+  EXPECT_TRUE(qgemm_amx_pays(160, 576));  // MobileNetV2's 576 → 160 projection.
+  EXPECT_FALSE(qgemm_amx_pays(96, 16));   // 16 channels padded to 64: 4×.
+  EXPECT_FALSE(qgemm_amx_pays(192, 32));  // 2×.
+  EXPECT_FALSE(qgemm_amx_pays(24, 144));  // 1.33 · 1.33 = 1.78×.
+  EXPECT_FALSE(qgemm_amx_pays(0, 64));
+}
+
 }  // namespace
 }  // namespace ember::kernels::quantized

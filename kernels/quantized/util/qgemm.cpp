@@ -426,6 +426,12 @@ QGemmKind qgemm_kind() {
 
 bool qgemm_amx_available() { return cpu_isa() >= Isa::kAmx && host_has_avx512_vnni(); }
 
+bool qgemm_amx_pays(int64_t m, int64_t k) {
+  if (!qgemm_amx_available() || m < 1 || k < 1) return false;
+  const int64_t padded = (m + 31) / 32 * 32 * ((k + 63) / 64 * 64);
+  return 2 * padded <= 3 * m * k;
+}
+
 const char* qgemm_kind_name(QGemmKind kind) {
   switch (kind) {
     case QGemmKind::kBaseline: return "baseline";

@@ -44,6 +44,12 @@ QGemmKind qgemm_kind();
 /// True when the kAmx kind runs here (cpu_isa() is amx).
 bool qgemm_amx_available();
 
+/// True when kAmx runs here and pays for an M × K weight: its 32-row strips
+/// and 64-deep k padding add at most half again to the multiply-adds. More
+/// padding runs slower than VNNI (MobileNetV2's 16- to 32-channel 1×1
+/// layers: 1.3–2× slower on the tiles).
+bool qgemm_amx_pays(int64_t m, int64_t k);
+
 /// "baseline", "avx2", "avx512vnni" or "amx".
 const char* qgemm_kind_name(QGemmKind kind);
 
