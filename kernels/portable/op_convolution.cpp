@@ -36,6 +36,7 @@
 #include "kernels/portable/util/copy.h"
 #include "kernels/portable/util/depthwise_s2_f32.h"
 #include "kernels/portable/util/gemm.h"
+#include "kernels/portable/util/conv_bf16_amx.h"
 #include "kernels/portable/util/gemm_bf16.h"
 #include "kernels/portable/util/gemv.h"
 #include "kernels/portable/util/isa_target.h"
@@ -69,6 +70,9 @@ struct ConvPrepared {
   // The bf16 weight is packed as the GEMM's B (bf16_pack_weight): execute
   // computes outᵀ = columnsᵀ · Wᵀ with bf16_gemm (bf16_positions_rows).
   bool bf16_rows = false;
+  // data != null: a 2-D bfloat16 weight packed for the AMX implicit GEMM
+  // (util/conv_bf16_amx.h), which execute runs instead of the bf16 GEMM.
+  ConvBf16AmxWeights bf16_amx;
 };
 
 // Walks k = (c, y, x) of a Cg·KH·KW reduction without divides.
@@ -897,6 +901,53 @@ void gemm_shared_columns(KernelContext& ctx, int64_t ocg, int64_t n, int64_t k,
   gemm_parallel<float>(ctx, ocg, n, k, w, b, 1.0f, 0.0f, c, c_rs, c_cs, &ep);
 }
 
+// A bfloat16 3×3 stride-1 weight off AMX runs float32 Winograd from this
+// many output positions (prepare).
+constexpr int64_t kBf16WinogradMinPositions = 28 * 28;
+
+ConvBf16AmxGeometry bf16_amx_geometry(const ConvGeometry& g) {
+  return {g.c_per_group, g.in_h, g.in_w,  g.kh,    g.kw,    g.out_h, g.out_w,
+          g.stride_h,    g.stride_w, g.pad_h, g.pad_w, g.dil_h, g.dil_w};
+}
+
+// The AMX implicit GEMM prepare chose for a bfloat16 weight: per image, the
+// bias, a residual that flattens like out and the clamp as its epilogue.
+void run_bf16_amx(KernelContext& ctx, const Tensor& input, const Tensor* bias,
+                  const ConvGeometry& g, const ConvBf16AmxWeights& w, const ConvEpilogue* fused,
+                  const Tensor* residual, int64_t res_sw, Tensor& out) {
+  const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w;
+  EMBER_KERNEL_CHECK(ctx, input.strides[3] == 1 && input.strides[2] == g.in_w &&
+                              input.strides[1] == plane_in && out.strides[1] == plane_out &&
+                              (g.out_w == 1 || out.strides[3] == 1),
+                     "input and out must be contiguous (NCHW) for the bfloat16 AMX "
+                     "convolution prepare chose");
+  const ConvBf16AmxGeometry ag = bf16_amx_geometry(g);
+  const size_t need = conv_bf16_amx_scratch_bytes(ag, ctx.threads());
+  void* scratch = ctx.scratch(need);
+  EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%zu bytes of scratch memory needed, %zu reserved",
+                     need, ctx.scratch_size());
+  for (int64_t b = 0; b < input.sizes[0]; ++b) {
+    GemmEpilogue<float> ep{};
+    if (bias != nullptr) {
+      ep.row_bias = bias->data_ptr<const float>();
+      ep.bias_stride = bias->strides[0];
+    }
+    if (fused != nullptr && (fused->residual == nullptr || residual != nullptr)) {
+      if (residual != nullptr) {
+        ep.residual = residual->data_ptr<const float>() + b * residual->strides[0];
+        ep.res_rs = residual->strides[1];
+        ep.res_cs = res_sw;
+      }
+      set_clamp(*fused, ep);
+    }
+    conv_bf16_amx_run(ctx, w, ag, input.data_ptr<const float>() + b * input.strides[0], &ep,
+                      out.data_ptr<float>() + b * out.strides[0], scratch);
+  }
+  if (fused != nullptr && fused->residual != nullptr && residual == nullptr) {
+    apply_conv_epilogue(ctx, *fused, out);  // Its clamp was left for here too.
+  }
+}
+
 template <typename T>
 void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
               int64_t groups, const ConvGeometry& g, const ConvPrepared* prepared,
@@ -934,6 +985,12 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
     if (is_2d && g.out_h > 1 && g.out_w > 1 &&
         residual->strides[2] != g.out_w * residual->strides[3]) {
       residual = nullptr;  // Added after the GEMMs instead.
+    }
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (prepared != nullptr && prepared->bf16_amx.data != nullptr) {
+      run_bf16_amx(ctx, input, bias, g, prepared->bf16_amx, fused, residual, res_sw, out);
+      return;
     }
   }
   for (int64_t b = 0; b < batch; ++b) {
@@ -1147,6 +1204,38 @@ bool gemm_weight_shape(const Tensor& input, const Tensor& weight, int64_t groups
   return *ocg > 0 && *k > 0;
 }
 
+// A 3×3 stride-1 2-D convolution with one group that Winograd suits.
+bool winograd_applies(const Tensor& weight, IntSpan stride, IntSpan dilation, int64_t groups,
+                      const Tensor& out) {
+  return weight.dim == 4 && groups == 1 && weight.sizes[2] == 3 && weight.sizes[3] == 3 &&
+         stride.size() == 2 && stride[0] == 1 && stride[1] == 1 && dilation.size() == 2 &&
+         dilation[0] == 1 && dilation[1] == 1 && out.dim == 4 && winograd_enabled() &&
+         winograd_suits(weight.sizes[1], weight.sizes[0], out.sizes[2], out.sizes[3]);
+}
+
+// The Winograd state of `weight`, whose float32 values (contiguous OIHW
+// unless they are weight's own) are `w`.
+Error prepare_winograd(KernelPrepareContext& ctx, const Tensor& weight, const float* w,
+                       int64_t ocg, int64_t k, const Tensor& out) {
+  auto* state = ctx.allocate_state<ConvPrepared>();
+  if (state == nullptr) return ctx.failure();
+  const int64_t oc = weight.sizes[0], ic = weight.sizes[1];
+  const WinogradForm form = winograd_form(ic, oc, out.sizes[2], out.sizes[3]);
+  auto* packed = static_cast<float*>(ctx.allocate(
+      static_cast<size_t>(winograd_weight_floats(oc, ic, form)) * sizeof(float), 64));
+  if (packed == nullptr) return ctx.failure();
+  *state = ConvPrepared{weight.data, nullptr, 0, ocg, k, 0, false, {}, {}, 0, false, {}};
+  const bool own = weight.dtype == ScalarType::Float;
+  state->winograd = winograd_pack_weights(w, own ? weight.strides[0] : ic * 9,
+                                          own ? weight.strides[1] : 9, own ? weight.strides[2] : 3,
+                                          own ? weight.strides[3] : 1, oc, ic, packed, form);
+  ctx.reserve_scratch(
+      winograd_scratch_bytes(ic, oc, out.sizes[2], out.sizes[3], ctx.threads(), form));
+  ctx.set_state(state);
+  ctx.mark_packed(weight);
+  return Error::Ok;
+}
+
 }  // namespace
 
 Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const Tensor& weight,
@@ -1172,6 +1261,51 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
     const Bf16GemmKind kind = bf16_gemm_kind();
     const int64_t taps = k / weight.sizes[1];
     const bool pointwise = taps == 1 && stride_is_one(stride) && padding_is_zero(padding);
+    if (weight.dim == 4 && out.dim == 4 && input.is_contiguous_dim_order() &&
+        out.is_contiguous_dim_order() &&
+        conv_bf16_amx_applies(weight.sizes[1], groups, weight.sizes[2], weight.sizes[3])) {
+      // AMX: the implicit GEMM, each input value rounded once (conv_bf16_amx.h).
+      auto* state = ctx.allocate_state<ConvPrepared>();
+      if (state == nullptr) return ctx.failure();
+      void* packed = ctx.allocate(conv_bf16_amx_weight_bytes(weight.sizes[0], weight.sizes[1],
+                                                             weight.sizes[2], weight.sizes[3]),
+                                  64);
+      if (packed == nullptr) return ctx.failure();
+      state->bf16_amx =
+          conv_bf16_amx_pack(weight.data_ptr<const uint16_t>(), weight.sizes[0], weight.sizes[1],
+                             weight.sizes[2], weight.sizes[3], packed);
+      state->weight_data = weight.data;
+      state->ocg = ocg;
+      state->k = k;
+      const auto at = [](IntSpan v, size_t i) { return v.size() > i ? v[i] : v[0]; };
+      const ConvBf16AmxGeometry ag{weight.sizes[1], input.sizes[2], input.sizes[3],
+                                   weight.sizes[2], weight.sizes[3], out.sizes[2],
+                                   out.sizes[3],    at(stride, 0),   at(stride, 1),
+                                   at(padding, 0),  at(padding, 1),  at(dilation, 0),
+                                   at(dilation, 1)};
+      ctx.reserve_scratch(conv_bf16_amx_scratch_bytes(ag, ctx.threads()));
+      ctx.set_state(state);
+      ctx.mark_packed(weight);
+      return Error::Ok;
+    }
+    if (out.dim == 4 && out.sizes[2] * out.sizes[3] >= kBf16WinogradMinPositions &&
+        winograd_applies(weight, stride, dilation, groups, out)) {
+      // Without the tiles, float32 Winograd's 4× fewer multiplies beat the
+      // bf16 GEMM's 2× rate on large 3×3 stride-1 planes (Zen 4, ResNet-50's
+      // layers, 1 thread: 1.3–1.4 ms against 2.2 at 56×56, equal at 28×28):
+      // the bf16 weight is widened back to float32 for it (exactly; the
+      // widened copy stays in the method's memory, a quarter of Winograd's
+      // packed weights).
+      const int64_t count = weight.numel;
+      auto* wf = static_cast<float*>(ctx.allocate(static_cast<size_t>(count) * sizeof(float)));
+      if (wf == nullptr) return ctx.failure();
+      const auto* bits = weight.data_ptr<const uint16_t>();
+      for (int64_t i = 0; i < count; ++i) {
+        const uint32_t u = static_cast<uint32_t>(bits[i]) << 16;
+        std::memcpy(wf + i, &u, sizeof(float));
+      }
+      return prepare_winograd(ctx, weight, wf, ocg, k, out);
+    }
     const int64_t positions = out.dim == 4 ? out.sizes[2] * out.sizes[3] : out.sizes[2];
     // Small planes: output positions as the GEMM's rows (bf16_positions_rows).
     // On 14×14 a 1×1 layer's product is too short for the two transposes
@@ -1215,28 +1349,10 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
       !gemm_weight_shape(input, weight, groups, &ocg, &k)) {
     return Error::Ok;  // Nothing to pack: execute packs per call as before.
   }
-  const bool is_2d = weight.dim == 4;
-  if (is_2d && groups == 1 && weight.sizes[2] == 3 && weight.sizes[3] == 3 && stride.size() == 2 &&
-      stride[0] == 1 && stride[1] == 1 && dilation.size() == 2 && dilation[0] == 1 &&
-      dilation[1] == 1 && out.dim == 4 && winograd_enabled() &&
-      winograd_suits(weight.sizes[1], weight.sizes[0], out.sizes[2], out.sizes[3])) {
-    auto* state = ctx.allocate_state<ConvPrepared>();
-    if (state == nullptr) return ctx.failure();
-    const int64_t oc = weight.sizes[0], ic = weight.sizes[1];
-    const WinogradForm form = winograd_form(ic, oc, out.sizes[2], out.sizes[3]);
-    auto* packed = static_cast<float*>(ctx.allocate(
-        static_cast<size_t>(winograd_weight_floats(oc, ic, form)) * sizeof(float), 64));
-    if (packed == nullptr) return ctx.failure();
-    *state = ConvPrepared{weight.data, nullptr, 0, ocg, k, 0, false, {}, {}, 0};
-    state->winograd = winograd_pack_weights(weight.data_ptr<const float>(), weight.strides[0],
-                                            weight.strides[1], weight.strides[2],
-                                            weight.strides[3], oc, ic, packed, form);
-    ctx.reserve_scratch(
-        winograd_scratch_bytes(ic, oc, out.sizes[2], out.sizes[3], ctx.threads(), form));
-    ctx.set_state(state);
-    ctx.mark_packed(weight);
-    return Error::Ok;
+  if (winograd_applies(weight, stride, dilation, groups, out)) {
+    return prepare_winograd(ctx, weight, weight.data_ptr<const float>(), ocg, k, out);
   }
+  const bool is_2d = weight.dim == 4;
   const int64_t positions = out.dim == 4 ? out.sizes[2] * out.sizes[3] : out.sizes[2];
   const bool rows = positions_as_rows(ocg, positions, k);
   const int tile = rows ? gemm_nr<float>() : gemm_mr<float>();
@@ -1276,7 +1392,7 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
   const int64_t table = rows && im2col ? im2row_table_ints(positions, k / weight.sizes[1]) : 0;
   const int64_t scratch = (rows ? transposed_out_floats(positions, ocg) : 0) + table + shared;
   if (scratch > 0) ctx.reserve_scratch(static_cast<size_t>(scratch) * sizeof(float));
-  *state = ConvPrepared{weight.data, packed, group_stride, ocg, k, tile, rows, {}, {}, 0};
+  *state = ConvPrepared{weight.data, packed, group_stride, ocg, k, tile, rows, {}, {}, 0, false, {}};
   ctx.set_state(state);
   ctx.mark_packed(weight);  // run_conv reads the panels only (the GEMM path is fixed by the weight).
   return Error::Ok;
@@ -1313,7 +1429,10 @@ void convolution_run(KernelContext& ctx, const Tensor& input_arg, const Tensor& 
   const bool bf16_weight = weight->dtype == ScalarType::BFloat16 &&
                            input->dtype == ScalarType::Float;
   if (bf16_weight) {
-    EMBER_KERNEL_CHECK(ctx, bf16_state != nullptr && bf16_state->bf16.data != nullptr &&
+    EMBER_KERNEL_CHECK(ctx, bf16_state != nullptr &&
+                                (bf16_state->bf16.data != nullptr ||
+                                 bf16_state->bf16_amx.data != nullptr ||
+                                 bf16_state->winograd.packed != nullptr) &&
                                 bf16_state->weight_data == weight->data,
                        "weight: a bfloat16 weight must be the constant packed at load");
   }

@@ -180,6 +180,13 @@ class ConvBlock(torch.nn.Module):
 # 1-D, channels crossing a tile, k over one block.
 CONVS = [
     (lambda: torch.nn.Conv2d(64, 48, 1), (1, 64, 9, 11)),
+    # Input channels in whole 32s: AMX hosts run these on the tiles as an
+    # implicit GEMM (conv_bf16_amx.h): 3×3 stride 1 and 2, 5×5 dilated, three
+    # channel groups, more than 32 output channels, a plane wider than a block.
+    (lambda: torch.nn.Conv2d(64, 48, 3, padding=1), (1, 64, 10, 9)),
+    (lambda: torch.nn.Conv2d(32, 40, 3, stride=2, padding=1), (2, 32, 13, 12)),
+    (lambda: torch.nn.Conv2d(96, 70, 5, padding=4, dilation=2), (1, 96, 11, 14)),
+    (lambda: torch.nn.Conv2d(32, 33, 3, padding=1, bias=False), (1, 32, 20, 29)),
     (lambda: torch.nn.Conv2d(16, 40, 3, stride=2, padding=1), (2, 16, 13, 12)),
     (lambda: torch.nn.Conv2d(3, 24, 7, stride=2, padding=3, bias=False), (1, 3, 30, 30)),
     (lambda: torch.nn.Conv2d(32, 64, 3, stride=1, padding=1, groups=4), (1, 32, 10, 10)),
@@ -220,10 +227,11 @@ class Winograd(torch.nn.Module):
         return self.pw(self.dw(self.conv3(x)))
 
 
-@pytest.mark.parametrize("side,converted", [(32, 1), (8, 2)])
-def test_large_winograd_and_depthwise_convolutions_stay_float32(side, converted):
-    """A 3×3 stride-1 convolution keeps float32 Winograd on a 32×32 plane and
-    converts on an 8×8 one; the depthwise one never converts."""
+@pytest.mark.parametrize("side,converted", [(32, 2), (8, 2)])
+def test_depthwise_convolutions_stay_float32(side, converted):
+    """The 3×3 and 1×1 convolutions convert on any plane (on a 32×32 one, off
+    AMX, the kernel widens the 3×3 weight back for float32 Winograd at load);
+    the depthwise one never converts. Both run within bf16's error."""
     torch.manual_seed(3)
     model = Winograd().eval()
     x = torch.randn(1, 32, side, side)
@@ -238,6 +246,29 @@ def test_large_winograd_and_depthwise_convolutions_stay_float32(side, converted)
     scale = float(want.abs().max())
     assert scale > 0.1
     assert float((got - want).abs().max()) <= 1e-2 * scale
+
+
+def test_large_3x3_planes_off_the_tiles_run_winograd_on_the_widened_weight():
+    """16 input channels (never the AMX tiles) on a 32×32 plane: the bf16
+    weight is widened back to float32 at load and runs Winograd, so the
+    activations are not rounded: the result is the product of the bf16
+    weight with the float32 input, within Winograd's error (relative to the
+    output's magnitude), and farther from the fully rounded product."""
+    torch.manual_seed(5)
+    conv = torch.nn.Conv2d(16, 24, 3, padding=1).eval()
+    x = torch.randn(1, 16, 32, 32)
+    program = _program(conv, (x,), precision="bf16")
+    ep = program.exported_program()
+    convs = [n for n in ep.graph.nodes if n.op == "call_function" and "conv" in str(n.target)]
+    assert [n.args[1].meta["val"].dtype for n in convs] == [torch.bfloat16]
+    (got,) = _run(program, (x,))
+    wr = conv.weight.detach().to(torch.bfloat16).double()
+    want = torch.nn.functional.conv2d(x.double(), wr, conv.bias.detach().double(), padding=1)
+    scale = float(want.abs().max())
+    err = float((got.double() - want).abs().max())
+    assert err <= 1e-4 * scale, f"error {err / scale:.2e} of the output's magnitude"
+    rounded, _ = _conv_reference(x, conv)
+    assert float((got.double() - rounded).abs().max()) > 10 * err
 
 
 class WeightAsInput(torch.nn.Module):

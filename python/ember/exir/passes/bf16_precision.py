@@ -13,10 +13,12 @@ float32 FMA.
 
 Convolutions with a constant weight that run as a GEMM (1-D and 2-D, not
 transposed, not depthwise) become ``ember_fused::fused_convolution`` with the
-weight in bfloat16, except 3×3 stride-1 ones with output planes of 28×28 or
-more: those run Winograd F(4×4, 3×3) in float32, which needs 4× fewer
-multiplies than the direct product, more than bf16's 2× rate buys (on small
-planes Winograd's tiles waste too much and bf16 is faster).
+weight in bfloat16. The kernel chooses at load how to run each: on AMX hosts
+an implicit GEMM on the tiles (``kernels/portable/util/conv_bf16_amx.h``);
+elsewhere a 3×3 stride-1 layer with an output plane of 28×28 or more widens
+its weight back to float32 and runs Winograd F(4×4, 3×3), whose 4× fewer
+multiplies beat AVX512-BF16's 2× rate there (this pass made that choice
+ahead of time before, which kept those layers off the tiles).
 
 It changes the numbers: each operand loses the 16 low bits of its mantissa
 (a relative error of up to 2^-9 per value), so outputs move by about 0.1–1%
@@ -39,15 +41,6 @@ from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
 
 aten = torch.ops.aten
 _FUSED_CONV = ember_fused.ops.fused_convolution.default
-# Output positions from which a 3×3 stride-1 convolution stays float32
-# Winograd: measured on ResNet-50's layers (Zen 4, 1 thread), Winograd took
-# 1.3–1.4 ms at 56×56 against bf16's 2.2, both ~equal at 28×28, and bf16 won
-# at 14×14 (1.8–1.9 ms against 2.9–3.1) and 7×7 (2.1 against 3.6), where
-# Winograd's 4×4 tiles waste more of the plane. Since Winograd takes small
-# planes' tiles as the GEMM's rows, 14×14 is a tie (256 → 256: 1.5–1.6 ms
-# float32 Winograd, 1.5 bf16; 28×28, 128 → 128: 0.96 and 0.99–1.03): bf16
-# keeps it, with half the weight's memory where Winograd needs four times.
-_WINOGRAD_MIN_POSITIONS = 28 * 28
 
 
 def _val(node: Any) -> torch.Tensor | None:
@@ -140,10 +133,6 @@ class Bf16PrecisionPass:
         ocg = weight.shape[0] // groups
         if weight.shape[1] == 1 and ocg <= 4:
             return False  # Depthwise: a direct loop, no GEMM.
-        if weight.dim() == 4 and tuple(weight.shape[2:]) == (3, 3) and list(stride) == [1, 1] \
-                and list(dilation) == [1, 1] and groups == 1 \
-                and out.shape[-1] * out.shape[-2] >= _WINOGRAD_MIN_POSITIONS:
-            return False  # Winograd in float32 (see the module's docstring).
         w16 = inputs.add(weight.to(torch.bfloat16).contiguous(), "bf16_conv_weight")
         args = (x, w16, b, list(stride), list(padding), list(dilation), groups, residual, lo, hi)
         FuseQuantizedOpsPass.replace_node(inputs.gm.graph, conv, _FUSED_CONV, args)
