@@ -1,15 +1,22 @@
-// ember_fused::linear_bf16.out(Tensor input, Tensor weight, Tensor? bias, *,
-//     Tensor(a!) out) -> Tensor(a!)
+// ember_fused::linear_bf16.out(Tensor input, Tensor weight, Tensor? bias,
+//     Tensor? residual=None, str activation="none", float? min=None,
+//     float? max=None, *, Tensor(a!) out) -> Tensor(a!)
 //
-// out = bf16(input) · weightᵀ + bias: a linear layer in Ember's opt-in bf16
-// precision (ExecutorchBackendConfig(precision="bf16"),
-// passes/bf16_precision.py). input is float32 [..., k] and is rounded to bf16
+// out = act(clamp(bf16(input) · weightᵀ + bias + residual, min, max)): a
+// linear layer in Ember's opt-in bf16 precision
+// (ExecutorchBackendConfig(precision="bf16"), passes/bf16_precision.py), with
+// fused_linear's epilogue. input is float32 [..., k] and is rounded to bf16
 // (nearest even) as the GEMM packs it; weight is a constant bfloat16 [n, k]
-// packed once at load; products are summed in float32 and the float32 bias
-// [n] is added to each tile after its last k-block; out is float32 [..., n].
-// The GEMM is util/gemm_bf16.h (VDPBF16PS where the CPU has AVX512-BF16).
+// packed once at load; products are summed in float32; the bias [n],
+// residual (out's shape), clamp and activation ("gelu", "gelu_tanh") are
+// float32, done to each block of out while it is in cache; out is float32
+// [..., n]. The GEMM is util/gemm_bf16.h (AMX tiles or VDPBF16PS where the
+// CPU has them).
+#include <algorithm>
+
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/gemm_bf16.h"
+#include "kernels/portable/util/unary_f32.h"
 #include "kernels/generated/functions/portable/op_linear_bf16.h"
 
 namespace ember::kernels::portable {
@@ -33,10 +40,34 @@ bool row_stride(const Tensor& input, int64_t* rs) {
   return true;
 }
 
+// "none" → false; "gelu" / "gelu_tanh" → true and the unary_f32 op.
+bool parse_activation(std::string_view name, bool* activate, UnaryF32* act) {
+  *activate = name != "none";
+  if (name == "gelu") *act = UnaryF32::GeluErf;
+  else if (name == "gelu_tanh") *act = UnaryF32::GeluTanh;
+  else return name == "none";
+  return true;
+}
+
 }  // namespace
 
 Error linear_bf16_out_prepare(KernelPrepareContext& ctx, const Tensor& input, const Tensor& weight,
-                              const Tensor* bias, Tensor& out) {
+                              const Tensor* bias, const Tensor* residual,
+                              std::string_view activation, std::optional<double> min,
+                              std::optional<double> max, Tensor& out) {
+  bool activate = false;
+  UnaryF32 act = UnaryF32::GeluErf;
+  EMBER_PREPARE_CHECK(ctx, parse_activation(activation, &activate, &act),
+                      "activation: must be 'none', 'gelu' or 'gelu_tanh', got '%.*s'",
+                      static_cast<int>(activation.size()), activation.data());
+  EMBER_PREPARE_CHECK(ctx, !(min && max && *min > *max), "min: %g is greater than max %g",
+                      min ? *min : 0.0, max ? *max : 0.0);
+  if (residual != nullptr) {
+    EMBER_PREPARE_CHECK(ctx, residual->dtype == ScalarType::Float,
+                        "residual: dtype %s, expected float32", scalar_type_name(residual->dtype));
+    EMBER_PREPARE_CHECK(ctx, residual->dim == out.dim,
+                        "residual: %d dimensions, the output has %d", residual->dim, out.dim);
+  }
   EMBER_PREPARE_CHECK(ctx, input.dtype == ScalarType::Float,
                       "input: dtype %s is not supported (float32 only)",
                       scalar_type_name(input.dtype));
@@ -74,7 +105,8 @@ Error linear_bf16_out_prepare(KernelPrepareContext& ctx, const Tensor& input, co
 }
 
 void linear_bf16_out(KernelContext& ctx, const Tensor& input, const Tensor& weight,
-                     const Tensor* bias, Tensor& out) {
+                     const Tensor* bias, const Tensor* residual, std::string_view activation,
+                     std::optional<double> min, std::optional<double> max, Tensor& out) {
   const auto* state = static_cast<const LinearBf16State*>(ctx.state());
   // Prepare always leaves a state; a different weight would be a program the
   // method was not loaded with.
@@ -104,6 +136,27 @@ void linear_bf16_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
     ep.col_bias = bias->data_ptr<const float>();
     ep.col_bias_stride = bias->strides[0];
   }
+  if (residual != nullptr) {
+    // Rows of the residual as out's: the same shape, its leading dims one run.
+    int64_t r_rs = 0;
+    EMBER_KERNEL_CHECK(ctx, std::ranges::equal(residual->shape(), out.shape()) &&
+                                row_stride(*residual, &r_rs),
+                       "residual: shape %s is not the output's %s as rows",
+                       ShapeStr(residual->shape()).c_str(), ShapeStr(out.shape()).c_str());
+    // The GEMM overwrites out before its epilogue reads the residual.
+    EMBER_KERNEL_CHECK(ctx, !tensors_overlap(*residual, out),
+                       "residual: its memory overlaps the output's (the memory plan must "
+                       "keep them apart)");
+    ep.residual = residual->data_ptr<const float>();
+    ep.res_rs = residual->dim >= 2 ? r_rs : 0;
+    ep.res_cs = residual->strides[residual->dim - 1];
+  }
+  if (min || max) {
+    ep.clamp = true;
+    if (min) ep.lo = static_cast<float>(*min);
+    if (max) ep.hi = static_cast<float>(*max);
+  }
+  parse_activation(activation, &ep.activate, &ep.act);
   bf16_gemm(ctx, m, input.data_ptr<const float>(), a_rs, input.strides[input.dim - 1],
             state->weight, out.data_ptr<float>(), out.dim >= 2 ? out.strides[out.dim - 2] : n,
             &ep);

@@ -113,6 +113,8 @@ def test_error_against_float32_is_stated():
     fp32 = _program(model, (x,))
     bf16 = _program(model, (x,), precision="bf16")
     assert _count(bf16, "linear_bf16") == 2 and _count(fp32, "linear_bf16") == 0
+    # GELU and the residual add are the linear layers' epilogue, as in float32.
+    assert _count(bf16, "gelu") == 0 and _count(bf16, "aten.add") == 0
     (got32,) = _run(fp32, (x,))
     (got16,) = _run(bf16, (x,))
     scale = float(want.abs().max())
@@ -122,6 +124,48 @@ def test_error_against_float32_is_stated():
     assert 1e-5 < rel <= 1e-2, f"bf16 error {rel} of the output's magnitude"
     # The weights are stored in half the bytes.
     assert len(bf16.buffer) < 0.6 * len(fp32.buffer)
+
+
+class LinearEpilogue(torch.nn.Module):
+    def __init__(self, activation: str) -> None:
+        super().__init__()
+        self.fc, self.activation = torch.nn.Linear(96, 70), activation
+
+    def forward(self, x, r):
+        y = self.fc(x) + r
+        if self.activation == "gelu":
+            return torch.nn.functional.gelu(y)
+        if self.activation == "gelu_tanh":
+            return torch.nn.functional.gelu(y, approximate="tanh")
+        return torch.nn.functional.hardtanh(y, -0.5, 1.5)
+
+
+@pytest.mark.parametrize("activation", ["gelu", "gelu_tanh", "clamp"])
+def test_epilogue_matches_the_rounded_product(activation):
+    """A linear layer, a residual add and an activation become one
+    linear_bf16 whose epilogue (the residual per tile, the activation per
+    row block) matches the float64 rounded product followed by the same ops,
+    within the bf16 kernels' bound carried through the activation (slope at
+    most 1.13), on rows that split over AMX tiles and a partial strip."""
+    torch.manual_seed(7)
+    model = LinearEpilogue(activation).eval()
+    x, r = torch.randn(3, 37, 96), torch.randn(3, 37, 70)
+    program = _program(model, (x, r), precision="bf16")
+    assert _count(program, "linear_bf16") == 1
+    assert _count(program, "gelu") == 0 and _count(program, "hardtanh") == 0
+    assert _count(program, "aten.add") == 0
+    (got,) = _run(program, (x, r))
+    want, mag = _rounded_reference(x.reshape(-1, 96), model.fc)
+    y = want.reshape(3, 37, 70) + r.double()
+    if activation == "clamp":
+        y = y.clamp(-0.5, 1.5)
+    else:
+        approximate = "tanh" if activation == "gelu_tanh" else "none"
+        y = torch.nn.functional.gelu(y, approximate=approximate)
+    bound = 1.2 * 1e-5 * (mag.reshape(3, 37, 70) + 1.0) + 2e-6 * y.abs()
+    err = (got.double() - y).abs()
+    assert bool((err <= bound).all()), f"max error over bound {float((err / bound).max())}"
+    assert float(got.std()) > 0.1
 
 
 class NotConverted(torch.nn.Module):

@@ -110,6 +110,12 @@ void run_part(const Bf16GemmArgs& g, int64_t m0, int64_t m1, int64_t s0, int64_t
   const int64_t kp = bf16_packed_pairs(w.k, w.kind);
   alignas(64) uint32_t apack[kMc * kKcp];
   alignas(64) float tile[kMR * kNR];
+  // Each tile's epilogue without the activation, which follows per block.
+  GemmEpilogue<float> tile_ep{};
+  if (g.ep != nullptr) {
+    tile_ep = *g.ep;
+    tile_ep.activate = false;
+  }
   for (int64_t pc = 0; pc < kp; pc += kKcp) {
     const int64_t kcp = kp - pc < kKcp ? kp - pc : kKcp;
     const bool first = pc == 0;
@@ -153,9 +159,16 @@ void run_part(const Bf16GemmArgs& g, int64_t m0, int64_t m1, int64_t s0, int64_t
             }
           }
           if (last && g.ep != nullptr) {
-            epilogue(w.kind, g.ep->at(ic + ir, j0), mr, nr, ct, g.c_rs);
+            epilogue(w.kind, tile_ep.at(ic + ir, j0), mr, nr, ct, g.c_rs);
           }
         }
+      }
+      // The activation (GELU) on the finished row block, whole rows of the
+      // part's columns at once: per 32-column tile its span loops cost more
+      // than the activation (gemm.h's BlockActivation).
+      if (last && g.ep != nullptr && g.ep->activate) {
+        const int64_t j0 = s0 * kNR, j1 = s1 * kNR < w.n ? s1 * kNR : w.n;
+        g.ep->activate_block(mc, j1 - j0, g.c + ic * g.c_rs + j0, g.c_rs, 1);
       }
     }
   }

@@ -191,7 +191,7 @@ def executorch_passes(
     if config.fuse_gelu_tanh:
         passes.append(("tanh GELU written out into gelu(approximate='tanh')",
                        FuseGeluTanhPass()))
-    if config.fuse_linear_activation and config.precision != "bf16":
+    if config.fuse_linear_activation:
         passes.append(("fuse linear + residual + activation", FuseLinearActivationPass()))
     if config.fuse_safe_softmax:
         passes.append(("fuse safe softmax", FuseSafeSoftmaxPass()))

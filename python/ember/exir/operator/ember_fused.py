@@ -25,13 +25,15 @@ order, so a program with fused ops means exactly what the one without meant.
   followed by a residual add and/or relu/hardtanh/clamp/GELU; its kernel
   (``kernels/portable/op_fused_linear.cpp``) does them on each output tile
   of the GEMM.
-- ``linear_bf16(input, weight, bias?) -> Tensor``: a linear layer in the
-  opt-in bf16 precision (``ExecutorchBackendConfig(precision="bf16")``,
+- ``linear_bf16(input, weight, bias?, residual?, activation="none", min?,
+  max?) -> Tensor``: a linear layer in the opt-in bf16 precision
+  (``ExecutorchBackendConfig(precision="bf16")``,
   ``ember.exir.passes.bf16_precision``): ``input`` (float32) is rounded to
   bfloat16, multiplied by ``weight`` (bfloat16 ``[out, in]``) with float32
-  sums, and the float32 ``bias`` is added; the output is float32. The kernel
-  (``kernels/portable/op_linear_bf16.cpp``) runs AVX512-BF16 where the CPU
-  has it.
+  sums, then ``fused_linear``'s epilogue in float32 (bias, residual, clamp,
+  activation); the output is float32. The kernel
+  (``kernels/portable/op_linear_bf16.cpp``) runs AMX or AVX512-BF16 where
+  the CPU has them.
 - ``safe_softmax(self, dim) -> Tensor``: ``aten._safe_softmax`` (float32):
   softmax over ``dim``, zeros for a slice whose values are all -inf. SDPA's
   math form (what ``to_edge`` makes of ``scaled_dot_product_attention``)
@@ -86,6 +88,9 @@ _POOL = ("Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
 _LINEAR = ('Tensor input, Tensor mat2, Tensor? bias, Tensor? residual, str activation="none", '
            "float? min=None, float? max=None")
 
+_LINEAR_BF16 = ('Tensor input, Tensor weight, Tensor? bias, Tensor? residual=None, '
+                'str activation="none", float? min=None, float? max=None')
+
 _SDPA = ("Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, "
          "float? scale=None")
 
@@ -94,8 +99,8 @@ SCHEMAS = {
     "fused_convolution.out": f"({_CONVOLUTION}, {_OUT}",
     "fused_linear": f"({_LINEAR}) -> Tensor",
     "fused_linear.out": f"({_LINEAR}, {_OUT}",
-    "linear_bf16": "(Tensor input, Tensor weight, Tensor? bias) -> Tensor",
-    "linear_bf16.out": f"(Tensor input, Tensor weight, Tensor? bias, {_OUT}",
+    "linear_bf16": f"({_LINEAR_BF16}) -> Tensor",
+    "linear_bf16.out": f"({_LINEAR_BF16}, {_OUT}",
     "rms_norm": "(Tensor input, Tensor? weight, float eps) -> Tensor",
     "rms_norm.out": f"(Tensor input, Tensor? weight, float eps, {_OUT}",
     "rope": "(Tensor x, Tensor cos, Tensor sin) -> Tensor",
@@ -143,11 +148,20 @@ def fused_linear(input, mat2, bias, residual, activation="none", min=None, max=N
     return _ACTIVATIONS[activation](y)
 
 
-def linear_bf16(input, weight, bias):
+def linear_bf16(input, weight, bias, residual=None, activation="none", min=None, max=None):
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"linear_bf16: activation must be one of {sorted(_ACTIVATIONS)}, "
+                         f"got {activation!r}")
     # Products of two bf16 values are exact in float32: only the sums round.
     y = torch.nn.functional.linear(input.to(torch.bfloat16).to(torch.float32),
                                    weight.to(torch.float32))
-    return y if bias is None else y + bias
+    if bias is not None:
+        y = y + bias
+    if residual is not None:
+        y = y + residual
+    if min is not None or max is not None:
+        y = torch.clamp(y, min, max)
+    return _ACTIVATIONS[activation](y)
 
 
 def rms_norm(input, weight, eps):

@@ -3,8 +3,10 @@
 With ``ExecutorchBackendConfig(precision="bf16")`` every float32 linear layer
 with a constant weight — ``addmm(bias, x, permute(w))`` or ``mm(x,
 permute(w))`` as ``to_edge`` writes ``nn.Linear``, or the same with the
-transposed weight already a constant — becomes
-``ember_fused::linear_bf16(x, bfloat16(w), bias)``
+transposed weight already a constant, or ``fused_linear`` (a linear layer
+with its residual add and activation, ``fuse_linear_activation``) — becomes
+``ember_fused::linear_bf16(x, bfloat16(w), bias[, residual, activation, min,
+max])``
 (``ember.exir.operator.ember_fused``). The weight is stored as bfloat16 (half
 the bytes); the kernel rounds the activations to bfloat16 and sums the
 products in float32, with AVX512-BF16's dot-product instruction where the CPU
@@ -41,6 +43,7 @@ from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
 
 aten = torch.ops.aten
 _FUSED_CONV = ember_fused.ops.fused_convolution.default
+_FUSED_LINEAR = ember_fused.ops.fused_linear.default
 
 
 def _val(node: Any) -> torch.Tensor | None:
@@ -60,7 +63,8 @@ class Bf16PrecisionPass:
         inputs = LiftedConstants(ep, copy_graph_module(ep.graph_module))
         self.converted = 0
         for node in list(inputs.gm.graph.nodes):
-            if calls_op(node, aten.addmm.default) or calls_op(node, aten.mm.default):
+            if calls_op(node, aten.addmm.default) or calls_op(node, aten.mm.default) \
+                    or calls_op(node, _FUSED_LINEAR):
                 self.converted += self._convert(inputs, node)
             elif calls_op(node, aten.convolution.default) or calls_op(node, _FUSED_CONV):
                 self.converted += self._convert_conv(inputs, node)
@@ -84,7 +88,16 @@ class Bf16PrecisionPass:
         return None
 
     def _convert(self, inputs: LiftedConstants, mm: torch.fx.Node) -> bool:
-        if calls_op(mm, aten.addmm.default):
+        epilogue: tuple = ()
+        if calls_op(mm, _FUSED_LINEAR):
+            # fused_linear(x, weightᵀ, bias, residual, activation, min, max):
+            # its epilogue is linear_bf16's too.
+            x, mat2, bias, residual = mm.args[:4]
+            rest = list(mm.args[4:]) + [mm.kwargs.get(k, d) for k, d in
+                                        (("activation", "none"), ("min", None),
+                                         ("max", None))][len(mm.args[4:]):]
+            epilogue = (residual, *rest)
+        elif calls_op(mm, aten.addmm.default):
             if mm.kwargs.get("beta", 1) != 1 or mm.kwargs.get("alpha", 1) != 1:
                 return False
             bias, x, mat2 = mm.args[:3]
@@ -112,7 +125,7 @@ class Bf16PrecisionPass:
                 bias = inputs.add(constant.reshape(n).contiguous(), "bf16_bias")
         weight = inputs.add(w.to(torch.bfloat16).contiguous(), "bf16_weight")
         FuseQuantizedOpsPass.replace_node(inputs.gm.graph, mm, ember_fused.ops.linear_bf16.default,
-                                          (x, weight, bias))
+                                          (x, weight, bias, *epilogue))
         return True
 
     def _convert_conv(self, inputs: LiftedConstants, conv: torch.fx.Node) -> bool:

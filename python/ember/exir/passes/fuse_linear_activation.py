@@ -28,8 +28,8 @@ It applies only when the result is the same program:
 
 Float addition commutes exactly, so ``residual + linear`` fuses too.
 ``ExecutorchBackendConfig(fuse_linear_activation=False)`` keeps the aten ops
-(a program other runtimes of the format can run); the bf16 precision keeps
-them too (its own pass rewrites the linear layers).
+(a program other runtimes of the format can run). With the bf16 precision
+its fused layers become ``linear_bf16`` with the same epilogue.
 """
 
 from __future__ import annotations
