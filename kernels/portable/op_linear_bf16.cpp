@@ -1,17 +1,19 @@
-// ember_fused::linear_bf16.out(Tensor input, Tensor weight, Tensor? bias,
-//     Tensor? residual=None, str activation="none", float? min=None,
-//     float? max=None, *, Tensor(a!) out) -> Tensor(a!)
+// ember_fused::linear_bf16.out(Tensor input, Tensor weight, Tensor? bias, *,
+//     Tensor(a!) out) -> Tensor(a!)
+// ember_fused::fused_linear_bf16.out(Tensor input, Tensor weight, Tensor? bias,
+//     Tensor? residual, str activation="none", float? min=None, float? max=None,
+//     *, Tensor(a!) out) -> Tensor(a!)
 //
-// out = act(clamp(bf16(input) · weightᵀ + bias + residual, min, max)): a
-// linear layer in Ember's opt-in bf16 precision
-// (ExecutorchBackendConfig(precision="bf16"), passes/bf16_precision.py), with
-// fused_linear's epilogue. input is float32 [..., k] and is rounded to bf16
+// out = bf16(input) · weightᵀ + bias: a linear layer in Ember's opt-in bf16
+// precision (ExecutorchBackendConfig(precision="bf16"),
+// passes/bf16_precision.py). input is float32 [..., k] and is rounded to bf16
 // (nearest even) as the GEMM packs it; weight is a constant bfloat16 [n, k]
-// packed once at load; products are summed in float32; the bias [n],
-// residual (out's shape), clamp and activation ("gelu", "gelu_tanh") are
-// float32, done to each block of out while it is in cache; out is float32
-// [..., n]. The GEMM is util/gemm_bf16.h (AMX tiles or VDPBF16PS where the
-// CPU has them).
+// packed once at load; products are summed in float32 and the float32 bias
+// [n] is added to each tile after its last k-block; out is float32 [..., n].
+// fused_linear_bf16 adds fused_linear's epilogue: + residual (out's shape)
+// per tile, then clamp(min, max), then the activation ("gelu", "gelu_tanh")
+// per finished row block, all in float32 while the block is in cache. The
+// GEMM is util/gemm_bf16.h (AMX tiles or VDPBF16PS where the CPU has them).
 #include <algorithm>
 
 #include "kernels/portable/util/args.h"
@@ -49,12 +51,9 @@ bool parse_activation(std::string_view name, bool* activate, UnaryF32* act) {
   return true;
 }
 
-}  // namespace
-
-Error linear_bf16_out_prepare(KernelPrepareContext& ctx, const Tensor& input, const Tensor& weight,
-                              const Tensor* bias, const Tensor* residual,
-                              std::string_view activation, std::optional<double> min,
-                              std::optional<double> max, Tensor& out) {
+Error prepare_linear(KernelPrepareContext& ctx, const Tensor& input, const Tensor& weight,
+                     const Tensor* bias, const Tensor* residual, std::string_view activation,
+                     std::optional<double> min, std::optional<double> max, Tensor& out) {
   bool activate = false;
   UnaryF32 act = UnaryF32::GeluErf;
   EMBER_PREPARE_CHECK(ctx, parse_activation(activation, &activate, &act),
@@ -104,9 +103,9 @@ Error linear_bf16_out_prepare(KernelPrepareContext& ctx, const Tensor& input, co
   return Error::Ok;
 }
 
-void linear_bf16_out(KernelContext& ctx, const Tensor& input, const Tensor& weight,
-                     const Tensor* bias, const Tensor* residual, std::string_view activation,
-                     std::optional<double> min, std::optional<double> max, Tensor& out) {
+void run_linear(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                const Tensor* residual, std::string_view activation, std::optional<double> min,
+                std::optional<double> max, Tensor& out) {
   const auto* state = static_cast<const LinearBf16State*>(ctx.state());
   // Prepare always leaves a state; a different weight would be a program the
   // method was not loaded with.
@@ -160,6 +159,34 @@ void linear_bf16_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
   bf16_gemm(ctx, m, input.data_ptr<const float>(), a_rs, input.strides[input.dim - 1],
             state->weight, out.data_ptr<float>(), out.dim >= 2 ? out.strides[out.dim - 2] : n,
             &ep);
+}
+
+}  // namespace
+
+Error linear_bf16_out_prepare(KernelPrepareContext& ctx, const Tensor& input, const Tensor& weight,
+                              const Tensor* bias, Tensor& out) {
+  return prepare_linear(ctx, input, weight, bias, nullptr, "none", std::nullopt, std::nullopt,
+                        out);
+}
+
+void linear_bf16_out(KernelContext& ctx, const Tensor& input, const Tensor& weight,
+                     const Tensor* bias, Tensor& out) {
+  run_linear(ctx, input, weight, bias, nullptr, "none", std::nullopt, std::nullopt, out);
+}
+
+Error fused_linear_bf16_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
+                                    const Tensor& weight, const Tensor* bias,
+                                    const Tensor* residual, std::string_view activation,
+                                    std::optional<double> min, std::optional<double> max,
+                                    Tensor& out) {
+  return prepare_linear(ctx, input, weight, bias, residual, activation, min, max, out);
+}
+
+void fused_linear_bf16_out(KernelContext& ctx, const Tensor& input, const Tensor& weight,
+                           const Tensor* bias, const Tensor* residual,
+                           std::string_view activation, std::optional<double> min,
+                           std::optional<double> max, Tensor& out) {
+  run_linear(ctx, input, weight, bias, residual, activation, min, max, out);
 }
 
 }  // namespace ember::kernels::portable

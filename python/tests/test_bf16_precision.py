@@ -143,7 +143,7 @@ class LinearEpilogue(torch.nn.Module):
 @pytest.mark.parametrize("activation", ["gelu", "gelu_tanh", "clamp"])
 def test_epilogue_matches_the_rounded_product(activation):
     """A linear layer, a residual add and an activation become one
-    linear_bf16 whose epilogue (the residual per tile, the activation per
+    fused_linear_bf16 whose epilogue (the residual per tile, the activation per
     row block) matches the float64 rounded product followed by the same ops,
     within the bf16 kernels' bound carried through the activation (slope at
     most 1.13), on rows that split over AMX tiles and a partial strip."""
@@ -151,7 +151,7 @@ def test_epilogue_matches_the_rounded_product(activation):
     model = LinearEpilogue(activation).eval()
     x, r = torch.randn(3, 37, 96), torch.randn(3, 37, 70)
     program = _program(model, (x, r), precision="bf16")
-    assert _count(program, "linear_bf16") == 1
+    assert _count(program, "fused_linear_bf16") == 1
     assert _count(program, "gelu") == 0 and _count(program, "hardtanh") == 0
     assert _count(program, "aten.add") == 0
     (got,) = _run(program, (x, r))

@@ -167,7 +167,7 @@ def test_left_alone(case):
     _close(_execute(program, inputs), want)
 
 
-def test_config_off_and_bf16_keep_addmm():
+def test_config_off_keeps_addmm_and_bf16_keeps_the_epilogue():
     model = Mlp(act="gelu_new").eval()
     inputs = _x(4, 48)
     off = _program(model, inputs, fuse_linear_activation=False, fuse_gelu_tanh=False)
@@ -175,8 +175,11 @@ def test_config_off_and_bf16_keep_addmm():
     assert _count(off, "addmm") == 2
     gelu_only = _program(model, inputs, fuse_linear_activation=False)
     assert _count(gelu_only, "tanh") == 0 and _count(gelu_only, "gelu") == 1
+    # bf16: both layers in bf16 with their epilogues (the GELU, the residual).
     bf16 = _program(model, inputs, precision="bf16")
-    assert _count(bf16, "fused_linear") == 0 and _count(bf16, "linear_bf16") == 2
+    assert _count(bf16, "linear_bf16") == 2 and _count(bf16, "fused_linear_bf16") == 2
+    assert _count(bf16, "fused_linear") == _count(bf16, "fused_linear_bf16")
+    assert _count(bf16, "gelu") == 0 and _count(bf16, "tanh") == 0
 
 
 def test_written_out_gelu_variants():

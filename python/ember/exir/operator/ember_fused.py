@@ -25,15 +25,17 @@ order, so a program with fused ops means exactly what the one without meant.
   followed by a residual add and/or relu/hardtanh/clamp/GELU; its kernel
   (``kernels/portable/op_fused_linear.cpp``) does them on each output tile
   of the GEMM.
-- ``linear_bf16(input, weight, bias?, residual?, activation="none", min?,
-  max?) -> Tensor``: a linear layer in the opt-in bf16 precision
-  (``ExecutorchBackendConfig(precision="bf16")``,
+- ``linear_bf16(input, weight, bias?) -> Tensor``: a linear layer in the
+  opt-in bf16 precision (``ExecutorchBackendConfig(precision="bf16")``,
   ``ember.exir.passes.bf16_precision``): ``input`` (float32) is rounded to
   bfloat16, multiplied by ``weight`` (bfloat16 ``[out, in]``) with float32
-  sums, then ``fused_linear``'s epilogue in float32 (bias, residual, clamp,
-  activation); the output is float32. The kernel
+  sums, and the float32 ``bias`` is added; the output is float32. The kernel
   (``kernels/portable/op_linear_bf16.cpp``) runs AMX or AVX512-BF16 where
   the CPU has them.
+- ``fused_linear_bf16(input, weight, bias?, residual?, activation="none",
+  min?, max?) -> Tensor``: ``linear_bf16`` with ``fused_linear``'s epilogue
+  in float32 (residual, clamp, activation), what the bf16 pass makes of a
+  ``fused_linear``; the same kernel file.
 - ``safe_softmax(self, dim) -> Tensor``: ``aten._safe_softmax`` (float32):
   softmax over ``dim``, zeros for a slice whose values are all -inf. SDPA's
   math form (what ``to_edge`` makes of ``scaled_dot_product_attention``)
@@ -88,7 +90,7 @@ _POOL = ("Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
 _LINEAR = ('Tensor input, Tensor mat2, Tensor? bias, Tensor? residual, str activation="none", '
            "float? min=None, float? max=None")
 
-_LINEAR_BF16 = ('Tensor input, Tensor weight, Tensor? bias, Tensor? residual=None, '
+_LINEAR_BF16 = ('Tensor input, Tensor weight, Tensor? bias, Tensor? residual, '
                 'str activation="none", float? min=None, float? max=None')
 
 _SDPA = ("Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, "
@@ -99,8 +101,10 @@ SCHEMAS = {
     "fused_convolution.out": f"({_CONVOLUTION}, {_OUT}",
     "fused_linear": f"({_LINEAR}) -> Tensor",
     "fused_linear.out": f"({_LINEAR}, {_OUT}",
-    "linear_bf16": f"({_LINEAR_BF16}) -> Tensor",
-    "linear_bf16.out": f"({_LINEAR_BF16}, {_OUT}",
+    "linear_bf16": "(Tensor input, Tensor weight, Tensor? bias) -> Tensor",
+    "linear_bf16.out": f"(Tensor input, Tensor weight, Tensor? bias, {_OUT}",
+    "fused_linear_bf16": f"({_LINEAR_BF16}) -> Tensor",
+    "fused_linear_bf16.out": f"({_LINEAR_BF16}, {_OUT}",
     "rms_norm": "(Tensor input, Tensor? weight, float eps) -> Tensor",
     "rms_norm.out": f"(Tensor input, Tensor? weight, float eps, {_OUT}",
     "rope": "(Tensor x, Tensor cos, Tensor sin) -> Tensor",
@@ -148,15 +152,18 @@ def fused_linear(input, mat2, bias, residual, activation="none", min=None, max=N
     return _ACTIVATIONS[activation](y)
 
 
-def linear_bf16(input, weight, bias, residual=None, activation="none", min=None, max=None):
-    if activation not in _ACTIVATIONS:
-        raise ValueError(f"linear_bf16: activation must be one of {sorted(_ACTIVATIONS)}, "
-                         f"got {activation!r}")
+def linear_bf16(input, weight, bias):
     # Products of two bf16 values are exact in float32: only the sums round.
     y = torch.nn.functional.linear(input.to(torch.bfloat16).to(torch.float32),
                                    weight.to(torch.float32))
-    if bias is not None:
-        y = y + bias
+    return y if bias is None else y + bias
+
+
+def fused_linear_bf16(input, weight, bias, residual, activation="none", min=None, max=None):
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"fused_linear_bf16: activation must be one of "
+                         f"{sorted(_ACTIVATIONS)}, got {activation!r}")
+    y = linear_bf16(input, weight, bias)
     if residual is not None:
         y = y + residual
     if min is not None or max is not None:
@@ -194,6 +201,7 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None):
 
 
 _FUNCTIONS = {"fused_convolution": fused_convolution, "fused_linear": fused_linear,
+              "fused_linear_bf16": fused_linear_bf16,
               "linear_bf16": linear_bf16, "rms_norm": rms_norm, "rope": rope,
               "safe_softmax": safe_softmax, "max_pool2d": max_pool2d, "sdpa": sdpa}
 

@@ -5,8 +5,8 @@ with a constant weight — ``addmm(bias, x, permute(w))`` or ``mm(x,
 permute(w))`` as ``to_edge`` writes ``nn.Linear``, or the same with the
 transposed weight already a constant, or ``fused_linear`` (a linear layer
 with its residual add and activation, ``fuse_linear_activation``) — becomes
-``ember_fused::linear_bf16(x, bfloat16(w), bias[, residual, activation, min,
-max])``
+``ember_fused::linear_bf16(x, bfloat16(w), bias)`` (a ``fused_linear``:
+``fused_linear_bf16`` with its residual, activation and clamp)
 (``ember.exir.operator.ember_fused``). The weight is stored as bfloat16 (half
 the bytes); the kernel rounds the activations to bfloat16 and sums the
 products in float32, with AVX512-BF16's dot-product instruction where the CPU
@@ -124,8 +124,14 @@ class Bf16PrecisionPass:
                     return False
                 bias = inputs.add(constant.reshape(n).contiguous(), "bf16_bias")
         weight = inputs.add(w.to(torch.bfloat16).contiguous(), "bf16_weight")
-        FuseQuantizedOpsPass.replace_node(inputs.gm.graph, mm, ember_fused.ops.linear_bf16.default,
-                                          (x, weight, bias, *epilogue))
+        if epilogue:
+            FuseQuantizedOpsPass.replace_node(inputs.gm.graph, mm,
+                                              ember_fused.ops.fused_linear_bf16.default,
+                                              (x, weight, bias, *epilogue))
+        else:
+            FuseQuantizedOpsPass.replace_node(inputs.gm.graph, mm,
+                                              ember_fused.ops.linear_bf16.default,
+                                              (x, weight, bias))
         return True
 
     def _convert_conv(self, inputs: LiftedConstants, conv: torch.fx.Node) -> bool:
