@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/portable/util/amx.h"
+#include "kernels/portable/util/conv_phase_planes.h"
 #include "kernels/portable/util/gemm_bf16.h"
 
 #if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
@@ -25,23 +26,17 @@ constexpr int64_t kUnitBlocks = 4;
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 size_t round64(size_t v) { return (v + 63) / 64 * 64; }
 
-struct Plan {
-  int64_t phases, hneed, wneed, hp, wp, plane, n, pairs, groups, taps, chunks;
+// The phase planes (plane rounded to whole 64-byte rows), then the k chunks.
+struct Plan : ConvPhasePlanes {
+  int64_t pairs, groups, taps, chunks;
   size_t act_bytes, offsets_bytes, row_bytes;
 };
 
 Plan make_plan(const ConvBf16AmxGeometry& g) {
   Plan p;
-  p.phases = g.sh * g.sw;
-  p.hneed = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
-  p.wneed = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
-  p.hp = (p.hneed + g.sh - 1) / g.sh;
-  p.wp = (p.wneed + g.sw - 1) / g.sw;
-  p.n = g.oh * p.wp;
-  const int64_t max_off = ((g.kh - 1) * g.dh / g.sh) * p.wp + ((g.kw - 1) * g.dw) / g.sw;
-  p.plane = round_up(p.n, kStrip) + max_off;
-  if (p.plane < p.hp * p.wp) p.plane = p.hp * p.wp;
-  p.plane = round_up(p.plane, 16);  // Whole 64-byte rows per plane.
+  static_cast<ConvPhasePlanes&>(p) =
+      conv_phase_planes(g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, kStrip);
+  p.plane = round_up(p.plane, 16);
   p.pairs = g.cin / 2;
   p.groups = g.cin / kChannels;
   p.taps = g.kh * g.kw;

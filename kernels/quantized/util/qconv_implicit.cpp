@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/portable/util/amx.h"
+#include "kernels/portable/util/conv_phase_planes.h"
 #include "kernels/portable/util/copy.h"
 #include "kernels/quantized/util/qinterleave.h"
 #include "kernels/quantized/util/qparams.h"
@@ -19,14 +20,11 @@ constexpr int64_t kBlockBytes = 256 * 1024;
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 size_t round64(size_t v) { return (v + 63) / 64 * 64; }
 
-struct Plan {
+// The phase planes (in pixels, the last strip's overrun included), then the
+// GEMM's blocking.
+struct Plan : portable::ConvPhasePlanes {
   QGemmLayout layout;
   int64_t cg;         // Channel groups.
-  int64_t phases;     // sh · sw
-  int64_t hneed, wneed;  // Padded rows and columns the outputs read.
-  int64_t hp, wp;     // One phase plane's rows and columns (pixels).
-  int64_t plane;      // Pixels per phase plane, with room for the last strip's overrun.
-  int64_t n;          // Flattened outputs: oh rows of wp.
   int64_t kg;         // k groups: taps · cg.
   int64_t block_cols; // Columns per block (a multiple of nr).
   uint64_t rows_read;  // Bit r: some tap reads row phase r (all set past 64 phases).
@@ -40,15 +38,9 @@ Plan make_plan(QGemmKind kind, const QConvGeometry& g) {
   p.layout = qgemm_layout(kind);
   const int64_t group = p.layout.group;
   p.cg = (g.cin + group - 1) / group;
-  p.phases = g.sh * g.sw;
-  p.hneed = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
-  p.wneed = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
-  p.hp = (p.hneed + g.sh - 1) / g.sh;
-  p.wp = (p.wneed + g.sw - 1) / g.sw;
-  p.n = g.oh * p.wp;
-  const int64_t max_off = ((g.kh - 1) * g.dh / g.sh) * p.wp + ((g.kw - 1) * g.dw) / g.sw;
-  p.plane = round_up(p.n, p.layout.nr) + max_off;
-  if (p.plane < p.hp * p.wp) p.plane = p.hp * p.wp;
+  static_cast<portable::ConvPhasePlanes&>(p) = portable::conv_phase_planes(
+      g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, p.layout.nr);
+  const int64_t max_off = p.max_off;
   p.kg = g.kh * g.kw * p.cg;
   const int64_t column_bytes = p.cg * p.phases * group * p.layout.elem;
   int64_t cols = kBlockBytes / column_bytes - max_off;
