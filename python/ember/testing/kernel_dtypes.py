@@ -187,6 +187,10 @@ _EXTRA: dict[str, Any] = {
     "ember_fused.linear_bf16.default": lambda d: [
         ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), (_W_LINEAR / 8).to(torch.bfloat16), _W_BIAS),
          {})],
+    # (kernels/portable/op_linear_bf16.cpp): the bf16 product + bias + residual, then GELU
+    "ember_fused.fused_linear_bf16.default": lambda d: [
+        ((_t(torch.arange(8.0).reshape(2, 4) - 4, d), (_W_LINEAR / 8).to(torch.bfloat16), _W_BIAS,
+          _t(torch.arange(6.0).reshape(2, 3) / 6, d), "gelu", None, None), {})],
     "ember_fused.max_pool2d.default": lambda d: [
         ((_t(torch.arange(32.0).reshape(1, 2, 4, 4) - 16, d), [2, 2]), {})],
     # (kernels/portable/op_rms_norm.cpp, op_rope.cpp)
