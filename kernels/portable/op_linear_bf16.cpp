@@ -61,12 +61,6 @@ Error prepare_linear(KernelPrepareContext& ctx, const Tensor& input, const Tenso
                       static_cast<int>(activation.size()), activation.data());
   EMBER_PREPARE_CHECK(ctx, !(min && max && *min > *max), "min: %g is greater than max %g",
                       min ? *min : 0.0, max ? *max : 0.0);
-  if (residual != nullptr) {
-    EMBER_PREPARE_CHECK(ctx, residual->dtype == ScalarType::Float,
-                        "residual: dtype %s, expected float32", scalar_type_name(residual->dtype));
-    EMBER_PREPARE_CHECK(ctx, residual->dim == out.dim,
-                        "residual: %d dimensions, the output has %d", residual->dim, out.dim);
-  }
   EMBER_PREPARE_CHECK(ctx, input.dtype == ScalarType::Float,
                       "input: dtype %s is not supported (float32 only)",
                       scalar_type_name(input.dtype));
@@ -84,6 +78,12 @@ Error prepare_linear(KernelPrepareContext& ctx, const Tensor& input, const Tenso
                         scalar_type_name(bias->dtype));
     EMBER_PREPARE_CHECK(ctx, bias->dim == 1 && bias->sizes[0] == weight.sizes[0],
                         "bias: expected shape [%d], one per output", weight.sizes[0]);
+  }
+  if (residual != nullptr) {
+    EMBER_PREPARE_CHECK(ctx, residual->dtype == ScalarType::Float,
+                        "residual: dtype %s, expected float32", scalar_type_name(residual->dtype));
+    EMBER_PREPARE_CHECK(ctx, residual->dim == out.dim,
+                        "residual: %d dimensions, the output has %d", residual->dim, out.dim);
   }
   EMBER_PREPARE_CHECK(ctx, ctx.is_constant(weight) && weight.data != nullptr,
                       "weight: must be a constant of the program (it is packed at load)");
