@@ -213,7 +213,7 @@ def measure(kind: str, path: Path, model: str, threads: int, target_s: float,
 
 def measure_int8_peak(ember_run: Path) -> dict[str, float]:
     """G multiply-adds/s of one core per int8 instruction set
-    (bench/peak/fma_peak_bench beside ember-run's build): avx512vnni, avx2."""
+    (bench/peak/fma_peak_bench beside ember-run's build): amx, avx512vnni, avx2."""
     exe = ember_run.resolve().parent.parent / "bench" / "fma_peak_bench"
     if not exe.exists():
         print(f"no {exe}: the % of int8 peak columns stay –", file=sys.stderr)
@@ -243,8 +243,15 @@ def ratio(a: float | None, b: float | None) -> str:
 def report(results: dict, threads: list[int], rounds: int, peaks: dict[str, float]) -> str:
     import onnxruntime
 
-    isa = "avx512vnni" if "avx512vnni" in peaks else "avx2" if "avx2" in peaks else None
+    # The share is of the fastest int8 path the host has (Ember's kernels take
+    # the AMX tiles where it has them, VNNI otherwise).
+    isa = next((i for i in ("amx", "avx512vnni", "avx2") if i in peaks), None)
     peak = peaks.get(isa) if isa else None
+    instruction = {"amx": "TDPBUSD tiles", "avx512vnni": "VPDPBUSD",
+                   "avx2": "VPMADDWD + VPADDD"}.get(isa or "", "")
+    slower = [f"{name} {peaks[key]:.0f}" for key, name in
+              (("avx512vnni", "VPDPBUSD"), ("avx2", "the AVX2 path's"))
+              if key != isa and key in peaks]
     lines = [
         "## int8 against float32: Ember and ONNX Runtime",
         "",
@@ -257,11 +264,9 @@ def report(results: dict, threads: list[int], rounds: int, peaks: dict[str, floa
         "weights) or `quantize_dynamic` (BERT) of the same float model."),
         ("- G MAC/s: the model's multiply-adds (convolutions and matrix products, counted on "
          "eager) per second; in brackets its share of the int8 peak, threads × "
-         + (f"{peak:.0f} G MAC/s per core ({isa}: "
-            + ("VPDPBUSD" if isa == "avx512vnni" else "VPMADDWD + VPADDD")
-            + ", `bench/peak/fma_peak_bench`, this run)" if peak else "(not measured)")
-         + "." + (f" The AVX2 path's: {peaks['avx2']:.0f} per core." if isa == "avx512vnni"
-                  and "avx2" in peaks else "")),
+         + (f"{peak:.0f} G MAC/s per core ({isa}: {instruction}, "
+            "`bench/peak/fma_peak_bench`, this run)" if peak else "(not measured)")
+         + "." + (f" Per core, {', '.join(slower)}." if slower else "")),
         "",
         ("| model | threads | Ember fp32 | Ember int8 | Ember fp32 ÷ int8 | ORT fp32 | ORT int8 "
         "| Ember int8 ÷ ORT int8 | G MAC/s: Ember int8 | G MAC/s: ORT int8 |"),

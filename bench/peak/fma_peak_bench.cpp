@@ -4,7 +4,10 @@
 // registers, enough chains to cover the FMA latency on both FMA ports, so
 // nothing but the FMA units limits it. The int8 peaks are the same for the
 // instructions Ember's int8 GEMMs are built on (kernels/quantized/util/qgemm.h):
-// VPDPBUSD on VNNI hosts, VPMADDWD plus VPADDD on AVX2 ones.
+// VPDPBUSD on VNNI hosts, VPMADDWD plus VPADDD on AVX2 ones, and on AMX hosts
+// the tile products (TDPBUSD for int8, TDPBF16PS for bf16): four independent
+// 16×16 accumulator tiles from two A and two B tiles kept in the tile
+// registers, as the 32×32 block every AMX kernel computes (amx_block.h).
 //
 //   fma_peak_bench [--benchmark_format=json]
 // Counter "GFLOP/s" = 2 flops × lanes × FMAs per second; "GMAC/s" = int8 (or
@@ -13,10 +16,13 @@
 
 #include <cstdint>
 
+#include "kernels/portable/util/amx.h"
 #include "kernels/portable/util/cpu_isa.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+
+#include "kernels/portable/util/amx_block.h"
 #define EMBER_PEAK_X86 1
 #else
 #define EMBER_PEAK_X86 0
@@ -215,6 +221,61 @@ void BM_int8_peak_avx512vnni(benchmark::State& state) {
       double(state.iterations()) * double(kIters) * 12 * 64 / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_int8_peak_avx512vnni)->Name("int8_peak/avx512vnni")->Unit(benchmark::kMillisecond);
+
+// Four tile products per iteration on the 32×32 block's tiles: 0–3 the
+// accumulators, 4–5 A, 6–7 B (zeros: the rate does not depend on the values).
+template <bool kBf16>
+EMBER_TARGET_AMX __attribute__((noinline)) int32_t tile_loop_amx(int64_t iters) {
+  alignas(64) static uint8_t operand[16 * 64] = {};
+  alignas(64) static int32_t result[16 * 16];
+  _tile_loadd(4, operand, 64);
+  _tile_loadd(5, operand, 64);
+  _tile_loadd(6, operand, 64);
+  _tile_loadd(7, operand, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t i = 0; i < iters; ++i) {
+    if constexpr (kBf16) {
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    } else {
+      _tile_dpbusd(0, 4, 6);
+      _tile_dpbusd(1, 4, 7);
+      _tile_dpbusd(2, 5, 6);
+      _tile_dpbusd(3, 5, 7);
+    }
+  }
+  _tile_stored(0, result, 64);
+  _tile_stored(1, result, 64);
+  _tile_stored(2, result, 64);
+  _tile_stored(3, result, 64);
+  return result[0];
+}
+
+// Multiply-adds per tile product: 16 × 16 outputs of 64 int8 or 32 bf16 pairs.
+template <bool kBf16>
+void BM_tile_peak_amx(benchmark::State& state) {
+  if (host_isa() < Isa::kAmx) {
+    state.SkipWithError("the host has no AMX tiles (or Linux did not grant them)");
+    return;
+  }
+  constexpr int64_t kTileIters = kIters / 16;  // A tile product is 16 × 64 ZMM VNNI steps.
+  const ember::kernels::portable::AmxTiles tiles(true);
+  for (auto _ : state) benchmark::DoNotOptimize(tile_loop_amx<kBf16>(kTileIters));
+  const double macs = double(state.iterations()) * double(kTileIters) * 4 * 16 * 16 *
+                      (kBf16 ? 32 : 64);
+  if (kBf16) {
+    state.counters["GFLOP/s"] = benchmark::Counter(2 * macs / 1e9, benchmark::Counter::kIsRate);
+  } else {
+    state.counters["GMAC/s"] = benchmark::Counter(macs / 1e9, benchmark::Counter::kIsRate);
+  }
+}
+BENCHMARK(BM_tile_peak_amx<false>)->Name("int8_peak/amx")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_tile_peak_amx<true>)->Name("bf16_peak/amx")->Unit(benchmark::kMillisecond);
 
 #endif
 
