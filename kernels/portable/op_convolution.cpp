@@ -39,6 +39,7 @@
 #include "kernels/portable/util/conv_bf16_amx.h"
 #include "kernels/portable/util/gemm_bf16.h"
 #include "kernels/portable/util/gemv.h"
+#include "kernels/portable/util/half.h"
 #include "kernels/portable/util/isa_target.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/portable/util/transpose_f32.h"
@@ -901,6 +902,32 @@ void gemm_shared_columns(KernelContext& ctx, int64_t ocg, int64_t n, int64_t k,
   gemm_parallel<float>(ctx, ocg, n, k, w, b, 1.0f, 0.0f, c, c_rs, c_cs, &ep);
 }
 
+// The GEMM epilogue of image b's channels from c0: the bias, and for float32
+// the fused op's residual (when it flattens like out: `residual` not null)
+// and clamp; a residual that does not is added after (apply_conv_epilogue).
+template <typename T>
+GemmEpilogue<T> conv_gemm_epilogue(const Tensor* bias, const ConvEpilogue* fused,
+                                   const Tensor* residual, int64_t res_sw, int64_t b,
+                                   int64_t c0) {
+  GemmEpilogue<T> ep{};
+  if (bias != nullptr) {
+    ep.row_bias = bias->data_ptr<const T>() + c0 * bias->strides[0];
+    ep.bias_stride = bias->strides[0];
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (fused != nullptr && (fused->residual == nullptr || residual != nullptr)) {
+      if (residual != nullptr) {
+        ep.residual = residual->data_ptr<const float>() + b * residual->strides[0] +
+                      c0 * residual->strides[1];
+        ep.res_rs = residual->strides[1];
+        ep.res_cs = res_sw;
+      }
+      set_clamp(*fused, ep);
+    }
+  }
+  return ep;
+}
+
 // A bfloat16 3×3 stride-1 weight off AMX runs float32 Winograd from this
 // many output positions (prepare).
 constexpr int64_t kBf16WinogradMinPositions = 28 * 28;
@@ -927,19 +954,7 @@ void run_bf16_amx(KernelContext& ctx, const Tensor& input, const Tensor* bias,
   EMBER_KERNEL_CHECK(ctx, scratch != nullptr, "%zu bytes of scratch memory needed, %zu reserved",
                      need, ctx.scratch_size());
   for (int64_t b = 0; b < input.sizes[0]; ++b) {
-    GemmEpilogue<float> ep{};
-    if (bias != nullptr) {
-      ep.row_bias = bias->data_ptr<const float>();
-      ep.bias_stride = bias->strides[0];
-    }
-    if (fused != nullptr && (fused->residual == nullptr || residual != nullptr)) {
-      if (residual != nullptr) {
-        ep.residual = residual->data_ptr<const float>() + b * residual->strides[0];
-        ep.res_rs = residual->strides[1];
-        ep.res_cs = res_sw;
-      }
-      set_clamp(*fused, ep);
-    }
+    const GemmEpilogue<float> ep = conv_gemm_epilogue<float>(bias, fused, residual, res_sw, b, 0);
     conv_bf16_amx_run(ctx, w, ag, input.data_ptr<const float>() + b * input.strides[0], &ep,
                       out.data_ptr<float>() + b * out.strides[0], scratch);
   }
@@ -998,22 +1013,7 @@ void run_conv(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
       T* c = o + b * out.strides[0] + grp * ocg * out.strides[1];
       // The bias is added to each tile after its last k-block (in L1), not
       // filled into C first.
-      GemmEpilogue<T> ep{};
-      if (bias != nullptr) {
-        ep.row_bias = bias->data_ptr<const T>() + grp * ocg * bias->strides[0];
-        ep.bias_stride = bias->strides[0];
-      }
-      if constexpr (std::is_same_v<T, float>) {
-        if (fused != nullptr && (fused->residual == nullptr || residual != nullptr)) {
-          if (residual != nullptr) {
-            ep.residual = residual->data_ptr<const float>() + b * residual->strides[0] +
-                          grp * ocg * residual->strides[1];
-            ep.res_rs = residual->strides[1];
-            ep.res_cs = res_sw;
-          }
-          set_clamp(*fused, ep);
-        }
-      }
+      GemmEpilogue<T> ep = conv_gemm_epilogue<T>(bias, fused, residual, res_sw, b, grp * ocg);
       const T beta = T(0);
       const WeightSource<T> a{w + grp * ocg * weight.strides[0], weight.strides[0],
                               weight.strides[1], w_sh, w_sw, &g};
@@ -1301,8 +1301,9 @@ Error convolution_prepare(KernelPrepareContext& ctx, const Tensor& input, const 
       if (wf == nullptr) return ctx.failure();
       const auto* bits = weight.data_ptr<const uint16_t>();
       for (int64_t i = 0; i < count; ++i) {
-        const uint32_t u = static_cast<uint32_t>(bits[i]) << 16;
-        std::memcpy(wf + i, &u, sizeof(float));
+        BFloat16 h;
+        h.bits = bits[i];
+        wf[i] = h;
       }
       return prepare_winograd(ctx, weight, wf, ocg, k, out);
     }
