@@ -18,7 +18,7 @@ from torch import nn
 from torch.export import export
 
 pytest.importorskip("ember._C")
-from ember.exir import to_edge
+from ember.exir import ExecutorchBackendConfig, to_edge
 from ember.runtime import Runtime
 
 # |error| ≤ BOUND · max|output|: the bound conv_winograd.h states (measured
@@ -42,7 +42,9 @@ class Block(nn.Module):
 
 
 def _program(model: nn.Module, example: torch.Tensor) -> bytes:
-    return to_edge(export(model, (example,))).to_executorch().buffer
+    # The NCHW convolution kernel's Winograd path: not the blocked layout.
+    config = ExecutorchBackendConfig(nchw16c_layout=False)
+    return to_edge(export(model, (example,))).to_executorch(config).buffer
 
 
 def _relative_error(got: torch.Tensor, want: torch.Tensor) -> float:

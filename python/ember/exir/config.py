@@ -110,6 +110,12 @@ class ExecutorchBackendConfig:
     ``max_pool_without_indices``: a 2-D max pool whose int64 indices nothing
     reads runs as ``ember_fused::max_pool2d``, which does not write them
     (``ember.exir.passes.max_pool_without_indices``); False keeps the aten op.
+    ``nchw16c_layout``: run float32 2-D convolutions (one group, channels in
+    whole blocks of 16, a constant weight) on the channel-blocked layout
+    NCHW16c, converting only where a chain of them starts and ends
+    (``ember.exir.passes.nchw16c_layout``, ``docs/nchw16c.md``; not with
+    ``precision="bf16"``); False keeps the NCHW convolutions. Such a program
+    runs only on runtimes with Ember's kernels.
     ``precision``: ``"fp32"`` (the default) computes in float32 as the model
     does; ``"bf16"`` runs every float32 linear layer and GEMM convolution
     with a constant weight in bf16 (``ember.exir.passes.bf16_precision``;
@@ -159,6 +165,7 @@ class ExecutorchBackendConfig:
     fuse_rms_norm: bool = True
     fuse_rope: bool = True
     max_pool_without_indices: bool = True
+    nchw16c_layout: bool = True
     precision: str = "fp32"
     dim_order_ops: bool = True
     extract_delegate_segments: bool = True

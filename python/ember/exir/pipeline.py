@@ -57,6 +57,7 @@ from ember.exir.passes.fuse_rope import FuseRopePass
 from ember.exir.passes.fuse_linear_activation import FuseLinearActivationPass
 from ember.exir.passes.fuse_safe_softmax import FuseSafeSoftmaxPass
 from ember.exir.passes.max_pool_without_indices import MaxPoolWithoutIndicesPass
+from ember.exir.passes.nchw16c_layout import Nchw16cLayoutPass
 from ember.exir.passes.fuse_dynamic_intx_linear import FuseDynamicIntxLinearPass
 from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
 from ember.exir.passes.fuse_weight_only_linear import FuseWeightOnlyLinearPass
@@ -203,6 +204,8 @@ def executorch_passes(
         passes.append(("max pooling without unread indices", MaxPoolWithoutIndicesPass()))
     if config.precision == "bf16":
         passes.append(("linear layers and convolutions in bf16", Bf16PrecisionPass()))
+    elif config.nchw16c_layout:
+        passes.append(("convolutions on the NCHW16c layout", Nchw16cLayoutPass()))
     if config.constant_folding:
         passes.append(("fold constants", ConstantFoldPass()))
     passes.append(("out variants", on_every_graph(lambda g: to_out_variants(g, bounds.shape))))

@@ -179,6 +179,16 @@ _EXTRA: dict[str, Any] = {
           _t(torch.arange(36.0).reshape(2, 2, 3, 3) / 36 - 0.5, d), _t([0.5, -0.5], d),
           [1, 1], [1, 1], [1, 1], 1, _t(torch.arange(32.0).reshape(1, 2, 4, 4) / 8, d), 0.0,
           None), {})],
+    # the NCHW16c layout (kernels/portable/op_conv2d_nchw16c.cpp, op_nchw16c_layout.cpp)
+    "ember_fused.conv2d_nchw16c.default": lambda d: [
+        ((_t(torch.arange(256.0).reshape(1, 1, 4, 4, 16) / 64 - 2, d),
+          _t(torch.arange(288.0).reshape(2, 16, 3, 3) / 288 - 0.5, d), _t([0.5, -0.5], d),
+          [1, 1], [1, 1], _t(torch.arange(256.0).reshape(1, 1, 4, 4, 16) / 256, d), 0.0,
+          None), {})],
+    "ember_fused.to_nchw16c.default": lambda d: [
+        ((_t(torch.arange(32.0).reshape(1, 2, 4, 4) - 16, d),), {})],
+    "ember_fused.from_nchw16c.default": lambda d: [
+        ((_t(torch.arange(256.0).reshape(1, 1, 4, 4, 16) - 16, d), 2), {})],
     # (kernels/portable/op_fused_linear.cpp): input @ mat2 + bias + residual, then GELU
     "ember_fused.fused_linear.default": lambda d: [
         ((_t(torch.arange(8.0).reshape(2, 4) / 4 - 1, d), _t(torch.arange(12.0).reshape(4, 3) / 12, d),

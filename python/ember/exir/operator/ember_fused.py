@@ -15,6 +15,20 @@ order, so a program with fused ops means exactly what the one without meant.
   optional (relu is ``min=0``, relu6 and hardtanh are both bounds). With a
   bfloat16 ``weight`` and a float32 ``input`` (the bf16 precision) the input
   is rounded to bfloat16 and the products summed in float32.
+- ``to_nchw16c(self) -> Tensor`` and ``from_nchw16c(self, channels) ->
+  Tensor``: the channel-blocked layout NCHW16c, float32 ``[N, C, H, W]`` as
+  ``[N, ⌈C/16⌉, H, W, 16]`` (channel ``c`` of a position at block ``c // 16``,
+  lane ``c % 16``; lanes past ``C`` zero), and back to a contiguous
+  ``[N, channels, H, W]``. ``ember.exir.passes.nchw16c_layout`` writes them
+  where a chain of blocked convolutions starts and ends
+  (``kernels/portable/op_nchw16c_layout.cpp``).
+- ``conv2d_nchw16c(input, weight, bias?, stride, padding, residual?, min?,
+  max?) -> Tensor``: ``fused_convolution`` (2-D, one group, dilation 1) on
+  blocked tensors: input ``[N, ⌈Cin/16⌉, H, W, 16]``, the model's
+  ``[Cout, Cin, KH, KW]`` weight, residual and output
+  ``[N, ⌈Cout/16⌉, OH, OW, 16]``. Its kernel
+  (``kernels/portable/op_conv2d_nchw16c.cpp``) reads the input in place
+  and stores each position's 16 channels as one vector (``docs/nchw16c.md``).
 - ``fused_linear(input, mat2, bias?, residual?, activation="none", min?,
   max?) -> Tensor``: float32 ``y = input @ mat2`` (input ``[M, K]``, mat2
   ``[K, N]``: a linear layer's weight transposed, as ``addmm`` takes it),
@@ -96,9 +110,18 @@ _LINEAR_BF16 = ('Tensor input, Tensor weight, Tensor? bias, Tensor? residual, '
 _SDPA = ("Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, "
          "float? scale=None")
 
+_CONV2D_NCHW16C = ("Tensor input, Tensor weight, Tensor? bias, int[2] stride, int[2] padding, "
+                   "Tensor? residual, float? min, float? max")
+
 SCHEMAS = {
     "fused_convolution": f"({_CONVOLUTION}) -> Tensor",
     "fused_convolution.out": f"({_CONVOLUTION}, {_OUT}",
+    "conv2d_nchw16c": f"({_CONV2D_NCHW16C}) -> Tensor",
+    "conv2d_nchw16c.out": f"({_CONV2D_NCHW16C}, {_OUT}",
+    "to_nchw16c": "(Tensor self) -> Tensor",
+    "to_nchw16c.out": f"(Tensor self, {_OUT}",
+    "from_nchw16c": "(Tensor self, int channels) -> Tensor",
+    "from_nchw16c.out": f"(Tensor self, int channels, {_OUT}",
     "fused_linear": f"({_LINEAR}) -> Tensor",
     "fused_linear.out": f"({_LINEAR}, {_OUT}",
     "linear_bf16": "(Tensor input, Tensor weight, Tensor? bias) -> Tensor",
@@ -129,6 +152,31 @@ def fused_convolution(input, weight, bias, stride, padding, dilation, groups, re
     if min is not None or max is not None:
         y = torch.clamp(y, min, max)
     return y
+
+
+NCHW16C_BLOCK = 16
+
+
+def to_nchw16c(self):
+    n, c, h, w = self.shape
+    blocks = -(-c // NCHW16C_BLOCK)
+    x = self
+    if blocks * NCHW16C_BLOCK > c:  # (cat rather than pad: pad guards symbolic sizes)
+        x = torch.cat([x, x.new_zeros(n, blocks * NCHW16C_BLOCK - c, h, w)], 1)
+    return x.reshape(n, blocks, NCHW16C_BLOCK, h, w).permute(0, 1, 3, 4, 2).contiguous()
+
+
+def from_nchw16c(self, channels):
+    n, blocks, h, w, _ = self.shape
+    x = self.permute(0, 1, 4, 2, 3).reshape(n, blocks * NCHW16C_BLOCK, h, w)
+    return x[:, :channels].contiguous()
+
+
+def conv2d_nchw16c(input, weight, bias, stride, padding, residual, min, max):
+    x = from_nchw16c(input, weight.shape[1])
+    r = None if residual is None else from_nchw16c(residual, weight.shape[0])
+    y = fused_convolution(x, weight, bias, stride, padding, [1, 1], 1, r, min, max)
+    return to_nchw16c(y)
 
 
 _ACTIVATIONS = {
@@ -201,6 +249,8 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None):
 
 
 _FUNCTIONS = {"fused_convolution": fused_convolution, "fused_linear": fused_linear,
+              "conv2d_nchw16c": conv2d_nchw16c, "to_nchw16c": to_nchw16c,
+              "from_nchw16c": from_nchw16c,
               "fused_linear_bf16": fused_linear_bf16,
               "linear_bf16": linear_bf16, "rms_norm": rms_norm, "rope": rope,
               "safe_softmax": safe_softmax, "max_pool2d": max_pool2d, "sdpa": sdpa}

@@ -1,0 +1,172 @@
+// The NCHW16c convolution's weight packing, work split and portable row
+// kernel (conv_nchw16c.h); the vector row kernels are conv_nchw16c_avx512.cpp
+// and conv_nchw16c_avx2.cpp.
+#include "kernels/portable/util/conv_nchw16c.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/portable/util/cpu_isa.h"
+
+namespace ember::kernels::portable {
+namespace {
+
+constexpr int64_t kB = kNchw16cBlock;
+
+// A pointwise layer's plane as rows of this many positions: a multiple of
+// both vector tiles (7 and 6), so only a plane's last row has a tail, and
+// small enough that a 14×14 plane still splits over two threads.
+constexpr int64_t kPointwiseRow = 42;
+
+int64_t groups_of(const Nchw16cConv& g) {
+  return (g.cout_blocks() + kNchw16cGroupBlocks - 1) / kNchw16cGroupBlocks;
+}
+
+int64_t rows_of(const Nchw16cConv& g) {
+  return g.pointwise() ? (g.out_h * g.out_w + kPointwiseRow - 1) / kPointwiseRow : g.out_h;
+}
+
+}  // namespace
+
+int64_t nchw16c_packed_weight_floats(const Nchw16cConv& g) {
+  return g.cout_blocks() * kB * g.kh * g.kw * g.cin_blocks() * kB;
+}
+
+void nchw16c_pack_weight(const Nchw16cConv& g, const float* oihw, float* dst) {
+  const int64_t cinp = g.cin_blocks() * kB, taps = g.kh * g.kw, cob = g.cout_blocks();
+  for (int64_t b0 = 0; b0 < cob; b0 += kNchw16cGroupBlocks) {
+    const int64_t nb = std::min<int64_t>(kNchw16cGroupBlocks, cob - b0);
+    const int64_t width = nb * kB;
+    for (int64_t t = 0; t < taps; ++t) {
+      for (int64_t ci = 0; ci < cinp; ++ci) {
+        for (int64_t j = 0; j < width; ++j) {
+          const int64_t co = b0 * kB + j;
+          *dst++ = co < g.cout && ci < g.cin ? oihw[(co * g.cin + ci) * taps + t] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+int64_t nchw16c_scratch_floats(const Nchw16cConv& g) {
+  if (!g.padded()) return 0;
+  return g.cin_blocks() * (g.in_h + 2 * g.pad_h) * (g.in_w + 2 * g.pad_w) * kB;
+}
+
+void nchw16c_pad_input(const Nchw16cConv& g, const float* in, float* dst) {
+  const int64_t hp = g.in_h + 2 * g.pad_h, wp = g.in_w + 2 * g.pad_w;
+  const size_t row_bytes = static_cast<size_t>(g.in_w * kB) * sizeof(float);
+  const size_t side_bytes = static_cast<size_t>(g.pad_w * kB) * sizeof(float);
+  for (int64_t cb = 0; cb < g.cin_blocks(); ++cb) {
+    float* plane = dst + cb * hp * wp * kB;
+    std::memset(plane, 0, static_cast<size_t>(g.pad_h * wp * kB) * sizeof(float));
+    for (int64_t y = 0; y < g.in_h; ++y) {
+      float* row = plane + (g.pad_h + y) * wp * kB;
+      std::memset(row, 0, side_bytes);
+      std::memcpy(row + g.pad_w * kB, in + (cb * g.in_h + y) * g.in_w * kB, row_bytes);
+      std::memset(row + (g.pad_w + g.in_w) * kB, 0, side_bytes);
+    }
+    std::memset(plane + (g.pad_h + g.in_h) * wp * kB, 0,
+                static_cast<size_t>(g.pad_h * wp * kB) * sizeof(float));
+  }
+}
+
+Nchw16cKernel nchw16c_kernel_for(const Nchw16cConv& g) {
+  const bool vector_stride = g.stride_w == 1 || g.stride_w == 2;
+  const Isa isa = cpu_isa();
+  if (vector_stride && isa >= Isa::kAvx512) return Nchw16cKernel::kAvx512;
+  if (vector_stride && isa >= Isa::kAvx2) return Nchw16cKernel::kAvx2;
+  return Nchw16cKernel::kPortable;
+}
+
+int64_t nchw16c_units(const Nchw16cConv& g) { return groups_of(g) * rows_of(g); }
+
+void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float* in,
+                        const float* packed_w, const Nchw16cEpilogue& ep, float* out,
+                        int64_t unit_first, int64_t unit_last) {
+  const int64_t rows = rows_of(g), cob = g.cout_blocks();
+  const int64_t hp = g.in_h + 2 * g.pad_h, wp = g.in_w + 2 * g.pad_w;
+  const int64_t taps = g.kh * g.kw;
+  int64_t tap_off[64];  // kh·kw ≤ 64 (checked at prepare)
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx) tap_off[ky * g.kw + kx] = (ky * wp + kx) * kB;
+  }
+  const int64_t group_floats = kNchw16cGroupBlocks * kB * taps * g.cin_blocks() * kB;
+  const int64_t out_plane = g.out_h * g.out_w * kB;
+  void (*row_fn)(const Nchw16cRow&) = kernel == Nchw16cKernel::kAvx512 ? nchw16c_row_avx512
+                                      : kernel == Nchw16cKernel::kAvx2 ? nchw16c_row_avx2
+                                                                       : nchw16c_row_portable;
+  for (int64_t u = unit_first; u < unit_last; ++u) {
+    const int64_t grp = u / rows, y = u % rows;
+    const int64_t b0 = grp * kNchw16cGroupBlocks;
+    const int64_t nb = std::min<int64_t>(kNchw16cGroupBlocks, cob - b0);
+    Nchw16cRow r{};
+    int64_t out_pos = 0;
+    if (g.pointwise()) {
+      out_pos = y * kPointwiseRow;
+      r.n = std::min<int64_t>(kPointwiseRow, g.out_h * g.out_w - out_pos);
+      r.in = in + out_pos * kB;
+      r.in_step = kB;
+    } else {
+      out_pos = y * g.out_w;
+      r.n = g.out_w;
+      r.in = in + y * g.stride_h * wp * kB;
+      r.in_step = g.stride_w * kB;
+    }
+    r.tap_off = tap_off;
+    r.taps = static_cast<int32_t>(taps);
+    r.cin_blocks = g.cin_blocks();
+    r.in_block = (g.padded() ? hp * wp : g.in_h * g.in_w) * kB;
+    r.w = packed_w + grp * group_floats;
+    r.blocks = static_cast<int32_t>(nb);
+    const int64_t last_channels = g.cout - (b0 + nb - 1) * kB;
+    r.last_lanes = static_cast<int32_t>(std::min<int64_t>(kB, last_channels));
+    r.bias = ep.bias + b0 * kB;
+    r.out = out + b0 * out_plane + out_pos * kB;
+    r.residual = ep.residual != nullptr ? ep.residual + b0 * out_plane + out_pos * kB : nullptr;
+    r.out_block = out_plane;
+    r.clamp = ep.clamp;
+    r.lo = ep.lo;
+    r.hi = ep.hi;
+    row_fn(r);
+  }
+}
+
+// The reference the vector kernels are tested against: each output from
+// zero, tap by tap and channel by channel (products rounded: no FMA in the
+// baseline build), then + bias, + residual, clamp; padded lanes of the last
+// block written as zero.
+void nchw16c_row_portable(const Nchw16cRow& r) {
+  for (int64_t i = 0; i < r.n; ++i) {
+    for (int32_t b = 0; b < r.blocks; ++b) {
+      float acc[kB] = {};
+      const float* w = r.w;
+      for (int32_t t = 0; t < r.taps; ++t) {
+        const float* x = r.in + i * r.in_step + r.tap_off[t];
+        for (int64_t cb = 0; cb < r.cin_blocks; ++cb) {
+          const float* xc = x + cb * r.in_block;
+          for (int64_t c = 0; c < kB; ++c) {
+            const float xv = xc[c];
+            const float* wr = w + (c * r.blocks + b) * kB;
+            for (int64_t l = 0; l < kB; ++l) acc[l] += xv * wr[l];
+          }
+          w += kB * r.blocks * kB;
+        }
+      }
+      float* o = r.out + b * r.out_block + i * kB;
+      const float* res = r.residual != nullptr ? r.residual + b * r.out_block + i * kB : nullptr;
+      const int32_t lanes = b == r.blocks - 1 ? r.last_lanes : static_cast<int32_t>(kB);
+      for (int64_t l = 0; l < kB; ++l) {
+        float v = acc[l] + r.bias[b * kB + l];
+        if (res != nullptr) v += res[l];
+        if (r.clamp) {  // NaN fails both tests and passes through
+          if (v < r.lo) v = r.lo;
+          if (v > r.hi) v = r.hi;
+        }
+        o[l] = l < lanes ? v : 0.0f;
+      }
+    }
+  }
+}
+
+}  // namespace ember::kernels::portable

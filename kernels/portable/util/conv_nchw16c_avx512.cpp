@@ -1,0 +1,121 @@
+// nchw16c_row_avx512: the NCHW16c convolution's row kernel for CPUs with
+// AVX-512 (conv_nchw16c.h). Compiled through a target attribute (the build
+// targets baseline x86-64); conv_nchw16c.cpp calls it only when cpu_isa()
+// says the host runs it.
+//
+// The tile is P ≤ 7 consecutive output positions × the group's NB ≤ 4
+// output blocks: 28 zmm accumulators, NB weight vectors and one broadcast.
+// Per input channel it loads NB weight vectors and broadcasts P input values
+// (from the input in place: a position's block is 16 contiguous floats, its
+// neighbour's 16·stride floats further) for P·NB FMAs: 11 loads per 28 FMAs,
+// under the two load ports' rate on a core with two FMA ports.
+#include "kernels/portable/util/conv_nchw16c.h"
+#include "kernels/portable/util/isa_target.h"
+
+// GCC 12's AVX-512 min/max intrinsics start from _mm512_undefined_ps(), which
+// -Wmaybe-uninitialized reports as a false positive (gemm_epilogue_f32.cpp).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+#if EMBER_ISA_X86
+#include <immintrin.h>
+#endif
+
+namespace ember::kernels::portable {
+
+#if EMBER_ISA_X86
+
+namespace {
+
+constexpr int kPos = 7;  // positions per tile
+
+template <int P, int NB, int S>
+EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0) {
+  constexpr int64_t kStep = 16 * S;
+  __m512 acc[P][NB];
+#pragma GCC unroll 8
+  for (int j = 0; j < P; ++j) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) acc[j][b] = _mm512_setzero_ps();
+  }
+  const float* w = r.w;
+  const float* base = r.in + i0 * kStep;
+  for (int32_t t = 0; t < r.taps; ++t) {
+    const float* x = base + r.tap_off[t];
+    for (int64_t cb = 0; cb < r.cin_blocks; ++cb) {
+#pragma GCC unroll 4
+      for (int c = 0; c < 16; ++c) {
+        __m512 wv[NB];
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; ++b) wv[b] = _mm512_loadu_ps(w + (c * NB + b) * 16);
+#pragma GCC unroll 8
+        for (int j = 0; j < P; ++j) {
+          const __m512 xv = _mm512_set1_ps(x[j * kStep + c]);
+#pragma GCC unroll 4
+          for (int b = 0; b < NB; ++b) acc[j][b] = _mm512_fmadd_ps(xv, wv[b], acc[j][b]);
+        }
+      }
+      x += r.in_block;
+      w += 16 * NB * 16;
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi);
+  const __mmask16 last = static_cast<__mmask16>((1u << r.last_lanes) - 1u);
+#pragma GCC unroll 4
+  for (int b = 0; b < NB; ++b) {
+    const __m512 bias = _mm512_loadu_ps(r.bias + b * 16);
+    const __mmask16 keep = b == NB - 1 ? last : static_cast<__mmask16>(0xffff);
+#pragma GCC unroll 8
+    for (int j = 0; j < P; ++j) {
+      const int64_t at = b * r.out_block + (i0 + j) * 16;
+      __m512 v = _mm512_add_ps(acc[j][b], bias);
+      if (r.residual != nullptr) v = _mm512_add_ps(v, _mm512_loadu_ps(r.residual + at));
+      // max/min return their second operand when either is NaN: NaN stays.
+      if (r.clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+      _mm512_storeu_ps(r.out + at, _mm512_maskz_mov_ps(keep, v));
+    }
+  }
+}
+
+template <int NB, int S>
+EMBER_TARGET_AVX512 void row(const Nchw16cRow& r) {
+  int64_t i = 0;
+  for (; i + kPos <= r.n; i += kPos) tile<kPos, NB, S>(r, i);
+  switch (r.n - i) {
+    case 1: tile<1, NB, S>(r, i); break;
+    case 2: tile<2, NB, S>(r, i); break;
+    case 3: tile<3, NB, S>(r, i); break;
+    case 4: tile<4, NB, S>(r, i); break;
+    case 5: tile<5, NB, S>(r, i); break;
+    case 6: tile<6, NB, S>(r, i); break;
+    default: break;
+  }
+}
+
+template <int S>
+void row_for_stride(const Nchw16cRow& r) {
+  switch (r.blocks) {
+    case 1: row<1, S>(r); break;
+    case 2: row<2, S>(r); break;
+    case 3: row<3, S>(r); break;
+    default: row<4, S>(r); break;
+  }
+}
+
+}  // namespace
+
+void nchw16c_row_avx512(const Nchw16cRow& r) {
+  if (r.in_step == 32) {
+    row_for_stride<2>(r);
+  } else {
+    row_for_stride<1>(r);
+  }
+}
+
+#else
+
+void nchw16c_row_avx512(const Nchw16cRow& r) { nchw16c_row_portable(r); }
+
+#endif
+
+}  // namespace ember::kernels::portable
