@@ -3,7 +3,8 @@
 //
 // A float32 2-D convolution (one group, dilation 1) on the channel-blocked
 // layout NCHW16c, then + residual, then clamp(min, max): input
-// [N, ⌈Cin/16⌉, H, W, 16], weight the model's OIHW [Cout, Cin, KH, KW]
+// [N, ⌈Cin/16⌉, H, W, 16] (or a plain NCHW [N, Cin ≤ 16, H, W]: a stem's
+// three channels are read as they are, not padded to a block), weight the model's OIHW [Cout, Cin, KH, KW]
 // (packed at prepare when it is a constant, as the pass makes sure; else
 // into scratch on every call), bias [Cout], residual and out
 // [N, ⌈Cout/16⌉, OH, OW, 16]; channels past Cout are written as zero.
@@ -66,9 +67,10 @@ bool geometry(Ctx& ctx, const Tensor& input, const Tensor& weight, IntSpan strid
   if (input.dtype != ScalarType::Float) {
     EMBER_GEOMETRY_FAIL("input: dtype %s is not supported (float32 only)", scalar_type_name(input.dtype));
   }
-  if (input.dim != 5 || input.size(4) != kB || !contiguous(input)) {
-    EMBER_GEOMETRY_FAIL("input: expected a contiguous NCHW16c tensor [N, C/16, H, W, 16], got %d "
-                "dimensions", input.dim);
+  const bool plain = input.dim == 4;
+  if (!contiguous(input) || !(plain || (input.dim == 5 && input.size(4) == kB))) {
+    EMBER_GEOMETRY_FAIL("input: expected a contiguous NCHW16c tensor [N, C/16, H, W, 16] (or an "
+                        "NCHW [N, C ≤ 16, H, W] one), got %d dimensions", input.dim);
   }
   if (weight.dtype != ScalarType::Float || weight.dim != 4) {
     EMBER_GEOMETRY_FAIL("weight: expected a float32 [Cout, Cin, KH, KW] tensor, got %s with %d "
@@ -86,6 +88,7 @@ bool geometry(Ctx& ctx, const Tensor& input, const Tensor& weight, IntSpan strid
   g->stride_w = stride[1];
   g->pad_h = padding[0];
   g->pad_w = padding[1];
+  g->plain_input = plain;
   g->in_h = input.size(2);
   g->in_w = input.size(3);
   if (g->cout < 1 || g->cin < 1 || g->kh < 1 || g->kw < 1 || g->kh * g->kw > kMaxTaps) {
@@ -95,7 +98,12 @@ bool geometry(Ctx& ctx, const Tensor& input, const Tensor& weight, IntSpan strid
                 static_cast<long long>(g->kh), static_cast<long long>(g->kw),
                 static_cast<long long>(kMaxTaps));
   }
-  if (g->cin_blocks() != input.size(1)) {
+  if (plain && (g->cin != input.size(1) || g->cin > kB)) {
+    EMBER_GEOMETRY_FAIL("input: an NCHW input of %d channels for the weight's %lld input channels "
+                        "(it takes at most %lld; block larger ones with to_nchw16c)",
+                        input.size(1), static_cast<long long>(g->cin), static_cast<long long>(kB));
+  }
+  if (!plain && g->cin_blocks() != input.size(1)) {
     EMBER_GEOMETRY_FAIL("input: %d channel blocks, the weight's %lld input channels need %lld",
                 input.size(1), static_cast<long long>(g->cin),
                 static_cast<long long>(g->cin_blocks()));

@@ -71,6 +71,38 @@ CONV_CASES = [
 ]
 
 
+@pytest.mark.parametrize("case", [(1, 3, 23, 23, 64, 7, 2, 3), (2, 5, 9, 8, 20, 3, 1, 1),
+                                  (1, 16, 6, 6, 32, 1, 1, 0)], ids=lambda c: "x".join(map(str, c)))
+def test_conv2d_nchw16c_plain_input(case):
+    # A stem's NCHW input read as it is: the same result as blocking it first.
+    xb, weight, b, stride, padding, rb, lo, hi, want = _conv_case(case, True, False, (0.0, None))
+    x = ember_fused.from_nchw16c(xb, case[1])
+    out = np.full(tuple(want.shape), np.nan, np.float32)
+    _C.call_kernel("ember_fused::conv2d_nchw16c.out",
+                   [x.numpy(), weight.numpy(), b.numpy(), stride, padding, None, lo, hi, out],
+                   constants=[1, 2])
+    cout = weight.shape[0]
+    assert_close_to_magnitude(ember_fused.from_nchw16c(torch.from_numpy(out), cout),
+                              ember_fused.from_nchw16c(want, cout), RTOL)
+
+
+@pytest.mark.parametrize("shape,k,s,p,ceil", [
+    ((1, 32, 112, 112), 3, 2, 1, False), ((2, 20, 9, 10), 3, 2, 1, True),
+    ((1, 16, 7, 7), 2, 2, 0, True), ((1, 16, 5, 5), 5, 1, 2, False)])
+def test_max_pool2d_nchw16c_matches_eager(shape, k, s, p, ceil):
+    x = torch.randn(shape)
+    x[0, 1, 2, 3] = float("nan")  # NaN wins, as in eager
+    xb = ember_fused.to_nchw16c(x)
+    want = ember_fused.max_pool2d_nchw16c(xb, [k, k], [s, s], [p, p], ceil)
+    out = np.full(tuple(want.shape), 7.0, np.float32)
+    _C.call_kernel("ember_fused::max_pool2d_nchw16c.out", [xb.numpy(), [k, k], [s, s], [p, p],
+                                                           ceil, out])
+    np.testing.assert_array_equal(out, want.numpy())
+    np.testing.assert_array_equal(
+        ember_fused.from_nchw16c(torch.from_numpy(out), shape[1]).numpy(),
+        F.max_pool2d(x, k, s, p, ceil_mode=ceil).numpy())
+
+
 def _conv_case(case, bias, residual, bounds, seed=0):
     n, cin, h, w, cout, k, s, p = case
     g = torch.Generator().manual_seed(seed)
@@ -156,9 +188,13 @@ def test_conv2d_nchw16c_errors():
         call("ember_fused::conv2d_nchw16c.out",
              [x, np.zeros((16, 48, 3, 3), np.float32), None, [1, 1], [1, 1], None, None, None,
               out], constants=[1])
-    with pytest.raises(RuntimeError, match="input: expected a contiguous NCHW16c tensor"):
+    with pytest.raises(RuntimeError, match="an NCHW input of 32 channels .* at most 16"):
         call("ember_fused::conv2d_nchw16c.out",
              [np.zeros((1, 32, 5, 5), np.float32), w, None, [1, 1], [1, 1], None, None, None,
+              out], constants=[1])
+    with pytest.raises(RuntimeError, match="input: expected a contiguous NCHW16c tensor"):
+        call("ember_fused::conv2d_nchw16c.out",
+             [np.zeros((1, 2, 5, 5, 8), np.float32), w, None, [1, 1], [1, 1], None, None, None,
               out], constants=[1])
     with pytest.raises(RuntimeError, match="smaller than the 3×3 kernel"):
         call("ember_fused::conv2d_nchw16c.out",
@@ -211,16 +247,18 @@ def _run(program, inputs):
     return Runtime.get().load_program(program.buffer).load_method("forward").execute(inputs)[0]
 
 
-def test_resnet_convolutions_stay_blocked_between_one_pair_of_conversions():
+def test_resnet_stays_blocked_from_the_stem_to_the_mean():
     torch.manual_seed(0)
     model = TinyResNet().eval()
     x = torch.randn(2, 3, 64, 64)
     program = to_edge(export(model, (x,))).to_executorch(ExecutorchBackendConfig())
-    # Every bottleneck convolution (3 + 4 + 3) is blocked; the 3-channel stem is not.
-    assert _count(program, "conv2d_nchw16c") == 10
-    assert _count(program, "to_nchw16c") == 1
+    # The stem reads the 3-channel input as it is, the pool and every
+    # bottleneck convolution (3 + 4 + 3) run blocked: one conversion, at the end.
+    assert _count(program, "conv2d_nchw16c") == 11
+    assert _count(program, "max_pool2d_nchw16c") == 1
+    assert _count(program, "to_nchw16c") == 0
     assert _count(program, "from_nchw16c") == 1
-    assert _count(program, "fused_convolution") == 1
+    assert _count(program, "fused_convolution") == 0
     assert_close_to_magnitude(_run(program, [x]), model(x), RTOL)
 
 
@@ -281,7 +319,7 @@ def test_dynamic_batch():
     batch = torch.export.Dim("batch", min=1, max=4)
     program = to_edge(export(model, (x,), dynamic_shapes=({0: batch},))).to_executorch(
         ExecutorchBackendConfig())
-    assert _count(program, "conv2d_nchw16c") == 10
+    assert _count(program, "conv2d_nchw16c") == 11
     method = Runtime.get().load_program(program.buffer).load_method("forward")
     for n in (1, 3, 4):
         xi = torch.randn(n, 3, 32, 32)

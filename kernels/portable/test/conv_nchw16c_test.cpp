@@ -1,7 +1,7 @@
 // The NCHW16c convolution (conv_nchw16c.h) against a float64 direct
 // convolution, on every row kernel the host runs (portable, AVX2, AVX-512):
 // 1×1 (pointwise planes cut into rows, with tails), 3×3 and 7×7 with
-// padding, strides 1 and 2, channel counts that are not multiples of 16
+// padding, strides 1 and 2, plain NCHW inputs (a stem's few channels), channel counts that are not multiples of 16
 // (padded lanes must come out zero), output groups of 1 to 4 blocks, with
 // bias, residual and clamp. Each element within 2e-6 · (Σ|x·w| + |bias| +
 // |residual|) of the float64 result: float32 sums of up to a few thousand
@@ -25,6 +25,7 @@ constexpr int64_t kB = kNchw16cBlock;
 struct Case {
   int64_t cin, cout, ih, iw, k, s, p;
   bool residual, clamp;
+  bool plain = false;  // the input NCHW, not blocked
 };
 
 // [C, H, W] → [⌈C/16⌉, H, W, 16], zero past C.
@@ -58,6 +59,10 @@ TEST(ConvNchw16cTest, MatchesFloat64OnEveryKernel) {
       {3, 20, 17, 17, 7, 2, 3, false, true},   // a stem: 3 channels, 7×7 stride 2
       {16, 32, 6, 6, 3, 3, 0, true, false},    // stride 3: the portable loops only
       {16, 16, 1, 1, 1, 1, 0, false, false},   // one position
+      {3, 64, 23, 23, 7, 2, 3, false, true, true},  // a plain stem, 7×7 stride 2
+      {5, 20, 9, 8, 3, 1, 1, true, false, true},    // plain, stride 1, padded output lanes
+      {16, 32, 4, 4, 1, 1, 0, false, false, true},  // plain 1×1 (not cut into long rows)
+      {2, 16, 1, 1, 1, 1, 0, false, false, true},   // plain, one position (plane of 1)
   };
   std::mt19937 rng(5);
   std::normal_distribution<float> nd;
@@ -67,6 +72,7 @@ TEST(ConvNchw16cTest, MatchesFloat64OnEveryKernel) {
     Nchw16cConv g;
     g.cin = c.cin;
     g.cout = c.cout;
+    g.plain_input = c.plain;
     g.kh = g.kw = c.k;
     g.stride_h = g.stride_w = c.s;
     g.pad_h = g.pad_w = c.p;
@@ -83,7 +89,7 @@ TEST(ConvNchw16cTest, MatchesFloat64OnEveryKernel) {
     for (auto& v : w) v = nd(rng);
     for (int64_t i = 0; i < c.cout; ++i) bias[static_cast<size_t>(i)] = nd(rng);
     for (auto& v : res) v = nd(rng);
-    const std::vector<float> xb = block(x, c.cin, c.ih, c.iw);
+    const std::vector<float> xb = c.plain ? x : block(x, c.cin, c.ih, c.iw);
     const std::vector<float> rb = block(res, c.cout, oh, ow);
     std::vector<float> packed(static_cast<size_t>(nchw16c_packed_weight_floats(g)));
     nchw16c_pack_weight(g, w.data(), packed.data());

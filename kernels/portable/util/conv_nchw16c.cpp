@@ -50,24 +50,26 @@ void nchw16c_pack_weight(const Nchw16cConv& g, const float* oihw, float* dst) {
 
 int64_t nchw16c_scratch_floats(const Nchw16cConv& g) {
   if (!g.padded()) return 0;
-  return g.cin_blocks() * (g.in_h + 2 * g.pad_h) * (g.in_w + 2 * g.pad_w) * kB;
+  const int64_t planes = g.plain_input ? g.cin : g.cin_blocks();
+  return planes * (g.in_h + 2 * g.pad_h) * (g.in_w + 2 * g.pad_w) * g.in_lanes();
 }
 
 void nchw16c_pad_input(const Nchw16cConv& g, const float* in, float* dst) {
-  const int64_t hp = g.in_h + 2 * g.pad_h, wp = g.in_w + 2 * g.pad_w;
-  const size_t row_bytes = static_cast<size_t>(g.in_w * kB) * sizeof(float);
-  const size_t side_bytes = static_cast<size_t>(g.pad_w * kB) * sizeof(float);
-  for (int64_t cb = 0; cb < g.cin_blocks(); ++cb) {
-    float* plane = dst + cb * hp * wp * kB;
-    std::memset(plane, 0, static_cast<size_t>(g.pad_h * wp * kB) * sizeof(float));
+  const int64_t hp = g.in_h + 2 * g.pad_h, wp = g.in_w + 2 * g.pad_w, l = g.in_lanes();
+  const size_t row_bytes = static_cast<size_t>(g.in_w * l) * sizeof(float);
+  const size_t side_bytes = static_cast<size_t>(g.pad_w * l) * sizeof(float);
+  const int64_t planes = g.plain_input ? g.cin : g.cin_blocks();
+  for (int64_t cb = 0; cb < planes; ++cb) {
+    float* plane = dst + cb * hp * wp * l;
+    std::memset(plane, 0, static_cast<size_t>(g.pad_h * wp * l) * sizeof(float));
     for (int64_t y = 0; y < g.in_h; ++y) {
-      float* row = plane + (g.pad_h + y) * wp * kB;
+      float* row = plane + (g.pad_h + y) * wp * l;
       std::memset(row, 0, side_bytes);
-      std::memcpy(row + g.pad_w * kB, in + (cb * g.in_h + y) * g.in_w * kB, row_bytes);
-      std::memset(row + (g.pad_w + g.in_w) * kB, 0, side_bytes);
+      std::memcpy(row + g.pad_w * l, in + (cb * g.in_h + y) * g.in_w * l, row_bytes);
+      std::memset(row + (g.pad_w + g.in_w) * l, 0, side_bytes);
     }
-    std::memset(plane + (g.pad_h + g.in_h) * wp * kB, 0,
-                static_cast<size_t>(g.pad_h * wp * kB) * sizeof(float));
+    std::memset(plane + (g.pad_h + g.in_h) * wp * l, 0,
+                static_cast<size_t>(g.pad_h * wp * l) * sizeof(float));
   }
 }
 
@@ -86,11 +88,12 @@ void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float*
                         int64_t unit_first, int64_t unit_last) {
   const int64_t rows = rows_of(g), cob = g.cout_blocks();
   const int64_t hp = g.in_h + 2 * g.pad_h, wp = g.in_w + 2 * g.pad_w;
-  const int64_t taps = g.kh * g.kw;
+  const int64_t taps = g.kh * g.kw, l = g.in_lanes();
   int64_t tap_off[64];  // kh·kw ≤ 64 (checked at prepare)
   for (int64_t ky = 0; ky < g.kh; ++ky) {
-    for (int64_t kx = 0; kx < g.kw; ++kx) tap_off[ky * g.kw + kx] = (ky * wp + kx) * kB;
+    for (int64_t kx = 0; kx < g.kw; ++kx) tap_off[ky * g.kw + kx] = (ky * wp + kx) * l;
   }
+  const int64_t in_plane = g.padded() ? hp * wp : g.in_h * g.in_w;
   const int64_t group_floats = kNchw16cGroupBlocks * kB * taps * g.cin_blocks() * kB;
   const int64_t out_plane = g.out_h * g.out_w * kB;
   void (*row_fn)(const Nchw16cRow&) = kernel == Nchw16cKernel::kAvx512 ? nchw16c_row_avx512
@@ -110,13 +113,16 @@ void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float*
     } else {
       out_pos = y * g.out_w;
       r.n = g.out_w;
-      r.in = in + y * g.stride_h * wp * kB;
-      r.in_step = g.stride_w * kB;
+      r.in = in + y * g.stride_h * wp * l;
+      r.in_step = g.stride_w * l;
     }
     r.tap_off = tap_off;
     r.taps = static_cast<int32_t>(taps);
     r.cin_blocks = g.cin_blocks();
-    r.in_block = (g.padded() ? hp * wp : g.in_h * g.in_w) * kB;
+    r.in_block = in_plane * kB;  // a plain input's 16 channels, a blocked one's block
+    r.plain = g.plain_input;
+    r.channels = static_cast<int32_t>(g.plain_input ? g.cin : kB);
+    r.in_channel = g.plain_input ? in_plane : 1;
     r.w = packed_w + grp * group_floats;
     r.blocks = static_cast<int32_t>(nb);
     const int64_t last_channels = g.cout - (b0 + nb - 1) * kB;
@@ -133,7 +139,8 @@ void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float*
 }
 
 // The reference the vector kernels are tested against: each output from
-// zero, tap by tap and channel by channel (products rounded: no FMA in the
+// zero, tap by tap and channel by channel (r.channels per block; the packed
+// weight always has 16 rows a block) (products rounded: no FMA in the
 // baseline build), then + bias, + residual, clamp; padded lanes of the last
 // block written as zero.
 void nchw16c_row_portable(const Nchw16cRow& r) {
@@ -145,8 +152,8 @@ void nchw16c_row_portable(const Nchw16cRow& r) {
         const float* x = r.in + i * r.in_step + r.tap_off[t];
         for (int64_t cb = 0; cb < r.cin_blocks; ++cb) {
           const float* xc = x + cb * r.in_block;
-          for (int64_t c = 0; c < kB; ++c) {
-            const float xv = xc[c];
+          for (int64_t c = 0; c < r.channels; ++c) {
+            const float xv = xc[c * r.in_channel];
             const float* wr = w + (c * r.blocks + b) * kB;
             for (int64_t l = 0; l < kB; ++l) acc[l] += xv * wr[l];
           }

@@ -34,6 +34,9 @@ inline constexpr int64_t kNchw16cGroupBlocks = 4;
 /// One conv2d_nchw16c call's geometry (one group; dilation 1).
 struct Nchw16cConv {
   int64_t cin = 0, cout = 0;  // channels (the weight's; the tensors pad them to 16)
+  // The input is plain NCHW [cin ≤ 16, H, W] rather than blocked (a stem's
+  // few channels: blocking them would multiply its work by 16 / cin).
+  bool plain_input = false;
   int64_t kh = 1, kw = 1;
   int64_t stride_h = 1, stride_w = 1;
   int64_t pad_h = 0, pad_w = 0;
@@ -45,8 +48,10 @@ struct Nchw16cConv {
   // A 1×1, stride-1 layer without padding reads position i of the plane for
   // output i: its plane is one long row (fewer tile tails).
   bool pointwise() const {
-    return kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1 && !padded();
+    return kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1 && !padded() && !plain_input;
   }
+  // Floats per input position and channel step in the input's layout.
+  int64_t in_lanes() const { return plain_input ? 1 : kNchw16cBlock; }
 };
 
 /// Floats of the packed weight: per group of kNchw16cGroupBlocks output
@@ -58,7 +63,7 @@ int64_t nchw16c_packed_weight_floats(const Nchw16cConv& g);
 void nchw16c_pack_weight(const Nchw16cConv& g, const float* oihw, float* dst);
 
 /// Floats of scratch one call needs: the zero-bordered copy of one image's
-/// input when the layer pads (else 0).
+/// input (blocked, or plain NCHW) when the layer pads (else 0).
 int64_t nchw16c_scratch_floats(const Nchw16cConv& g);
 
 /// The epilogue: + bias (cout_blocks·16 floats, zero past cout; required),
@@ -74,7 +79,11 @@ struct Nchw16cEpilogue {
 /// one output row and one weight group.
 struct Nchw16cRow {
   const float* in;          // the input for the row's first position, tap (0, 0)
-  int64_t in_step;          // floats between consecutive positions' inputs (stride·16)
+  int64_t in_step;          // floats between consecutive positions' inputs (stride·16;
+                            // stride for a plain input)
+  bool plain;               // the input is plain NCHW (Nchw16cConv::plain_input)
+  int32_t channels;         // input channels per block (16; cin for a plain input)
+  int64_t in_channel;       // floats between input channels (1; H·W for a plain input)
   const int64_t* tap_off;   // per tap: floats from `in`
   int32_t taps;
   int64_t cin_blocks;
@@ -91,8 +100,8 @@ struct Nchw16cRow {
   float lo, hi;
 };
 
-/// The row kernels: AVX-512 and AVX2 builds (for in_step of 16 or 32: stride
-/// 1 or 2) and the portable loops (any stride). The caller picks by cpu_isa().
+/// The row kernels: AVX-512 and AVX2 builds (strides 1 and 2) and the
+/// portable loops (any stride). The caller picks by cpu_isa().
 void nchw16c_row_avx512(const Nchw16cRow& r);
 void nchw16c_row_avx2(const Nchw16cRow& r);
 void nchw16c_row_portable(const Nchw16cRow& r);
@@ -116,8 +125,9 @@ void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float*
 /// is cut into rows of nchw16c_pointwise_row positions).
 int64_t nchw16c_units(const Nchw16cConv& g);
 
-/// Copies one image's input [cin_blocks, in_h, in_w, 16] into `dst` with a
-/// zero border of pad_h rows and pad_w columns (nchw16c_scratch_floats).
+/// Copies one image's input [cin_blocks, in_h, in_w, 16] (plain: [cin, in_h,
+/// in_w]) into `dst` with a zero border of pad_h rows and pad_w columns
+/// (nchw16c_scratch_floats).
 void nchw16c_pad_input(const Nchw16cConv& g, const float* in, float* dst);
 
 }  // namespace ember::kernels::portable

@@ -26,9 +26,10 @@ EMBER_TARGET_AVX2_FMA inline __m256i lane_mask(int lanes) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), idx);
 }
 
-template <int P, int S>
+// kPlain: a plain NCHW input, as in conv_nchw16c_avx512.cpp.
+template <int P, int S, bool kPlain>
 EMBER_TARGET_AVX2_FMA inline void tile(const Nchw16cRow& r, int64_t i0, int32_t b) {
-  constexpr int64_t kStep = 16 * S;
+  constexpr int64_t kStep = kPlain ? S : 16 * S;
   const int64_t wrow = static_cast<int64_t>(r.blocks) * 16;
   __m256 acc[P][2];
 #pragma GCC unroll 8
@@ -38,13 +39,15 @@ EMBER_TARGET_AVX2_FMA inline void tile(const Nchw16cRow& r, int64_t i0, int32_t 
   for (int32_t t = 0; t < r.taps; ++t) {
     const float* x = base + r.tap_off[t];
     for (int64_t cb = 0; cb < r.cin_blocks; ++cb) {
+      const int channels = kPlain ? r.channels : 16;
 #pragma GCC unroll 4
-      for (int c = 0; c < 16; ++c) {
+      for (int c = 0; c < channels; ++c) {
+        const float* xc = kPlain ? x + c * r.in_channel : x + c;
         const __m256 w0 = _mm256_loadu_ps(w + c * wrow);
         const __m256 w1 = _mm256_loadu_ps(w + c * wrow + 8);
 #pragma GCC unroll 8
         for (int j = 0; j < P; ++j) {
-          const __m256 xv = _mm256_broadcast_ss(x + j * kStep + c);
+          const __m256 xv = _mm256_broadcast_ss(xc + j * kStep);
           acc[j][0] = _mm256_fmadd_ps(xv, w0, acc[j][0]);
           acc[j][1] = _mm256_fmadd_ps(xv, w1, acc[j][1]);
         }
@@ -72,17 +75,17 @@ EMBER_TARGET_AVX2_FMA inline void tile(const Nchw16cRow& r, int64_t i0, int32_t 
   }
 }
 
-template <int S>
+template <int S, bool kPlain>
 EMBER_TARGET_AVX2_FMA void row(const Nchw16cRow& r) {
   for (int32_t b = 0; b < r.blocks; ++b) {
     int64_t i = 0;
-    for (; i + kPos <= r.n; i += kPos) tile<kPos, S>(r, i, b);
+    for (; i + kPos <= r.n; i += kPos) tile<kPos, S, kPlain>(r, i, b);
     switch (r.n - i) {
-      case 1: tile<1, S>(r, i, b); break;
-      case 2: tile<2, S>(r, i, b); break;
-      case 3: tile<3, S>(r, i, b); break;
-      case 4: tile<4, S>(r, i, b); break;
-      case 5: tile<5, S>(r, i, b); break;
+      case 1: tile<1, S, kPlain>(r, i, b); break;
+      case 2: tile<2, S, kPlain>(r, i, b); break;
+      case 3: tile<3, S, kPlain>(r, i, b); break;
+      case 4: tile<4, S, kPlain>(r, i, b); break;
+      case 5: tile<5, S, kPlain>(r, i, b); break;
       default: break;
     }
   }
@@ -91,10 +94,12 @@ EMBER_TARGET_AVX2_FMA void row(const Nchw16cRow& r) {
 }  // namespace
 
 void nchw16c_row_avx2(const Nchw16cRow& r) {
-  if (r.in_step == 32) {
-    row<2>(r);
+  const bool plain = r.plain;
+  const bool s2 = r.in_step == (plain ? 2 : 32);
+  if (plain) {
+    s2 ? row<2, true>(r) : row<1, true>(r);
   } else {
-    row<1>(r);
+    s2 ? row<2, false>(r) : row<1, false>(r);
   }
 }
 

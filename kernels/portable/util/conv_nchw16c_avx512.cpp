@@ -29,9 +29,11 @@ namespace {
 
 constexpr int kPos = 7;  // positions per tile
 
-template <int P, int NB, int S>
+// kPlain: a plain NCHW input (r.channels channels r.in_channel apart, a
+// position `stride` floats from the next) rather than a blocked one.
+template <int P, int NB, int S, bool kPlain>
 EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0) {
-  constexpr int64_t kStep = 16 * S;
+  constexpr int64_t kStep = kPlain ? S : 16 * S;
   __m512 acc[P][NB];
 #pragma GCC unroll 8
   for (int j = 0; j < P; ++j) {
@@ -43,14 +45,16 @@ EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0) {
   for (int32_t t = 0; t < r.taps; ++t) {
     const float* x = base + r.tap_off[t];
     for (int64_t cb = 0; cb < r.cin_blocks; ++cb) {
+      const int channels = kPlain ? r.channels : 16;
 #pragma GCC unroll 4
-      for (int c = 0; c < 16; ++c) {
+      for (int c = 0; c < channels; ++c) {
+        const float* xc = kPlain ? x + c * r.in_channel : x + c;
         __m512 wv[NB];
 #pragma GCC unroll 4
         for (int b = 0; b < NB; ++b) wv[b] = _mm512_loadu_ps(w + (c * NB + b) * 16);
 #pragma GCC unroll 8
         for (int j = 0; j < P; ++j) {
-          const __m512 xv = _mm512_set1_ps(x[j * kStep + c]);
+          const __m512 xv = _mm512_set1_ps(xc[j * kStep]);
 #pragma GCC unroll 4
           for (int b = 0; b < NB; ++b) acc[j][b] = _mm512_fmadd_ps(xv, wv[b], acc[j][b]);
         }
@@ -77,38 +81,40 @@ EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0) {
   }
 }
 
-template <int NB, int S>
+template <int NB, int S, bool kPlain>
 EMBER_TARGET_AVX512 void row(const Nchw16cRow& r) {
   int64_t i = 0;
-  for (; i + kPos <= r.n; i += kPos) tile<kPos, NB, S>(r, i);
+  for (; i + kPos <= r.n; i += kPos) tile<kPos, NB, S, kPlain>(r, i);
   switch (r.n - i) {
-    case 1: tile<1, NB, S>(r, i); break;
-    case 2: tile<2, NB, S>(r, i); break;
-    case 3: tile<3, NB, S>(r, i); break;
-    case 4: tile<4, NB, S>(r, i); break;
-    case 5: tile<5, NB, S>(r, i); break;
-    case 6: tile<6, NB, S>(r, i); break;
+    case 1: tile<1, NB, S, kPlain>(r, i); break;
+    case 2: tile<2, NB, S, kPlain>(r, i); break;
+    case 3: tile<3, NB, S, kPlain>(r, i); break;
+    case 4: tile<4, NB, S, kPlain>(r, i); break;
+    case 5: tile<5, NB, S, kPlain>(r, i); break;
+    case 6: tile<6, NB, S, kPlain>(r, i); break;
     default: break;
   }
 }
 
-template <int S>
-void row_for_stride(const Nchw16cRow& r) {
+template <int S, bool kPlain>
+void row_for(const Nchw16cRow& r) {
   switch (r.blocks) {
-    case 1: row<1, S>(r); break;
-    case 2: row<2, S>(r); break;
-    case 3: row<3, S>(r); break;
-    default: row<4, S>(r); break;
+    case 1: row<1, S, kPlain>(r); break;
+    case 2: row<2, S, kPlain>(r); break;
+    case 3: row<3, S, kPlain>(r); break;
+    default: row<4, S, kPlain>(r); break;
   }
 }
 
 }  // namespace
 
 void nchw16c_row_avx512(const Nchw16cRow& r) {
-  if (r.in_step == 32) {
-    row_for_stride<2>(r);
+  const bool plain = r.plain;
+  const bool s2 = r.in_step == (plain ? 2 : 32);
+  if (plain) {
+    s2 ? row_for<2, true>(r) : row_for<1, true>(r);
   } else {
-    row_for_stride<1>(r);
+    s2 ? row_for<2, false>(r) : row_for<1, false>(r);
   }
 }
 

@@ -185,6 +185,9 @@ _EXTRA: dict[str, Any] = {
           _t(torch.arange(288.0).reshape(2, 16, 3, 3) / 288 - 0.5, d), _t([0.5, -0.5], d),
           [1, 1], [1, 1], _t(torch.arange(256.0).reshape(1, 1, 4, 4, 16) / 256, d), 0.0,
           None), {})],
+    "ember_fused.max_pool2d_nchw16c.default": lambda d: [
+        ((_t(torch.arange(256.0).reshape(1, 1, 4, 4, 16) - 16, d), [3, 3], [2, 2], [1, 1],
+          False), {})],
     "ember_fused.to_nchw16c.default": lambda d: [
         ((_t(torch.arange(32.0).reshape(1, 2, 4, 4) - 16, d),), {})],
     "ember_fused.from_nchw16c.default": lambda d: [

@@ -24,11 +24,16 @@ order, so a program with fused ops means exactly what the one without meant.
   (``kernels/portable/op_nchw16c_layout.cpp``).
 - ``conv2d_nchw16c(input, weight, bias?, stride, padding, residual?, min?,
   max?) -> Tensor``: ``fused_convolution`` (2-D, one group, dilation 1) on
-  blocked tensors: input ``[N, ⌈Cin/16⌉, H, W, 16]``, the model's
+  blocked tensors: input ``[N, ⌈Cin/16⌉, H, W, 16]`` (or a plain
+  ``[N, Cin ≤ 16, H, W]``: a stem's three channels), the model's
   ``[Cout, Cin, KH, KW]`` weight, residual and output
   ``[N, ⌈Cout/16⌉, OH, OW, 16]``. Its kernel
   (``kernels/portable/op_conv2d_nchw16c.cpp``) reads the input in place
   and stores each position's 16 channels as one vector (``docs/nchw16c.md``).
+- ``max_pool2d_nchw16c(self, kernel_size, stride, padding, ceil_mode) ->
+  Tensor``: ``max_pool2d`` (dilation 1, no indices) of a blocked tensor, block
+  by block (``kernels/portable/op_max_pool2d_nchw16c.cpp``): ResNet's first
+  pool between its blocked stem and blocks.
 - ``fused_linear(input, mat2, bias?, residual?, activation="none", min?,
   max?) -> Tensor``: float32 ``y = input @ mat2`` (input ``[M, K]``, mat2
   ``[K, N]``: a linear layer's weight transposed, as ``addmm`` takes it),
@@ -110,6 +115,8 @@ _LINEAR_BF16 = ('Tensor input, Tensor weight, Tensor? bias, Tensor? residual, '
 _SDPA = ("Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, "
          "float? scale=None")
 
+_POOL_NCHW16C = "Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode"
+
 _CONV2D_NCHW16C = ("Tensor input, Tensor weight, Tensor? bias, int[2] stride, int[2] padding, "
                    "Tensor? residual, float? min, float? max")
 
@@ -122,6 +129,8 @@ SCHEMAS = {
     "to_nchw16c.out": f"(Tensor self, {_OUT}",
     "from_nchw16c": "(Tensor self, int channels) -> Tensor",
     "from_nchw16c.out": f"(Tensor self, int channels, {_OUT}",
+    "max_pool2d_nchw16c": f"({_POOL_NCHW16C}) -> Tensor",
+    "max_pool2d_nchw16c.out": f"({_POOL_NCHW16C}, {_OUT}",
     "fused_linear": f"({_LINEAR}) -> Tensor",
     "fused_linear.out": f"({_LINEAR}, {_OUT}",
     "linear_bf16": "(Tensor input, Tensor weight, Tensor? bias) -> Tensor",
@@ -173,10 +182,16 @@ def from_nchw16c(self, channels):
 
 
 def conv2d_nchw16c(input, weight, bias, stride, padding, residual, min, max):
-    x = from_nchw16c(input, weight.shape[1])
+    # A 4-D input is plain NCHW (a stem's few channels), a 5-D one blocked.
+    x = input if input.dim() == 4 else from_nchw16c(input, weight.shape[1])
     r = None if residual is None else from_nchw16c(residual, weight.shape[0])
     y = fused_convolution(x, weight, bias, stride, padding, [1, 1], 1, r, min, max)
     return to_nchw16c(y)
+
+
+def max_pool2d_nchw16c(self, kernel_size, stride, padding, ceil_mode):
+    x = from_nchw16c(self, self.shape[1] * NCHW16C_BLOCK)
+    return to_nchw16c(max_pool2d(x, kernel_size, stride, padding, [1, 1], ceil_mode))
 
 
 _ACTIVATIONS = {
@@ -250,7 +265,7 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None):
 
 _FUNCTIONS = {"fused_convolution": fused_convolution, "fused_linear": fused_linear,
               "conv2d_nchw16c": conv2d_nchw16c, "to_nchw16c": to_nchw16c,
-              "from_nchw16c": from_nchw16c,
+              "from_nchw16c": from_nchw16c, "max_pool2d_nchw16c": max_pool2d_nchw16c,
               "fused_linear_bf16": fused_linear_bf16,
               "linear_bf16": linear_bf16, "rms_norm": rms_norm, "rope": rope,
               "safe_softmax": safe_softmax, "max_pool2d": max_pool2d, "sdpa": sdpa}
