@@ -18,6 +18,9 @@ constexpr int64_t kB = kNchw16cBlock;
 // small enough that a 14×14 plane still splits over two threads.
 constexpr int64_t kPointwiseRow = 42;
 
+// The largest packed weight whose layer iterates rows outside groups.
+constexpr int64_t kRowsOuterWeightBytes = int64_t{1} << 20;
+
 int64_t groups_of(const Nchw16cConv& g) {
   return (g.cout_blocks() + kNchw16cGroupBlocks - 1) / kNchw16cGroupBlocks;
 }
@@ -99,8 +102,17 @@ void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float*
   void (*row_fn)(const Nchw16cRow&) = kernel == Nchw16cKernel::kAvx512 ? nchw16c_row_avx512
                                       : kernel == Nchw16cKernel::kAvx2 ? nchw16c_row_avx2
                                                                        : nchw16c_row_portable;
+  // Units are (group, row) pairs. With a weight that fits L2 the rows are
+  // outer: each input row is read from memory once and meets every group's
+  // weights while in L1/L2 (a thread's share of the rows is its share of the
+  // input). A larger weight makes the groups outer: each group's weights stay
+  // in L2 across all the rows.
+  const int64_t groups = groups_of(g);
+  const bool rows_outer = nchw16c_packed_weight_floats(g) * static_cast<int64_t>(sizeof(float)) <=
+                          kRowsOuterWeightBytes;
   for (int64_t u = unit_first; u < unit_last; ++u) {
-    const int64_t grp = u / rows, y = u % rows;
+    const int64_t grp = rows_outer ? u % groups : u / rows;
+    const int64_t y = rows_outer ? u / groups : u % rows;
     const int64_t b0 = grp * kNchw16cGroupBlocks;
     const int64_t nb = std::min<int64_t>(kNchw16cGroupBlocks, cob - b0);
     Nchw16cRow r{};

@@ -113,8 +113,9 @@ enum class Nchw16cKernel : uint8_t { kPortable, kAvx2, kAvx512 };
 /// take strides 1 and 2.
 Nchw16cKernel nchw16c_kernel_for(const Nchw16cConv& g);
 
-/// The convolution of rows [row_first, row_last) of work units of one image:
-/// a unit is (weight group, output row), group-major. `in` is the image's
+/// The convolution of work units [unit_first, unit_last) of one image: a
+/// unit is (weight group, output row), row-major when the packed weight fits
+/// L2 (1 MiB), else group-major. `in` is the image's
 /// input (its zero-bordered copy when g.padded(): nchw16c_pad_input), `out`
 /// and ep.residual the image's.
 void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float* in,
