@@ -63,6 +63,10 @@ TEST(ConvNchw16cTest, MatchesFloat64OnEveryKernel) {
       {5, 20, 9, 8, 3, 1, 1, true, false, true},    // plain, stride 1, padded output lanes
       {16, 32, 4, 4, 1, 1, 0, false, false, true},  // plain 1×1 (not cut into long rows)
       {2, 16, 1, 1, 1, 1, 0, false, false, true},   // plain, one position (plane of 1)
+      // Weights past 1 MiB: the groups outer (one group's weights in L2 for
+      // all its rows), a pointwise plane's last row short.
+      {256, 272, 7, 9, 3, 1, 1, true, true},
+      {1024, 288, 7, 8, 1, 1, 0, true, false},
   };
   std::mt19937 rng(5);
   std::normal_distribution<float> nd;
