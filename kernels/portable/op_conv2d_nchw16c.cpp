@@ -11,11 +11,14 @@
 // passes/nchw16c_layout.py writes it for the convolutions of a CNN, between
 // to_nchw16c and from_nchw16c (op_nchw16c_layout.cpp). The kernel is
 // util/conv_nchw16c.h: a direct convolution that reads the input in place,
-// with the epilogue on each tile's registers.
+// with the epilogue on each tile's registers; a 3×3 stride-1 layer on a large
+// plane runs Winograd F(4×4, 3×3) instead (util/conv_nchw16c_winograd.h;
+// EMBER_WINOGRAD=0 keeps the direct one).
 #include <cstring>
 
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/conv_nchw16c.h"
+#include "kernels/portable/util/conv_nchw16c_winograd.h"
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/parallel.h"
 #include "kernels/generated/functions/portable/op_conv2d_nchw16c.h"
@@ -31,6 +34,10 @@ struct Nchw16cPrepared {
   const float* weight;      // nchw16c_pack_weight; null: packed per call into scratch
   const float* bias;        // cout_blocks·16, zero past cout; null: per call
   Nchw16cKernel kernel;
+  // Winograd F(4×4, 3×3) (conv_nchw16c_winograd.h), chosen at prepare for a
+  // constant weight: the transformed weight and the products' zero bias.
+  const float* winograd = nullptr;
+  const float* zeros = nullptr;
 };
 
 // Scratch floats of a call: the packed weight and the bias when they were not
@@ -170,7 +177,18 @@ Error conv2d_nchw16c_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
   if (state == nullptr) return ctx.failure();
   state->g = g;
   state->kernel = nchw16c_kernel_for(g);
-  if (ctx.is_constant(weight)) {
+  if (ctx.is_constant(weight) && nchw16c_winograd_applies(g)) {
+    auto* u = static_cast<float*>(
+        ctx.allocate(static_cast<size_t>(nchw16c_winograd_weight_floats(g)) * sizeof(float)));
+    auto* z = static_cast<float*>(
+        ctx.allocate(static_cast<size_t>(g.cout_blocks() * kB) * sizeof(float)));
+    if (u == nullptr || z == nullptr) return ctx.failure();
+    nchw16c_winograd_pack_weight(g, weight.data_ptr<const float>(), u);
+    std::memset(z, 0, static_cast<size_t>(g.cout_blocks() * kB) * sizeof(float));
+    ctx.mark_packed(weight);
+    state->winograd = u;
+    state->zeros = z;
+  } else if (ctx.is_constant(weight)) {
     auto* w = static_cast<float*>(
         ctx.allocate(static_cast<size_t>(nchw16c_packed_weight_floats(g)) * sizeof(float)));
     if (w == nullptr) return ctx.failure();
@@ -186,8 +204,10 @@ Error conv2d_nchw16c_out_prepare(KernelPrepareContext& ctx, const Tensor& input,
     if (bias != nullptr) ctx.mark_packed(*bias);
     state->bias = b;
   }
-  const int64_t floats = weight_scratch(g, state->weight != nullptr) +
-                         bias_scratch(g, state->bias != nullptr) + nchw16c_scratch_floats(g);
+  const bool packed = state->weight != nullptr || state->winograd != nullptr;
+  const int64_t floats = weight_scratch(g, packed) + bias_scratch(g, state->bias != nullptr) +
+                         (state->winograd != nullptr ? nchw16c_winograd_scratch_floats(g)
+                                                     : nchw16c_scratch_floats(g));
   ctx.reserve_scratch(static_cast<size_t>(floats) * sizeof(float));
   ctx.set_state(state);
   return Error::Ok;
@@ -220,16 +240,18 @@ void conv2d_nchw16c_out(KernelContext& ctx, const Tensor& input, const Tensor& w
     EMBER_KERNEL_CHECK(ctx, bias->dtype == ScalarType::Float && bias->numel == g.cout,
                        "bias: expected a float32 [%lld] tensor", static_cast<long long>(g.cout));
   }
-  const int64_t w_floats = weight_scratch(g, p->weight != nullptr);
+  const bool winograd = p->winograd != nullptr;
+  const int64_t w_floats = weight_scratch(g, p->weight != nullptr || winograd);
   const int64_t b_floats = bias_scratch(g, p->bias != nullptr);
-  const int64_t floats = w_floats + b_floats + nchw16c_scratch_floats(g);
+  const int64_t floats = w_floats + b_floats + (winograd ? nchw16c_winograd_scratch_floats(g)
+                                                         : nchw16c_scratch_floats(g));
   auto* scratch = static_cast<float*>(ctx.scratch(static_cast<size_t>(floats) * sizeof(float)));
   EMBER_KERNEL_CHECK(ctx, floats == 0 || scratch != nullptr,
                      "needs %zu bytes of scratch, the method has %zu (a larger input than the "
                      "planned one?)", static_cast<size_t>(floats) * sizeof(float),
                      ctx.scratch_size());
   const float* packed_w = p->weight;
-  if (packed_w == nullptr) {
+  if (packed_w == nullptr && !winograd) {
     nchw16c_pack_weight(g, weight.data_ptr<const float>(), scratch);
     packed_w = scratch;
   }
@@ -250,11 +272,16 @@ void conv2d_nchw16c_out(KernelContext& ctx, const Tensor& input, const Tensor& w
   const int64_t macs = g.cout * g.out_h * g.out_w * g.cin * g.kh * g.kw;
   for (int64_t n = 0; n < input.size(0); ++n) {
     const float* x = input.data_ptr<const float>() + n * in_image;
+    ep.residual = residual != nullptr ? residual->data_ptr<const float>() + n * out_image : nullptr;
+    if (winograd) {
+      nchw16c_winograd(ctx, g, p->kernel, x, p->winograd, ep, p->zeros,
+                       out.data_ptr<float>() + n * out_image, padded);
+      continue;
+    }
     if (g.padded()) {
       nchw16c_pad_input(g, x, padded);
       x = padded;
     }
-    ep.residual = residual != nullptr ? residual->data_ptr<const float>() + n * out_image : nullptr;
     float* o = out.data_ptr<float>() + n * out_image;
     auto run = [&](int64_t first, int64_t last) {
       nchw16c_conv_units(g, p->kernel, x, packed_w, ep, o, first, last);

@@ -161,6 +161,31 @@ def test_conv2d_nchw16c_weight_not_a_constant(case):
                               ember_fused.from_nchw16c(want, cout), RTOL)
 
 
+@pytest.mark.parametrize("case", [(1, 64, 28, 28, 64, 3, 1, 1), (2, 40, 30, 29, 70, 3, 1, 1),
+                                  (1, 32, 33, 31, 48, 3, 1, 0)],
+                         ids=lambda c: "x".join(map(str, c)))
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv2d_nchw16c_winograd_matches_eager(case, threads):
+    # 3×3 stride 1 on planes of 28×28 or more: Winograd F(4×4, 3×3) with a
+    # constant weight (the transforms cost some accuracy: 3e-5 of the magnitude).
+    xb, weight, b, stride, padding, rb, lo, hi, want = _conv_case(case, True, True, (-1.0, 2.0))
+    out = np.full(tuple(want.shape), np.nan, np.float32)
+    before = _C.threads()
+    _C.set_threads(threads)
+    try:
+        _C.call_kernel("ember_fused::conv2d_nchw16c.out",
+                       [xb.numpy(), weight.numpy(), b.numpy(), stride, padding, rb.numpy(), lo,
+                        hi, out], constants=[1, 2], runs=2)
+    finally:
+        _C.set_threads(before)
+    cout = weight.shape[0]
+    got = torch.from_numpy(out)
+    assert_close_to_magnitude(ember_fused.from_nchw16c(got, cout),
+                              ember_fused.from_nchw16c(want, cout), 3e-5)
+    if cout % 16:
+        assert not got[:, -1, ..., cout % 16:].any()
+
+
 def test_conv2d_nchw16c_threads_give_the_same_bits():
     xb, weight, b, stride, padding, rb, lo, hi, want = _conv_case(
         (1, 64, 14, 14, 128, 3, 1, 1), True, True, (0.0, None))

@@ -287,8 +287,10 @@ def test_packed_constants_are_dropped_from_a_mapped_file(tmp_path: Path) -> None
     program.save(str(pte))
     mapped = Runtime.get().load_program(str(pte)).load_method("forward")
     in_memory = Runtime.get().load_program(program.buffer).load_method("forward")
-    # Only `other`'s weight stays dropped: `conv`'s is summed at execute.
-    assert mapped.dropped_constant_bytes == model.other.weight.numel() * 4
+    # `other`'s weight and both biases (packed by the blocked convolution's
+    # prepare) are dropped; `conv`'s weight is not: it is summed at execute.
+    kept_by_prepare = (model.other.weight, model.other.bias, model.conv.bias)
+    assert mapped.dropped_constant_bytes == sum(t.numel() * 4 for t in kept_by_prepare)
     with torch.no_grad():
         want = model(x)
     for _ in range(3):
