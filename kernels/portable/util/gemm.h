@@ -556,13 +556,31 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
     for (int64_t ic = 0; ic < m; ic += B::kMC) {
       const int64_t mc = m - ic < B::kMC ? m - ic : B::kMC;
       const T* ap = a_block<kMR>(a, ic, mc, pc, kc, apack);
+      // The B strip after this one, brought into cache a slice per A strip
+      // while this one is in use: the first A strip to meet a strip would
+      // otherwise wait on memory (a weight read once per call: BERT's
+      // 768 → 3072 layer at 3.9 ms in a model against 3.1 ms hot in cache).
+      const int64_t strip_lines = kc * kNR * static_cast<int64_t>(sizeof(T)) / 64;
+      const int64_t a_strips = (mc + kMR - 1) / kMR;
+      const int64_t lines_per_call = (strip_lines + a_strips - 1) / a_strips;
       for (int64_t jc = 0; jc < n; jc += B::kNC) {
         const int64_t nc = n - jc < B::kNC ? n - jc : B::kNC;
         const T* bp = b.template packed_b<kNR>(pc, jc);
         for (int64_t jr = 0; jr < nc; jr += kNR) {
           const int64_t nr = nc - jr < kNR ? nc - jr : kNR;
+          const T* next = jr + kNR < nc ? bp + (jr + kNR) * kc
+                          : jc + B::kNC < n ? b.template packed_b<kNR>(pc, jc + B::kNC)
+                                            : nullptr;
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
+            if (next != nullptr) {
+              const char* line = reinterpret_cast<const char*>(next) + (ir / kMR) *
+                                                                           lines_per_call * 64;
+              const char* end = reinterpret_cast<const char*>(next) + strip_lines * 64;
+              for (int64_t l = 0; l < lines_per_call && line < end; ++l, line += 64) {
+                __builtin_prefetch(line, 0, 3);
+              }
+            }
             T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
             gemm_tile_step<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
                                                 c_cs, alpha, beta_k, tile, last_k ? ep : nullptr,
