@@ -110,6 +110,8 @@ void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float*
   const int64_t groups = groups_of(g);
   const bool rows_outer = nchw16c_packed_weight_floats(g) * static_cast<int64_t>(sizeof(float)) <=
                           kRowsOuterWeightBytes;
+  const bool prefetch_groups =
+      !rows_outer && group_floats * static_cast<int64_t>(sizeof(float)) <= kRowsOuterWeightBytes / 2;
   for (int64_t u = unit_first; u < unit_last; ++u) {
     const int64_t grp = rows_outer ? u % groups : u / rows;
     const int64_t y = rows_outer ? u / groups : u % rows;
@@ -146,6 +148,19 @@ void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float*
     r.clamp = ep.clamp;
     r.lo = ep.lo;
     r.hi = ep.hi;
+    if (prefetch_groups && grp + 1 < groups) {
+      // The next group's weight, a slice per row of this group: its first
+      // row would otherwise wait on memory (a weight larger than L2 is read
+      // from memory on every call). Only when two groups fit half of L2
+      // beside each other: ResNet-50's 7×7-stage 1×1 layers (512 KiB groups)
+      // 0.84 → 0.77 ms, its 3×3 ones (1.2 MiB groups) 2.0 → 2.3 ms.
+      const char* next = reinterpret_cast<const char*>(packed_w + (grp + 1) * group_floats);
+      const int64_t lines = group_floats * static_cast<int64_t>(sizeof(float)) / 64;
+      const int64_t per_row = (lines + rows - 1) / rows;
+      for (int64_t l = y * per_row; l < (y + 1) * per_row && l < lines; ++l) {
+        __builtin_prefetch(next + l * 64, 0, 2);
+      }
+    }
     row_fn(r);
   }
 }
