@@ -86,12 +86,7 @@ void pool_row(const float* x, int64_t h, int64_t w, const PoolGeometry& g, int64
 
 void max_pool2d_nchw16c_out(KernelContext& ctx, const Tensor& self, IntSpan kernel_size,
                             IntSpan stride, IntSpan padding, bool ceil_mode, Tensor& out) {
-  EMBER_KERNEL_CHECK(ctx, self.dtype == ScalarType::Float,
-                     "self: dtype %s is not supported (float32 only)",
-                     scalar_type_name(self.dtype));
-  EMBER_KERNEL_CHECK(ctx, self.dim == 5 && self.size(4) == kB && self.is_contiguous_dim_order(),
-                     "self: expected a contiguous NCHW16c tensor [N, C/16, H, W, 16], got %d "
-                     "dimensions", self.dim);
+  if (!check_nchw16c_tensor(ctx, self, "self")) return;
   EMBER_KERNEL_CHECK(ctx, self.size(2) > 0 && self.size(3) > 0,
                      "self: spatial size %d×%d is empty", self.size(2), self.size(3));
   if (!check_dtype(ctx, out, "out", ScalarType::Float)) return;

@@ -64,12 +64,7 @@ void to_nchw16c_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
 }
 
 void from_nchw16c_out(KernelContext& ctx, const Tensor& self, int64_t channels, Tensor& out) {
-  EMBER_KERNEL_CHECK(ctx, self.dtype == ScalarType::Float,
-                     "self: dtype %s is not supported (float32 only)",
-                     scalar_type_name(self.dtype));
-  EMBER_KERNEL_CHECK(ctx, self.dim == 5 && self.size(4) == kB && self.is_contiguous_dim_order(),
-                     "self: expected a contiguous NCHW16c tensor [N, C/16, H, W, 16], got %d "
-                     "dimensions", self.dim);
+  if (!check_nchw16c_tensor(ctx, self, "self")) return;
   EMBER_KERNEL_CHECK(ctx, channels >= 0 && channels <= self.size(1) * kB &&
                               (channels + kB - 1) / kB == self.size(1),
                      "channels: %lld does not fill the %d blocks of self",

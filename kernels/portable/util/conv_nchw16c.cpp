@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/portable/util/cpu_isa.h"
+#include "runtime/core/scalar_type.h"
 
 namespace ember::kernels::portable {
 namespace {
@@ -30,6 +31,21 @@ int64_t rows_of(const Nchw16cConv& g) {
 }
 
 }  // namespace
+
+bool check_nchw16c_tensor(KernelContext& ctx, const Tensor& t, const char* name) {
+  if (t.dtype != ScalarType::Float) {
+    ctx.fail(Error::InvalidArgument, "%s: dtype %s is not supported (float32 only)", name,
+             scalar_type_name(t.dtype));
+    return false;
+  }
+  if (t.dim != 5 || t.size(4) != kB || !t.is_contiguous_dim_order()) {
+    ctx.fail(Error::InvalidArgument,
+             "%s: expected a contiguous NCHW16c tensor [N, C/16, H, W, 16], got %d dimensions",
+             name, t.dim);
+    return false;
+  }
+  return true;
+}
 
 int64_t nchw16c_packed_weight_floats(const Nchw16cConv& g) {
   return g.cout_blocks() * kB * g.kh * g.kw * g.cin_blocks() * kB;

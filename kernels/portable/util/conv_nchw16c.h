@@ -24,12 +24,18 @@
 
 #include <cstdint>
 
+#include "runtime/kernel/kernel_context.h"
+
 namespace ember::kernels::portable {
 
 inline constexpr int64_t kNchw16cBlock = 16;
 
 /// Output-channel blocks a weight group holds: the tile's width.
 inline constexpr int64_t kNchw16cGroupBlocks = 4;
+
+/// True when `t` is a contiguous float32 NCHW16c tensor [N, C/16, H, W, 16];
+/// else false after failing, naming it `name`.
+bool check_nchw16c_tensor(KernelContext& ctx, const Tensor& t, const char* name);
 
 /// One conv2d_nchw16c call's geometry (one group; dilation 1).
 struct Nchw16cConv {

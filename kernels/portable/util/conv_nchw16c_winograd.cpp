@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/portable/util/conv_winograd.h"
 #include "kernels/portable/util/isa_target.h"
 #include "kernels/portable/util/parallel.h"
 
@@ -32,13 +33,7 @@ constexpr int64_t kMinPositions = 28 * 28;       // nchw16c_winograd_applies
 constexpr int64_t kMinBandBytes = int64_t{1} << 20;
 constexpr int64_t kMaxBandBytes = int64_t{4} << 20;
 
-// G of F(4, 3), in double: the weight transform runs once, at prepare.
-constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
-                             {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                             {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                             {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                             {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                             {0, 0, 1}};
+constexpr auto& kG = kWinogradF43G;
 
 using V16 = float __attribute__((vector_size(kB * sizeof(float))));
 
@@ -273,13 +268,10 @@ void nchw16c_winograd_pack_weight(const Nchw16cConv& g, const float* oihw, float
           const int64_t co = b0 * kB + j;
           float u = 0.0f;
           if (co < g.cout && ci < g.cin) {
-            const float* w = oihw + (co * g.cin + ci) * 9;
-            double s = 0;
-            for (int k = 0; k < 3; ++k) {
-              const double gk = kG[a][0] * w[k] + kG[a][1] * w[3 + k] + kG[a][2] * w[6 + k];
-              s += gk * kG[b][k];
-            }
-            u = static_cast<float>(s);
+            // conv_winograd.cpp's sums, in its order.
+            double gg[3];
+            winograd_g_row(kG, a, oihw + (co * g.cin + ci) * 9, 3, 1, gg);
+            u = static_cast<float>(gg[0] * kG[b][0] + gg[1] * kG[b][1] + gg[2] * kG[b][2]);
           }
           *d++ = u;
         }

@@ -25,13 +25,7 @@ namespace {
 constexpr int64_t kXi = 36;                         // 6×6 transformed values per tile.
 constexpr size_t kBandBytes = size_t{2} << 20;      // V and M of one band of tile rows.
 
-// G of F(4, 3), in double: the weight transform runs once, at prepare.
-constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
-                             {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                             {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                             {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                             {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                             {0, 0, 1}};
+constexpr auto& kG = kWinogradF43G;
 
 // GEMM A source: matrix xi = (a, b) of U, U[xi][o][c] = (G g[o][c] Gᵀ)[a][b].
 struct WeightTransformSource {

@@ -73,6 +73,15 @@ struct WinogradIo {
   int64_t r_n = 0, r_c = 0, r_h = 0;  // The residual's strides (its W stride is res_cs).
 };
 
+/// G of F(4×4, 3×3) (points 0, ±1, ±2, ∞), in double: the weight transform
+/// runs once, at prepare (here and in conv_nchw16c_winograd.cpp).
+inline constexpr double kWinogradF43G[6][3] = {{1.0 / 4, 0, 0},
+                                               {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                               {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                               {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                               {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                               {0, 0, 1}};
+
 /// Row a of G·g, in double, for a 3×3 weight g (strides s_h, s_w in
 /// elements) and a weight transform G of three columns (F(4×4, 3×3)'s six
 /// rows, F(2×2, 3×3)'s four): gg[j] = Σ_k G[a][k] · g[k][j].

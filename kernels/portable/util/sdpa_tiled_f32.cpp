@@ -171,6 +171,33 @@ template <int MR, int NR>
   }
 }
 
+// The keys a boolean mask lets the nq query rows from q0 see lie below the
+// returned bound (at most `limit`): keys past the last one any row sees add
+// nothing (exp(-inf) = 0 in the sums, nothing to O), so the blocks stop
+// there. A causal mask passed as a tensor (GPT-2's) bounds the first query
+// block at its own rows: 1/4 of a 128-token call's products. Boolean only:
+// eager adds a float mask to the scores, so a NaN score under a -inf float
+// mask still makes its row NaN there.
+[[gnu::always_inline]] inline int64_t mask_key_limit(const SdpaF32Problem& p, int64_t b,
+                                                     int64_t h, int64_t q0, int64_t nq,
+                                                     int64_t limit) {
+  if (p.mask == nullptr || !p.mask_is_bool) return limit;
+  const int64_t base = b * p.mask_strides[0] + h * p.mask_strides[1] + q0 * p.mask_strides[2];
+  const char* m = static_cast<const char*>(p.mask) + base;
+  int64_t seen = 0;
+  for (int64_t i = 0; i < nq; ++i) {
+    const char* row = m + i * p.mask_strides[2];
+    for (int64_t j = limit - 1; j >= seen; --j) {
+      if (row[j] != 0) {
+        seen = j + 1;
+        break;
+      }
+    }
+    if (seen == limit) break;
+  }
+  return seen;
+}
+
 // Phase 2, one block: query rows [q0, q0 + nq) of head h in batch b.
 // kAvx512Exp: the exponentials by exp_rows_avx512 (the AVX-512 build).
 template <int MR, int NR, auto kMicro, bool kAvx512Exp>
@@ -200,6 +227,7 @@ template <int MR, int NR, auto kMicro, bool kAvx512Exp>
   const float* vp = kp + l.k_panel;
   int64_t limit = l.keys;
   if (p.causal && p.start + q0 + nq < limit) limit = p.start + q0 + nq;
+  limit = mask_key_limit(p, b, h, q0, nq, limit);
   const int64_t a_strips = (nq + MR - 1) / MR;
   for (int64_t j0 = 0; j0 < limit; j0 += l.key_block) {
     const int64_t nb = limit - j0 < l.key_block ? limit - j0 : l.key_block;

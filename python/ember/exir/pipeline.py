@@ -58,6 +58,7 @@ from ember.exir.passes.fuse_linear_activation import FuseLinearActivationPass
 from ember.exir.passes.fuse_safe_softmax import FuseSafeSoftmaxPass
 from ember.exir.passes.max_pool_without_indices import MaxPoolWithoutIndicesPass
 from ember.exir.passes.nchw16c_layout import Nchw16cLayoutPass
+from ember.exir.passes.sdpa_causal_mask import SdpaCausalMaskPass
 from ember.exir.passes.fuse_dynamic_intx_linear import FuseDynamicIntxLinearPass
 from ember.exir.passes.fuse_quantized_ops import FuseQuantizedOpsPass
 from ember.exir.passes.fuse_weight_only_linear import FuseWeightOnlyLinearPass
@@ -208,6 +209,7 @@ def executorch_passes(
         passes.append(("convolutions on the NCHW16c layout", Nchw16cLayoutPass()))
     if config.constant_folding:
         passes.append(("fold constants", ConstantFoldPass()))
+        passes.append(("attention with a constant causal mask as causal", SdpaCausalMaskPass()))
     passes.append(("out variants", on_every_graph(lambda g: to_out_variants(g, bounds.shape))))
     if config.dim_order_ops and dim_order_ops:
         passes.append(("dim-order ops", on_every_graph(to_dim_order_ops)))
