@@ -82,17 +82,36 @@ EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0) {
 }
 
 template <int NB, int S, bool kPlain>
-EMBER_TARGET_AVX512 void row(const Nchw16cRow& r) {
-  int64_t i = 0;
-  for (; i + kPos <= r.n; i += kPos) tile<kPos, NB, S, kPlain>(r, i);
-  switch (r.n - i) {
+EMBER_TARGET_AVX512 void tail(const Nchw16cRow& r, int64_t i, int64_t n) {
+  switch (n) {
     case 1: tile<1, NB, S, kPlain>(r, i); break;
     case 2: tile<2, NB, S, kPlain>(r, i); break;
     case 3: tile<3, NB, S, kPlain>(r, i); break;
     case 4: tile<4, NB, S, kPlain>(r, i); break;
     case 5: tile<5, NB, S, kPlain>(r, i); break;
     case 6: tile<6, NB, S, kPlain>(r, i); break;
+    case 7: tile<7, NB, S, kPlain>(r, i); break;
     default: break;
+  }
+}
+
+template <int NB, int S, bool kPlain>
+EMBER_TARGET_AVX512 void row(const Nchw16cRow& r) {
+  // A short tail shares the last full tile's positions (8 = 4 + 4, not
+  // 7 + 1): a 1-position tile keeps NB FMA chains in flight, too few for
+  // the FMA units.
+  int64_t full = r.n / kPos, rest = r.n % kPos;
+  if (rest != 0 && full > 0) {
+    --full;
+    rest += kPos;
+  }
+  int64_t i = 0;
+  for (int64_t t = 0; t < full; ++t, i += kPos) tile<kPos, NB, S, kPlain>(r, i);
+  if (rest > kPos) {
+    tail<NB, S, kPlain>(r, i, (rest + 1) / 2);
+    tail<NB, S, kPlain>(r, i + (rest + 1) / 2, rest / 2);
+  } else {
+    tail<NB, S, kPlain>(r, i, rest);
   }
 }
 
