@@ -91,16 +91,27 @@ def test_conv2d_nchw16c_plain_input(case):
     ((1, 16, 7, 7), 2, 2, 0, True), ((1, 16, 5, 5), 5, 1, 2, False)])
 def test_max_pool2d_nchw16c_matches_eager(shape, k, s, p, ceil):
     x = torch.randn(shape)
-    x[0, 1, 2, 3] = float("nan")  # NaN wins, as in eager
-    xb = ember_fused.to_nchw16c(x)
-    want = ember_fused.max_pool2d_nchw16c(xb, [k, k], [s, s], [p, p], ceil)
-    out = np.full(tuple(want.shape), 7.0, np.float32)
-    _C.call_kernel("ember_fused::max_pool2d_nchw16c.out", [xb.numpy(), [k, k], [s, s], [p, p],
-                                                           ceil, out])
-    np.testing.assert_array_equal(out, want.numpy())
-    np.testing.assert_array_equal(
-        ember_fused.from_nchw16c(torch.from_numpy(out), shape[1]).numpy(),
-        F.max_pool2d(x, k, s, p, ceil_mode=ceil).numpy())
+    # Against eager without NaN; with one, against which windows hold it (the
+    # max of a 0/1 mask): NaN wins (docs/special-values.md), not eager's CPU path.
+    for with_nan in (False, True):
+        xi = x.clone()
+        if with_nan:
+            xi[0, 1, 2, 3] = float("nan")
+        xb = ember_fused.to_nchw16c(xi)
+        out = np.full(tuple(ember_fused.to_nchw16c(
+            F.max_pool2d(x, k, s, p, ceil_mode=ceil)).shape), 7.0, np.float32)
+        _C.call_kernel("ember_fused::max_pool2d_nchw16c.out",
+                       [xb.numpy(), [k, k], [s, s], [p, p], ceil, out])
+        got = ember_fused.from_nchw16c(torch.from_numpy(out), shape[1])
+        assert not out[:, -1, ..., shape[1] % 16 or 16:].any()  # padded lanes stay zero
+        want = F.max_pool2d(x, k, s, p, ceil_mode=ceil)
+        if not with_nan:
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+            continue
+        hit = F.max_pool2d(torch.isnan(xi).float(), k, s, p, ceil_mode=ceil) > 0
+        assert hit.any()
+        assert torch.isnan(got[hit]).all()
+        torch.testing.assert_close(got[~hit], want[~hit], rtol=0, atol=0)
 
 
 def _conv_case(case, bias, residual, bounds, seed=0):

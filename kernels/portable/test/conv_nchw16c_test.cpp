@@ -162,6 +162,21 @@ TEST(ConvNchw16cTest, MatchesFloat64OnEveryKernel) {
   }
 }
 
+TEST(ConvNchw16cTest, ShortRowTailsShareTheLastFullTile) {
+  auto split = [](int64_t n, int64_t tile) {
+    const Nchw16cRowSplit s = nchw16c_split_row(n, tile);
+    EXPECT_EQ(s.full * tile + s.first + s.second, n);
+    return std::vector<int64_t>{s.full, s.first, s.second};
+  };
+  EXPECT_EQ(split(7, 6), (std::vector<int64_t>{0, 4, 3}));    // not 6 + 1
+  EXPECT_EQ(split(14, 6), (std::vector<int64_t>{1, 4, 4}));
+  EXPECT_EQ(split(12, 6), (std::vector<int64_t>{2, 0, 0}));
+  EXPECT_EQ(split(5, 6), (std::vector<int64_t>{0, 5, 0}));
+  EXPECT_EQ(split(56, 7), (std::vector<int64_t>{8, 0, 0}));
+  EXPECT_EQ(split(13, 7), (std::vector<int64_t>{0, 7, 6}));
+  EXPECT_EQ(split(0, 7), (std::vector<int64_t>{0, 0, 0}));
+}
+
 TEST(ConvNchw16cTest, NanStaysNanThroughTheClamp) {
   Nchw16cConv g;
   g.cin = 16;

@@ -73,22 +73,25 @@ int64_t nchw16c_scratch_floats(const Nchw16cConv& g) {
   return planes * (g.in_h + 2 * g.pad_h) * (g.in_w + 2 * g.pad_w) * g.in_lanes();
 }
 
-void nchw16c_pad_input(const Nchw16cConv& g, const float* in, float* dst) {
-  const int64_t hp = g.in_h + 2 * g.pad_h, wp = g.in_w + 2 * g.pad_w, l = g.in_lanes();
+void nchw16c_pad_input(const Nchw16cConv& g, const float* in, float* dst, int64_t hp,
+                       int64_t wp) {
+  if (hp == 0) hp = g.in_h + 2 * g.pad_h;
+  if (wp == 0) wp = g.in_w + 2 * g.pad_w;
+  const int64_t l = g.in_lanes();
+  const int64_t right = wp - g.pad_w - g.in_w, below = hp - g.pad_h - g.in_h;
   const size_t row_bytes = static_cast<size_t>(g.in_w * l) * sizeof(float);
-  const size_t side_bytes = static_cast<size_t>(g.pad_w * l) * sizeof(float);
   const int64_t planes = g.plain_input ? g.cin : g.cin_blocks();
   for (int64_t cb = 0; cb < planes; ++cb) {
     float* plane = dst + cb * hp * wp * l;
     std::memset(plane, 0, static_cast<size_t>(g.pad_h * wp * l) * sizeof(float));
     for (int64_t y = 0; y < g.in_h; ++y) {
       float* row = plane + (g.pad_h + y) * wp * l;
-      std::memset(row, 0, side_bytes);
+      std::memset(row, 0, static_cast<size_t>(g.pad_w * l) * sizeof(float));
       std::memcpy(row + g.pad_w * l, in + (cb * g.in_h + y) * g.in_w * l, row_bytes);
-      std::memset(row + (g.pad_w + g.in_w) * l, 0, side_bytes);
+      std::memset(row + (g.pad_w + g.in_w) * l, 0, static_cast<size_t>(right * l) * sizeof(float));
     }
     std::memset(plane + (g.pad_h + g.in_h) * wp * l, 0,
-                static_cast<size_t>(g.pad_h * wp * l) * sizeof(float));
+                static_cast<size_t>(below * wp * l) * sizeof(float));
   }
 }
 

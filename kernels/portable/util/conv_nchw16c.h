@@ -106,6 +106,24 @@ struct Nchw16cRow {
   float lo, hi;
 };
 
+/// How a vector row kernel cuts a row of n positions into tiles of `tile`:
+/// `full` whole tiles, then `first` and `second` positions (either may be
+/// 0). A short tail shares the last full tile's positions (7 = 4 + 3 for
+/// tiles of 6, not 6 + 1): a one-position tile keeps too few FMA chains in
+/// flight for the FMA units.
+struct Nchw16cRowSplit {
+  int64_t full, first, second;
+};
+inline Nchw16cRowSplit nchw16c_split_row(int64_t n, int64_t tile) {
+  int64_t full = n / tile, rest = n % tile;
+  if (rest != 0 && full > 0) {
+    --full;
+    rest += tile;
+  }
+  if (rest > tile) return {full, (rest + 1) / 2, rest / 2};
+  return {full, rest, 0};
+}
+
 /// The row kernels: AVX-512 and AVX2 builds (strides 1 and 2) and the
 /// portable loops (any stride). The caller picks by cpu_isa().
 void nchw16c_row_avx512(const Nchw16cRow& r);
@@ -133,8 +151,10 @@ void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float*
 int64_t nchw16c_units(const Nchw16cConv& g);
 
 /// Copies one image's input [cin_blocks, in_h, in_w, 16] (plain: [cin, in_h,
-/// in_w]) into `dst` with a zero border of pad_h rows and pad_w columns
-/// (nchw16c_scratch_floats).
-void nchw16c_pad_input(const Nchw16cConv& g, const float* in, float* dst);
+/// in_w]) into `dst` as planes of hp × wp (0: in_h + 2·pad_h and in_w +
+/// 2·pad_w, nchw16c_scratch_floats) with the input at (pad_h, pad_w) and
+/// zeros around it.
+void nchw16c_pad_input(const Nchw16cConv& g, const float* in, float* dst, int64_t hp = 0,
+                       int64_t wp = 0);
 
 }  // namespace ember::kernels::portable

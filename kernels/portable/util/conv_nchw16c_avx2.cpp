@@ -90,23 +90,12 @@ EMBER_TARGET_AVX2_FMA void tail(const Nchw16cRow& r, int64_t i, int64_t n, int32
 
 template <int S, bool kPlain>
 EMBER_TARGET_AVX2_FMA void row(const Nchw16cRow& r) {
-  // A short tail shares the last full tile's positions (7 = 4 + 3, not
-  // 6 + 1): a 1-position tile keeps two FMA chains in flight, a quarter of
-  // what the FMA units take (ResNet's 7×7 and 14×14 rows).
-  int64_t full = r.n / kPos, rest = r.n % kPos;
-  if (rest != 0 && full > 0) {
-    --full;
-    rest += kPos;
-  }
+  const Nchw16cRowSplit split = nchw16c_split_row(r.n, kPos);
   for (int32_t b = 0; b < r.blocks; ++b) {
     int64_t i = 0;
-    for (int64_t t = 0; t < full; ++t, i += kPos) tile<kPos, S, kPlain>(r, i, b);
-    if (rest > kPos) {
-      tail<S, kPlain>(r, i, (rest + 1) / 2, b);
-      tail<S, kPlain>(r, i + (rest + 1) / 2, rest / 2, b);
-    } else {
-      tail<S, kPlain>(r, i, rest, b);
-    }
+    for (int64_t t = 0; t < split.full; ++t, i += kPos) tile<kPos, S, kPlain>(r, i, b);
+    tail<S, kPlain>(r, i, split.first, b);
+    tail<S, kPlain>(r, i + split.first, split.second, b);
   }
 }
 

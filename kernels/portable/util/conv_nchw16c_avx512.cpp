@@ -97,22 +97,11 @@ EMBER_TARGET_AVX512 void tail(const Nchw16cRow& r, int64_t i, int64_t n) {
 
 template <int NB, int S, bool kPlain>
 EMBER_TARGET_AVX512 void row(const Nchw16cRow& r) {
-  // A short tail shares the last full tile's positions (8 = 4 + 4, not
-  // 7 + 1): a 1-position tile keeps NB FMA chains in flight, too few for
-  // the FMA units.
-  int64_t full = r.n / kPos, rest = r.n % kPos;
-  if (rest != 0 && full > 0) {
-    --full;
-    rest += kPos;
-  }
+  const Nchw16cRowSplit split = nchw16c_split_row(r.n, kPos);
   int64_t i = 0;
-  for (int64_t t = 0; t < full; ++t, i += kPos) tile<kPos, NB, S, kPlain>(r, i);
-  if (rest > kPos) {
-    tail<NB, S, kPlain>(r, i, (rest + 1) / 2);
-    tail<NB, S, kPlain>(r, i + (rest + 1) / 2, rest / 2);
-  } else {
-    tail<NB, S, kPlain>(r, i, rest);
-  }
+  for (int64_t t = 0; t < split.full; ++t, i += kPos) tile<kPos, NB, S, kPlain>(r, i);
+  tail<NB, S, kPlain>(r, i, split.first);
+  tail<NB, S, kPlain>(r, i + split.first, split.second);
 }
 
 template <int S, bool kPlain>

@@ -292,14 +292,7 @@ void nchw16c_winograd(KernelContext& ctx, const Nchw16cConv& g, Nchw16cKernel ke
   const Geometry q = geometry(g);
   // The input with its zero border, the plane grown to whole tiles.
   float* x = scratch;
-  std::memset(x, 0, static_cast<size_t>(q.cinb * q.hp * q.wp * kB) * sizeof(float));
-  for (int64_t cb = 0; cb < q.cinb; ++cb) {
-    for (int64_t y = 0; y < g.in_h; ++y) {
-      std::memcpy(x + ((cb * q.hp + g.pad_h + y) * q.wp + g.pad_w) * kB,
-                  in + (cb * g.in_h + y) * g.in_w * kB,
-                  static_cast<size_t>(g.in_w * kB) * sizeof(float));
-    }
-  }
+  nchw16c_pad_input(g, in, x, q.hp, q.wp);
   float* v = x + q.cinb * q.hp * q.wp * kB;
   UnitsFn input_units, output_units;
   transforms_for(kernel, &input_units, &output_units);
