@@ -278,6 +278,124 @@ TEST(GemmTest, EpilogueAddsBiasAndResidualThenClamps) {
   }
 }
 
+// The microkernels that also prefetch the next B strip (gemm_blocked_packed_b's
+// full tiles) give the bits of the plain ones, with and without the
+// epilogue, for depths that do and do not fill a prefetch group and for
+// more lines than groups, none, or a null address.
+TEST(GemmTest, PrefetchingMicrokernelsGiveThePlainBits) {
+  const auto a = random_values<float>(size_t(8) * 300, 61);
+  const auto b = random_values<float>(size_t(300) * 32, 62);
+  const auto c0 = random_values<float>(size_t(8) * 32, 63);
+  const auto bias = random_values<float>(8, 64);
+  const auto next = random_values<float>(size_t(300) * 32, 65);
+  GemmEpilogue<float> ep{};
+  ep.row_bias = bias.data();
+  ep.clamp = true;
+  ep.lo = -0.5f;
+  ep.hi = 0.75f;
+  int checked = 0;
+  for (Path path : {Path::kAvx2, Path::kAvx512}) {
+    if (path == Path::kAvx2 && host_isa() < Isa::kAvx2) continue;
+    if (path == Path::kAvx512 && host_isa() < Isa::kAvx512) continue;
+    const int64_t nr = path == Path::kAvx512 ? 32 : 16;
+    for (int64_t kc : {0, 1, 7, 8, 9, 64, 256, 300}) {
+      for (int64_t lines : {int64_t{0}, int64_t{3}, int64_t{1000}}) {
+        for (const bool with_ep : {false, true}) {
+          for (const float beta : {0.0f, 0.5f}) {
+            SCOPED_TRACE(::testing::Message() << (path == Path::kAvx512 ? "AVX-512" : "AVX2")
+                                              << " kc " << kc << " lines " << lines << " ep "
+                                              << with_ep << " beta " << beta);
+            std::vector<float> plain = c0, fetching = c0;
+            const void* pf = lines == 0 && kc % 2 == 0 ? nullptr : next.data();
+            if (path == Path::kAvx512) {
+              if (with_ep) {
+                f32_gemm_8x32_avx512f_ep(kc, a.data(), b.data(), plain.data(), nr, 1.5f, beta, ep);
+              } else {
+                f32_gemm_8x32_avx512f(kc, a.data(), b.data(), plain.data(), nr, 1.5f, beta);
+              }
+              f32_gemm_8x32_avx512f_pf(kc, a.data(), b.data(), fetching.data(), nr, 1.5f, beta,
+                                       with_ep ? &ep : nullptr, pf, lines);
+            } else {
+              if (with_ep) {
+                f32_gemm_6x16_avx2_fma_ep(kc, a.data(), b.data(), plain.data(), nr, 1.5f, beta,
+                                          ep);
+              } else {
+                f32_gemm_6x16_avx2_fma(kc, a.data(), b.data(), plain.data(), nr, 1.5f, beta);
+              }
+              f32_gemm_6x16_avx2_fma_pf(kc, a.data(), b.data(), fetching.data(), nr, 1.5f, beta,
+                                        with_ep ? &ep : nullptr, pf, lines);
+            }
+            // The tile is 8 (6) rows of nr columns; the rest of c0 untouched.
+            for (size_t i = 0; i < plain.size(); ++i) ASSERT_EQ(plain[i], fetching[i]) << i;
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "CPU without AVX2";
+}
+
+// A weight packed at prepare (PackedB: gemm_blocked_packed_b, whose full tiles
+// prefetch) against float64, with the epilogue, on shapes with two A blocks
+// (m > kMC), several column blocks and depth blocks and edge tiles; the AVX2
+// and AVX-512 paths (each on panels of its own tile) give the same bits.
+TEST(GemmTest, WeightPackedAtPrepareMatchesReferenceOnEveryTile) {
+  struct Shape {
+    int m, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 1}, {8, 32, 256}, {37, 100, 300}, {150, 200, 513}, {145, 64, 7}};
+  for (const Shape& s : shapes) {
+    const auto a = random_values<float>(size_t(s.m) * s.k, 71);
+    const auto b = random_values<float>(size_t(s.k) * s.n, 72);
+    const auto col = random_values<float>(size_t(s.n), 73);
+    const auto c0 = random_values<float>(size_t(s.m) * s.n, 74);
+    GemmEpilogue<float> ep{};
+    ep.col_bias = col.data();
+    std::vector<double> want(c0.size());
+    for (int i = 0; i < s.m; ++i) {
+      for (int j = 0; j < s.n; ++j) {
+        double acc = 0;
+        for (int q = 0; q < s.k; ++q) acc += double(a[size_t(i) * s.k + q]) * b[size_t(q) * s.n + j];
+        want[size_t(i) * s.n + j] = acc + 0.5 * c0[size_t(i) * s.n + j] + col[j];
+      }
+    }
+    const StridedMatrix<float> am{a.data(), s.k, 1}, bm{b.data(), s.n, 1};
+    std::vector<std::vector<float>> results;
+    for (Path path : {Path::kAvx2, Path::kAvx512}) {
+      if (path == Path::kAvx2 && host_isa() < Isa::kAvx2) continue;
+      if (path == Path::kAvx512 && host_isa() < Isa::kAvx512) continue;
+      const int tile = path == Path::kAvx512 ? 32 : 16;
+      std::vector<float> storage(
+          static_cast<size_t>(packed_panels_size(s.n, s.k, tile, GemmBlocking<float>::kNC)));
+      if (tile == 32) {
+        pack_b_panels<32, float>(bm, s.k, s.n, storage.data());
+      } else {
+        pack_b_panels<16, float>(bm, s.k, s.n, storage.data());
+      }
+      const PackedB<float, StridedMatrix<float>> packed{
+          PackedPanels<float>{storage.data(), s.n, s.k, tile}, bm};
+      std::vector<float> c = c0;
+      if (path == Path::kAvx512) {
+        gemm_f32_avx512f(s.m, s.n, s.k, am, packed, 1.0f, 0.5f, c.data(), s.n, 1, &ep);
+      } else {
+        gemm_f32_avx2_fma(s.m, s.n, s.k, am, packed, 1.0f, 0.5f, c.data(), s.n, 1, &ep);
+      }
+      for (size_t i = 0; i < c.size(); ++i) {
+        ASSERT_NEAR(c[i], want[i], 2e-6 * (s.k + 2))
+            << "element " << i << " of " << s.m << "x" << s.n << "x" << s.k << " tile " << tile;
+      }
+      results.push_back(std::move(c));
+    }
+    if (results.size() == 2) {
+      for (size_t i = 0; i < results[0].size(); ++i) {
+        ASSERT_EQ(results[0][i], results[1][i]) << "element " << i << " of " << s.m << "x" << s.n
+                                                << "x" << s.k;
+      }
+    }
+  }
+}
+
 TEST(GemmTest, DispatchedTileFollowsTheIsa) {
   const Isa isa = cpu_isa();
   EXPECT_EQ(gemm_mr<float>(), isa >= Isa::kAvx512 ? 8 : isa >= Isa::kAvx2 ? 6 : 8);

@@ -29,48 +29,57 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 rounded(__m256 
   return v;
 }
 
+// One k step of the 6×16 tile.
+__attribute__((target("avx2,fma"), always_inline)) inline void step_6x16(const float*& a,
+                                                                         const float*& b,
+                                                                         __m256 (&acc)[6][2]) {
+  const __m256 b0 = _mm256_loadu_ps(b);
+  const __m256 b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+  for (int i = 0; i < 6; ++i) {
+    const __m256 ai = _mm256_broadcast_ss(a + i);
+    acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+    acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+  }
+  a += 6;
+  b += 16;
+}
+
 // The 6×16 tile, then alpha·acc + beta·c and, with kEp, the epilogue on the
 // registers before the only store (GemmEpilogue::apply's order: row bias,
-// column bias, residual, clamp, so the bits are apply's).
-template <bool kEp>
+// column bias, residual, clamp, so the bits are apply's). With kPf, as
+// gemm_f32_avx512.cpp's tile: `prefetch_lines` lines from `prefetch`
+// requested a group every kPfEvery k steps.
+inline constexpr int64_t kPfEvery = 8;
+
+template <bool kEp, bool kPf = false>
 __attribute__((target("avx2,fma"), always_inline)) inline void tile_6x16(
     int64_t kc, const float* a, const float* b, float* c, int64_t c_rs, float alpha, float beta,
-    const GemmEpilogue<float>* ep) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
-  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-  for (int64_t p = 0; p < kc; ++p) {
-    const __m256 b0 = _mm256_loadu_ps(b);
-    const __m256 b1 = _mm256_loadu_ps(b + 8);
-    __m256 ai = _mm256_broadcast_ss(a + 0);
-    c00 = _mm256_fmadd_ps(ai, b0, c00);
-    c01 = _mm256_fmadd_ps(ai, b1, c01);
-    ai = _mm256_broadcast_ss(a + 1);
-    c10 = _mm256_fmadd_ps(ai, b0, c10);
-    c11 = _mm256_fmadd_ps(ai, b1, c11);
-    ai = _mm256_broadcast_ss(a + 2);
-    c20 = _mm256_fmadd_ps(ai, b0, c20);
-    c21 = _mm256_fmadd_ps(ai, b1, c21);
-    ai = _mm256_broadcast_ss(a + 3);
-    c30 = _mm256_fmadd_ps(ai, b0, c30);
-    c31 = _mm256_fmadd_ps(ai, b1, c31);
-    ai = _mm256_broadcast_ss(a + 4);
-    c40 = _mm256_fmadd_ps(ai, b0, c40);
-    c41 = _mm256_fmadd_ps(ai, b1, c41);
-    ai = _mm256_broadcast_ss(a + 5);
-    c50 = _mm256_fmadd_ps(ai, b0, c50);
-    c51 = _mm256_fmadd_ps(ai, b1, c51);
-    a += 6;
-    b += 16;
+    const GemmEpilogue<float>* ep, const char* prefetch = nullptr, int64_t prefetch_lines = 0) {
+  __m256 acc[6][2];
+#pragma GCC unroll 6
+  for (int i = 0; i < 6; ++i) {
+    acc[i][0] = _mm256_setzero_ps();
+    acc[i][1] = _mm256_setzero_ps();
   }
+  int64_t p = 0;
+  if constexpr (kPf) {
+    const int64_t groups = kc / kPfEvery;
+    const int64_t per_group = groups > 0 ? (prefetch_lines + groups - 1) / groups : 0;
+    const char* end = prefetch + prefetch_lines * 64;
+    for (; p + kPfEvery <= kc; p += kPfEvery) {
+      for (int64_t l = 0; l < per_group && prefetch < end; ++l, prefetch += 64) {
+        _mm_prefetch(prefetch, _MM_HINT_T0);
+      }
+#pragma GCC unroll 8
+      for (int u = 0; u < kPfEvery; ++u) step_6x16(a, b, acc);
+    }
+  }
+  for (; p < kc; ++p) step_6x16(a, b, acc);
   const __m256 va = _mm256_set1_ps(alpha);
   const __m256 vb = _mm256_set1_ps(beta);
   float* r[6] = {c, c + c_rs, c + 2 * c_rs, c + 3 * c_rs, c + 4 * c_rs, c + 5 * c_rs};
-  const __m256 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21},
-                            {c30, c31}, {c40, c41}, {c50, c51}};
+#pragma GCC unroll 6
   for (int i = 0; i < 6; ++i) {
     __m256 v0 = rounded(_mm256_mul_ps(va, acc[i][0]));
     __m256 v1 = rounded(_mm256_mul_ps(va, acc[i][1]));
@@ -116,6 +125,17 @@ __attribute__((target("avx2,fma"))) void f32_gemm_6x16_avx2_fma_ep(
     int64_t kc, const float* a, const float* b, float* c, int64_t c_rs, float alpha, float beta,
     const GemmEpilogue<float>& ep) {
   tile_6x16<true>(kc, a, b, c, c_rs, alpha, beta, &ep);
+}
+
+__attribute__((target("avx2,fma"))) void f32_gemm_6x16_avx2_fma_pf(
+    int64_t kc, const float* a, const float* b, float* c, int64_t c_rs, float alpha, float beta,
+    const GemmEpilogue<float>* ep, const void* prefetch, int64_t prefetch_lines) {
+  const char* pf = static_cast<const char*>(prefetch);
+  if (ep != nullptr) {
+    tile_6x16<true, true>(kc, a, b, c, c_rs, alpha, beta, ep, pf, prefetch_lines);
+  } else {
+    tile_6x16<false, true>(kc, a, b, c, c_rs, alpha, beta, nullptr, pf, prefetch_lines);
+  }
 }
 
 // One 16-column panel for kM rows: tile_6x16's chains (two ymm per row).
@@ -176,6 +196,9 @@ void f32_gemv_rows_avx2_fma(int64_t, int64_t, int64_t, const float*, int64_t, in
                             const float*, int64_t, float, float, float*, int64_t, int64_t) {}
 
 void f32_gemm_6x16_avx2_fma(int64_t, const float*, const float*, float*, int64_t, float, float) {}
+
+void f32_gemm_6x16_avx2_fma_pf(int64_t, const float*, const float*, float*, int64_t, float, float,
+                               const GemmEpilogue<float>*, const void*, int64_t) {}
 
 void f32_gemm_6x16_avx2_fma_ep(int64_t, const float*, const float*, float*, int64_t, float, float,
                                const GemmEpilogue<float>&) {}
