@@ -63,10 +63,15 @@ TEST(ConvNchw16cTest, MatchesFloat64OnEveryKernel) {
       {5, 20, 9, 8, 3, 1, 1, true, false, true},    // plain, stride 1, padded output lanes
       {16, 32, 4, 4, 1, 1, 0, false, false, true},  // plain 1×1 (not cut into long rows)
       {2, 16, 1, 1, 1, 1, 0, false, false, true},   // plain, one position (plane of 1)
-      // Weights past 1 MiB: the groups outer (one group's weights in L2 for
-      // all its rows), a pointwise plane's last row short.
+      // Weights past 1 MiB, and of 256 KiB on a small input: the sums split
+      // in depth chunks (nchw16c_splits_depth), partial sums in the output;
+      // a last group of one block (a whole tap per chunk), a pointwise
+      // plane's last row short, stride 2, padded input and output channels.
       {256, 272, 7, 9, 3, 1, 1, true, true},
       {1024, 288, 7, 8, 1, 1, 0, true, false},
+      {128, 512, 6, 6, 1, 1, 0, true, true},
+      {256, 256, 9, 9, 3, 2, 1, true, true},
+      {200, 300, 5, 6, 3, 1, 1, false, true},
   };
   std::mt19937 rng(5);
   std::normal_distribution<float> nd;
@@ -159,6 +164,68 @@ TEST(ConvNchw16cTest, MatchesFloat64OnEveryKernel) {
         EXPECT_EQ(first, out) << "AVX-512 and AVX2 differ";
       }
     }
+  }
+}
+
+// The cases above that split their sums, and one that does not (the rule is
+// the split's, not the test's).
+TEST(ConvNchw16cTest, DepthSplitFollowsWeightAndInputSize) {
+  auto conv = [](int64_t cin, int64_t cout, int64_t hw, int64_t k) {
+    Nchw16cConv g;
+    g.cin = cin;
+    g.cout = cout;
+    g.kh = g.kw = k;
+    g.pad_h = g.pad_w = k / 2;
+    g.in_h = g.in_w = g.out_h = g.out_w = hw;
+    return g;
+  };
+  EXPECT_TRUE(nchw16c_splits_depth(conv(512, 512, 7, 3)));     // 9 MiB weight
+  EXPECT_TRUE(nchw16c_splits_depth(conv(256, 1024, 14, 1)));   // 1 MiB, 196 KiB input
+  EXPECT_FALSE(nchw16c_splits_depth(conv(64, 64, 56, 3)));     // 144 KiB weight
+  EXPECT_FALSE(nchw16c_splits_depth(conv(128, 512, 56, 1)));   // 1.5 MiB input
+  Nchw16cConv stem = conv(3, 64, 224, 7);
+  stem.plain_input = true;
+  EXPECT_FALSE(nchw16c_splits_depth(stem));
+}
+
+// An output that is also the residual (an in-place add) is not split (the
+// partial sums would overwrite the residual before it is added): it gives
+// the bits of the split call with the residual elsewhere.
+TEST(ConvNchw16cTest, ResidualInTheOutputIsNotOverwritten) {
+  Nchw16cConv g;
+  g.cin = 512;
+  g.cout = 512;
+  g.kh = g.kw = 3;
+  g.pad_h = g.pad_w = 1;
+  g.in_h = g.in_w = g.out_h = g.out_w = 7;
+  ASSERT_TRUE(nchw16c_splits_depth(g));
+  std::mt19937 rng(9);
+  std::normal_distribution<float> nd;
+  const int64_t plane = g.out_h * g.out_w * kB;
+  std::vector<float> x(static_cast<size_t>(g.cin_blocks() * g.in_h * g.in_w * kB));
+  std::vector<float> w(static_cast<size_t>(g.cout * g.cin * 9));
+  std::vector<float> bias(static_cast<size_t>(g.cout_blocks() * kB));
+  std::vector<float> res(static_cast<size_t>(g.cout_blocks() * plane));
+  for (auto* v : {&x, &w, &bias, &res}) {
+    for (auto& e : *v) e = nd(rng);
+  }
+  std::vector<float> packed(static_cast<size_t>(nchw16c_packed_weight_floats(g)));
+  nchw16c_pack_weight(g, w.data(), packed.data());
+  std::vector<float> padded(static_cast<size_t>(nchw16c_scratch_floats(g)));
+  nchw16c_pad_input(g, x.data(), padded.data());
+  for (Nchw16cKernel kernel : host_kernels()) {
+    SCOPED_TRACE(static_cast<int>(kernel));
+    Nchw16cEpilogue ep;
+    ep.bias = bias.data();
+    ep.residual = res.data();
+    std::vector<float> apart(res.size(), NAN);
+    nchw16c_conv_units(g, kernel, padded.data(), packed.data(), ep, apart.data(), 0,
+                       nchw16c_units(g));
+    std::vector<float> in_place = res;
+    ep.residual = in_place.data();
+    nchw16c_conv_units(g, kernel, padded.data(), packed.data(), ep, in_place.data(), 0,
+                       nchw16c_units(g));
+    EXPECT_EQ(apart, in_place);
   }
 }
 

@@ -22,6 +22,16 @@ constexpr int64_t kPointwiseRow = 42;
 // The largest packed weight whose layer iterates rows outside groups.
 constexpr int64_t kRowsOuterWeightBytes = int64_t{1} << 20;
 
+// A depth chunk's weight when a layer's sums are split: L1 holds it beside
+// the rows' inputs.
+constexpr int64_t kSplitChunkBytes = int64_t{32} << 10;
+
+// Below the 1 MiB weight, a layer splits its sums when its weight is at
+// least this and one image's input at most kSplitMaxInputBytes (each group
+// reads all of the input, from L2 when it fits).
+constexpr int64_t kSplitMinWeightBytes = int64_t{256} << 10;
+constexpr int64_t kSplitMaxInputBytes = int64_t{1} << 20;
+
 int64_t groups_of(const Nchw16cConv& g) {
   return (g.cout_blocks() + kNchw16cGroupBlocks - 1) / kNchw16cGroupBlocks;
 }
@@ -103,6 +113,15 @@ Nchw16cKernel nchw16c_kernel_for(const Nchw16cConv& g) {
   return Nchw16cKernel::kPortable;
 }
 
+bool nchw16c_splits_depth(const Nchw16cConv& g) {
+  if (g.plain_input) return false;
+  constexpr int64_t kF = static_cast<int64_t>(sizeof(float));
+  const int64_t weight = nchw16c_packed_weight_floats(g) * kF;
+  const int64_t input = g.cin_blocks() * g.in_h * g.in_w * kB * kF;
+  return weight > kRowsOuterWeightBytes ||
+         (weight >= kSplitMinWeightBytes && input <= kSplitMaxInputBytes);
+}
+
 int64_t nchw16c_units(const Nchw16cConv& g) { return groups_of(g) * rows_of(g); }
 
 void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float* in,
@@ -124,16 +143,14 @@ void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float*
   // Units are (group, row) pairs. With a weight that fits L2 the rows are
   // outer: each input row is read from memory once and meets every group's
   // weights while in L1/L2 (a thread's share of the rows is its share of the
-  // input). A larger weight makes the groups outer: each group's weights stay
-  // in L2 across all the rows.
+  // input). A larger weight makes the groups outer, and each group's sum is
+  // split in depth chunks (below).
   const int64_t groups = groups_of(g);
-  const bool rows_outer = nchw16c_packed_weight_floats(g) * static_cast<int64_t>(sizeof(float)) <=
-                          kRowsOuterWeightBytes;
-  const bool prefetch_groups =
-      !rows_outer && group_floats * static_cast<int64_t>(sizeof(float)) <= kRowsOuterWeightBytes / 2;
-  for (int64_t u = unit_first; u < unit_last; ++u) {
-    const int64_t grp = rows_outer ? u % groups : u / rows;
-    const int64_t y = rows_outer ? u / groups : u % rows;
+  const bool split = nchw16c_splits_depth(g);
+  const bool rows_outer =
+      !split && nchw16c_packed_weight_floats(g) * static_cast<int64_t>(sizeof(float)) <=
+                    kRowsOuterWeightBytes;
+  auto make_row = [&](int64_t grp, int64_t y) {
     const int64_t b0 = grp * kNchw16cGroupBlocks;
     const int64_t nb = std::min<int64_t>(kNchw16cGroupBlocks, cob - b0);
     Nchw16cRow r{};
@@ -167,20 +184,62 @@ void nchw16c_conv_units(const Nchw16cConv& g, Nchw16cKernel kernel, const float*
     r.clamp = ep.clamp;
     r.lo = ep.lo;
     r.hi = ep.hi;
-    if (prefetch_groups && grp + 1 < groups) {
-      // The next group's weight, a slice per row of this group: its first
-      // row would otherwise wait on memory (a weight larger than L2 is read
-      // from memory on every call). Only when two groups fit half of L2
-      // beside each other: ResNet-50's 7×7-stage 1×1 layers (512 KiB groups)
-      // 0.84 → 0.77 ms, its 3×3 ones (1.2 MiB groups) 2.0 → 2.3 ms.
-      const char* next = reinterpret_cast<const char*>(packed_w + (grp + 1) * group_floats);
-      const int64_t lines = group_floats * static_cast<int64_t>(sizeof(float)) / 64;
-      const int64_t per_row = (lines + rows - 1) / rows;
-      for (int64_t l = y * per_row; l < (y + 1) * per_row && l < lines; ++l) {
-        __builtin_prefetch(next + l * 64, 0, 2);
+    return r;
+  };
+  // The depth split (nchw16c_splits_depth; not when the output is also the
+  // residual, which the partial sums would overwrite): a group's sum runs in
+  // chunks of one tap and kSplitChunkBytes of weight, each chunk over all of
+  // the unit range's rows of that group while it is in L1, partial sums in
+  // `out` (same bits: the same chain, stored and reloaded exactly). The
+  // weight is read once, as one stream whose next chunk the row kernels
+  // prefetch while they multiply.
+  if (split && (ep.residual == nullptr || ep.residual != out)) {
+    const int64_t cbs = g.cin_blocks();
+    for (int64_t grp = unit_first / rows; grp < groups && grp * rows < unit_last; ++grp) {
+      const int64_t y0 = std::max(unit_first, grp * rows) - grp * rows;
+      const int64_t y1 = std::min(unit_last, (grp + 1) * rows) - grp * rows;
+      const int64_t nb = std::min<int64_t>(kNchw16cGroupBlocks, cob - grp * kNchw16cGroupBlocks);
+      const int64_t cb_floats = kB * nb * kB;  // one input block's weight for the group
+      const int64_t chunk = std::max<int64_t>(
+          1, kSplitChunkBytes / (cb_floats * static_cast<int64_t>(sizeof(float))));
+      const float* group_w = packed_w + grp * group_floats;
+      for (int64_t t = 0; t < taps; ++t) {
+        for (int64_t cb0 = 0; cb0 < cbs; cb0 += chunk) {
+          const int64_t cbn = std::min(chunk, cbs - cb0);
+          const float* w = group_w + (t * cbs + cb0) * cb_floats;
+          const bool last = t == taps - 1 && cb0 + cbn == cbs;
+          // The next chunk: this group's, or the next group's first.
+          const float* next = !last               ? w + cbn * cb_floats
+                              : grp + 1 < groups ? packed_w + (grp + 1) * group_floats
+                                                 : nullptr;
+          const int64_t lines =
+              next == nullptr ? 0 : chunk * cb_floats * static_cast<int64_t>(sizeof(float)) / 64;
+          const int64_t per_row = (lines + (y1 - y0) - 1) / (y1 - y0);
+          for (int64_t y = y0; y < y1; ++y) {
+            Nchw16cRow r = make_row(grp, y);
+            r.tap_off = tap_off + t;
+            r.taps = 1;
+            r.in += cb0 * r.in_block;
+            r.cin_blocks = cbn;
+            r.w = w;
+            r.accumulate = t != 0 || cb0 != 0;
+            r.finish = last;
+            const int64_t first = (y - y0) * per_row;
+            if (next != nullptr && first < lines) {
+              r.prefetch = reinterpret_cast<const char*>(next) + first * 64;
+              r.prefetch_lines = std::min(per_row, lines - first);
+            }
+            row_fn(r);
+          }
+        }
       }
     }
-    row_fn(r);
+    return;
+  }
+  for (int64_t u = unit_first; u < unit_last; ++u) {
+    const int64_t grp = rows_outer ? u % groups : u / rows;
+    const int64_t y = rows_outer ? u / groups : u % rows;
+    row_fn(make_row(grp, y));
   }
 }
 
@@ -193,6 +252,8 @@ void nchw16c_row_portable(const Nchw16cRow& r) {
   for (int64_t i = 0; i < r.n; ++i) {
     for (int32_t b = 0; b < r.blocks; ++b) {
       float acc[kB] = {};
+      float* o = r.out + b * r.out_block + i * kB;
+      if (r.accumulate) std::memcpy(acc, o, sizeof(acc));
       const float* w = r.w;
       for (int32_t t = 0; t < r.taps; ++t) {
         const float* x = r.in + i * r.in_step + r.tap_off[t];
@@ -206,7 +267,10 @@ void nchw16c_row_portable(const Nchw16cRow& r) {
           w += kB * r.blocks * kB;
         }
       }
-      float* o = r.out + b * r.out_block + i * kB;
+      if (!r.finish) {
+        std::memcpy(o, acc, sizeof(acc));
+        continue;
+      }
       const float* res = r.residual != nullptr ? r.residual + b * r.out_block + i * kB : nullptr;
       const int32_t lanes = b == r.blocks - 1 ? r.last_lanes : static_cast<int32_t>(kB);
       for (int64_t l = 0; l < kB; ++l) {

@@ -28,12 +28,21 @@ EMBER_TARGET_AVX2_FMA inline __m256i lane_mask(int lanes) {
 
 // kPlain: a plain NCHW input, as in conv_nchw16c_avx512.cpp.
 template <int P, int S, bool kPlain>
-EMBER_TARGET_AVX2_FMA inline void tile(const Nchw16cRow& r, int64_t i0, int32_t b) {
+EMBER_TARGET_AVX2_FMA inline void tile(const Nchw16cRow& r, int64_t i0, int32_t b,
+                                       Nchw16cPrefetch& pf) {
   constexpr int64_t kStep = kPlain ? S : 16 * S;
   const int64_t wrow = static_cast<int64_t>(r.blocks) * 16;
   __m256 acc[P][2];
 #pragma GCC unroll 8
-  for (int j = 0; j < P; ++j) acc[j][0] = acc[j][1] = _mm256_setzero_ps();
+  for (int j = 0; j < P; ++j) {
+    if (r.accumulate) {
+      const float* o = r.out + b * r.out_block + (i0 + j) * 16;
+      acc[j][0] = _mm256_loadu_ps(o);
+      acc[j][1] = _mm256_loadu_ps(o + 8);
+    } else {
+      acc[j][0] = acc[j][1] = _mm256_setzero_ps();
+    }
+  }
   const float* w = r.w + b * 16;
   const float* base = r.in + i0 * kStep;
   for (int32_t t = 0; t < r.taps; ++t) {
@@ -54,7 +63,17 @@ EMBER_TARGET_AVX2_FMA inline void tile(const Nchw16cRow& r, int64_t i0, int32_t 
       }
       x += r.in_block;
       w += 16 * wrow;
+      pf.step();
     }
+  }
+  if (!r.finish) {
+#pragma GCC unroll 8
+    for (int j = 0; j < P; ++j) {
+      float* o = r.out + b * r.out_block + (i0 + j) * 16;
+      _mm256_storeu_ps(o, acc[j][0]);
+      _mm256_storeu_ps(o + 8, acc[j][1]);
+    }
+    return;
   }
   const __m256 lo = _mm256_set1_ps(r.lo), hi = _mm256_set1_ps(r.hi);
   const int lanes = b == r.blocks - 1 ? r.last_lanes : 16;
@@ -76,14 +95,15 @@ EMBER_TARGET_AVX2_FMA inline void tile(const Nchw16cRow& r, int64_t i0, int32_t 
 }
 
 template <int S, bool kPlain>
-EMBER_TARGET_AVX2_FMA void tail(const Nchw16cRow& r, int64_t i, int64_t n, int32_t b) {
+EMBER_TARGET_AVX2_FMA void tail(const Nchw16cRow& r, int64_t i, int64_t n, int32_t b,
+                                Nchw16cPrefetch& pf) {
   switch (n) {
-    case 1: tile<1, S, kPlain>(r, i, b); break;
-    case 2: tile<2, S, kPlain>(r, i, b); break;
-    case 3: tile<3, S, kPlain>(r, i, b); break;
-    case 4: tile<4, S, kPlain>(r, i, b); break;
-    case 5: tile<5, S, kPlain>(r, i, b); break;
-    case 6: tile<6, S, kPlain>(r, i, b); break;
+    case 1: tile<1, S, kPlain>(r, i, b, pf); break;
+    case 2: tile<2, S, kPlain>(r, i, b, pf); break;
+    case 3: tile<3, S, kPlain>(r, i, b, pf); break;
+    case 4: tile<4, S, kPlain>(r, i, b, pf); break;
+    case 5: tile<5, S, kPlain>(r, i, b, pf); break;
+    case 6: tile<6, S, kPlain>(r, i, b, pf); break;
     default: break;
   }
 }
@@ -91,11 +111,13 @@ EMBER_TARGET_AVX2_FMA void tail(const Nchw16cRow& r, int64_t i, int64_t n, int32
 template <int S, bool kPlain>
 EMBER_TARGET_AVX2_FMA void row(const Nchw16cRow& r) {
   const Nchw16cRowSplit split = nchw16c_split_row(r.n, kPos);
+  Nchw16cPrefetch pf = Nchw16cPrefetch::for_row(
+      r, r.blocks * (split.full + (split.first > 0 ? 1 : 0) + (split.second > 0 ? 1 : 0)));
   for (int32_t b = 0; b < r.blocks; ++b) {
     int64_t i = 0;
-    for (int64_t t = 0; t < split.full; ++t, i += kPos) tile<kPos, S, kPlain>(r, i, b);
-    tail<S, kPlain>(r, i, split.first, b);
-    tail<S, kPlain>(r, i + split.first, split.second, b);
+    for (int64_t t = 0; t < split.full; ++t, i += kPos) tile<kPos, S, kPlain>(r, i, b, pf);
+    tail<S, kPlain>(r, i, split.first, b, pf);
+    tail<S, kPlain>(r, i + split.first, split.second, b, pf);
   }
 }
 

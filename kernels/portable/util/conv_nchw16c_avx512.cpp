@@ -32,13 +32,16 @@ constexpr int kPos = 7;  // positions per tile
 // kPlain: a plain NCHW input (r.channels channels r.in_channel apart, a
 // position `stride` floats from the next) rather than a blocked one.
 template <int P, int NB, int S, bool kPlain>
-EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0) {
+EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0, Nchw16cPrefetch& pf) {
   constexpr int64_t kStep = kPlain ? S : 16 * S;
   __m512 acc[P][NB];
 #pragma GCC unroll 8
   for (int j = 0; j < P; ++j) {
 #pragma GCC unroll 4
-    for (int b = 0; b < NB; ++b) acc[j][b] = _mm512_setzero_ps();
+    for (int b = 0; b < NB; ++b) {
+      acc[j][b] = r.accumulate ? _mm512_loadu_ps(r.out + b * r.out_block + (i0 + j) * 16)
+                               : _mm512_setzero_ps();
+    }
   }
   const float* w = r.w;
   const float* base = r.in + i0 * kStep;
@@ -61,7 +64,16 @@ EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0) {
       }
       x += r.in_block;
       w += 16 * NB * 16;
+      pf.step();
     }
+  }
+  if (!r.finish) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) {
+#pragma GCC unroll 8
+      for (int j = 0; j < P; ++j) _mm512_storeu_ps(r.out + b * r.out_block + (i0 + j) * 16, acc[j][b]);
+    }
+    return;
   }
   const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi);
   const __mmask16 last = static_cast<__mmask16>((1u << r.last_lanes) - 1u);
@@ -82,15 +94,15 @@ EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0) {
 }
 
 template <int NB, int S, bool kPlain>
-EMBER_TARGET_AVX512 void tail(const Nchw16cRow& r, int64_t i, int64_t n) {
+EMBER_TARGET_AVX512 void tail(const Nchw16cRow& r, int64_t i, int64_t n, Nchw16cPrefetch& pf) {
   switch (n) {
-    case 1: tile<1, NB, S, kPlain>(r, i); break;
-    case 2: tile<2, NB, S, kPlain>(r, i); break;
-    case 3: tile<3, NB, S, kPlain>(r, i); break;
-    case 4: tile<4, NB, S, kPlain>(r, i); break;
-    case 5: tile<5, NB, S, kPlain>(r, i); break;
-    case 6: tile<6, NB, S, kPlain>(r, i); break;
-    case 7: tile<7, NB, S, kPlain>(r, i); break;
+    case 1: tile<1, NB, S, kPlain>(r, i, pf); break;
+    case 2: tile<2, NB, S, kPlain>(r, i, pf); break;
+    case 3: tile<3, NB, S, kPlain>(r, i, pf); break;
+    case 4: tile<4, NB, S, kPlain>(r, i, pf); break;
+    case 5: tile<5, NB, S, kPlain>(r, i, pf); break;
+    case 6: tile<6, NB, S, kPlain>(r, i, pf); break;
+    case 7: tile<7, NB, S, kPlain>(r, i, pf); break;
     default: break;
   }
 }
@@ -98,10 +110,12 @@ EMBER_TARGET_AVX512 void tail(const Nchw16cRow& r, int64_t i, int64_t n) {
 template <int NB, int S, bool kPlain>
 EMBER_TARGET_AVX512 void row(const Nchw16cRow& r) {
   const Nchw16cRowSplit split = nchw16c_split_row(r.n, kPos);
+  Nchw16cPrefetch pf = Nchw16cPrefetch::for_row(
+      r, split.full + (split.first > 0 ? 1 : 0) + (split.second > 0 ? 1 : 0));
   int64_t i = 0;
-  for (int64_t t = 0; t < split.full; ++t, i += kPos) tile<kPos, NB, S, kPlain>(r, i);
-  tail<NB, S, kPlain>(r, i, split.first);
-  tail<NB, S, kPlain>(r, i + split.first, split.second);
+  for (int64_t t = 0; t < split.full; ++t, i += kPos) tile<kPos, NB, S, kPlain>(r, i, pf);
+  tail<NB, S, kPlain>(r, i, split.first, pf);
+  tail<NB, S, kPlain>(r, i + split.first, split.second, pf);
 }
 
 template <int S, bool kPlain>
