@@ -174,12 +174,18 @@ Result<std::unique_ptr<Module::LoadedMethod>> Module::load_method(const std::str
   // A first guess from the plan's size, plus room for the kernels' prepare
   // steps, which pack constant weights (about the size of the constants,
   // which are at most the file; the pages stay untouched when nothing packs);
-  // doubled until load_method fits.
+  // doubled until load_method fits. The scratch a kernel reserves at load is
+  // not in the file: a 2 KB program of one attention over 1500 tokens needs
+  // 6 MB (its K and V panels), so the doubling goes on up to kMaxPoolBytes.
+  constexpr size_t kMaxPoolBytes = size_t{16} << 30;
   size_t pool_size = 4096 + meta->num_values() * 256 + meta->num_instructions() * 128 +
                      program_->file_size() + program_->file_size() / 8;
-  for (int attempt = 0; attempt < 8; ++attempt, pool_size *= 2) {
+  for (; pool_size <= kMaxPoolBytes; pool_size *= 2) {
     loaded->method.reset();
     loaded->pool = pool_bytes(pool_size);
+    EMBER_CHECK_OR_RETURN(loaded->pool != nullptr, Error::MemoryAllocationFailed,
+                          "method '%s': cannot allocate a %zu-byte pool for load_method",
+                          name.c_str(), pool_size);
     loaded->pool_size = pool_size;
     loaded->allocator.emplace(loaded->pool.get(), pool_size);
     loaded->memory_manager.emplace(&*loaded->allocator,
@@ -193,7 +199,8 @@ Result<std::unique_ptr<Module::LoadedMethod>> Module::load_method(const std::str
     if (method.error() != Error::MemoryAllocationFailed) return method.error();
   }
   return set_error(Error::MemoryAllocationFailed,
-                   "method '%s': load_method did not fit in %zu bytes", name.c_str(), pool_size);
+                   "method '%s': load_method did not fit in %zu bytes", name.c_str(),
+                   pool_size / 2);
 }
 
 size_t Module::planned_bytes(const std::string& name) const {

@@ -66,9 +66,15 @@ struct GemmBlocking {
   static constexpr int64_t kKCPacked = 1024 / static_cast<int64_t>(sizeof(T));  // 256 f32
   template <int kMR>
   static constexpr int64_t apack_size() { return ((kMC + kMR - 1) / kMR) * kMR * kKC; }
+  // The most rows of an A block gemm_blocked_packed_b packs per call (A not
+  // packed at prepare): the rows are cut into the whole number of blocks
+  // nearest to m / kMC, balanced, so ViT's 197 tokens are one block of 200
+  // rather than 144 + 53 (each A block reads all of B once): at most
+  // 1.5 · kMC rows, rounded up to a tile.
+  static constexpr int64_t kMCPerCall = 224;
   template <int kMR>
   static constexpr int64_t apack_packed_size() {
-    return ((kMC + kMR - 1) / kMR) * kMR * kKCPacked;
+    return ((kMCPerCall + kMR - 1) / kMR) * kMR * kKCPacked;
   }
   template <int kNR>
   static constexpr int64_t bpack_size() { return ((kNC + kNR - 1) / kNR) * kNR * kKC; }
@@ -509,6 +515,16 @@ inline const T* a_block(const ASource& a, int64_t ic, int64_t mc, int64_t pc, in
   return buf;
 }
 
+// A's first block when A was packed at prepare for this tile, else null.
+template <int kMR, typename ASource>
+inline const auto* a_packed_at_prepare(const ASource& a) {
+  if constexpr (requires { a.template packed_a<kMR>(0, 0); }) {
+    return a.template packed_a<kMR>(0, 0);
+  } else {
+    return static_cast<const void*>(nullptr);
+  }
+}
+
 // The kNR-column strips of B's block (pc, jc), the same way.
 template <int kNR, typename T, typename BSource>
 inline const T* b_block(const BSource& b, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
@@ -564,12 +580,21 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
   alignas(64) T tile[kMR * kNR];
   const BlockActivation<T> act(ep);
   ep = act.tile_ep;
+  // A packed at prepare is in kMC-row blocks; one packed here is cut into
+  // balanced blocks of at most kMCPerCall rows (whole strips).
+  int64_t mc_block = B::kMC;
+  if (a_packed_at_prepare<kMR>(a) == nullptr) {
+    const int64_t nearest = (m + B::kMC / 2) / B::kMC;
+    const int64_t blocks = nearest > 1 ? nearest : 1;
+    const int64_t rows = ((m + blocks - 1) / blocks + kMR - 1) / kMR * kMR;
+    mc_block = rows < B::kMCPerCall ? rows : B::kMCPerCall;
+  }
   for (int64_t pc = 0; pc < k; pc += B::kKCPacked) {
     const int64_t kc = k - pc < B::kKCPacked ? k - pc : B::kKCPacked;
     const T beta_k = pc == 0 ? beta : T(1);
     const bool last_k = pc + kc == k;
-    for (int64_t ic = 0; ic < m; ic += B::kMC) {
-      const int64_t mc = m - ic < B::kMC ? m - ic : B::kMC;
+    for (int64_t ic = 0; ic < m; ic += mc_block) {
+      const int64_t mc = m - ic < mc_block ? m - ic : mc_block;
       const T* ap = a_block<kMR>(a, ic, mc, pc, kc, apack);
       // The B strip after this one, brought into cache a slice per A strip
       // while this one is in use: the first A strip to meet a strip would
