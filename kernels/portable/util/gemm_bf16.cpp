@@ -139,9 +139,22 @@ void run_part(const Bf16GemmArgs& g, int64_t m0, int64_t m1, int64_t s0, int64_t
           const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
           float* ct = g.c + (ic + ir) * g.c_rs + j0;
           const uint32_t* ap = apack + ir * kcp;
+          const int64_t l0 = ir / kMR * lines_per_strip;
+          const int64_t l1 = l0 + lines_per_strip < next_lines ? l0 + lines_per_strip : next_lines;
+          if constexpr (kTiles) {
+            // On AMX the share is requested a few lines per k chunk inside
+            // the block (a burst before it filled the line fill buffers).
+            if (mr == kMR && nr == kNR) {
+              bf16_gemm_32x32_amx_pf(kcp, ap, bp, ct, g.c_rs, !first,
+                                     next != nullptr && l0 < l1 ? next + l0 * 16 : nullptr,
+                                     next != nullptr && l0 < l1 ? l1 - l0 : 0);
+              if (last && g.ep != nullptr) {
+                epilogue(w.kind, tile_ep.at(ic + ir, j0), mr, nr, ct, g.c_rs);
+              }
+              continue;
+            }
+          }
           if (next != nullptr) {
-            const int64_t l0 = ir / kMR * lines_per_strip;
-            const int64_t l1 = l0 + lines_per_strip < next_lines ? l0 + lines_per_strip : next_lines;
             for (int64_t l = l0; l < l1; ++l) __builtin_prefetch(next + l * 16, 0, 2);
           }
           if (mr == kMR && nr == kNR) {

@@ -108,6 +108,11 @@ void bf16_gemm(KernelContext& ctx, int64_t m, const float* a, int64_t a_rs, int6
 // configuration loaded on the calling thread (AmxTiles, amx.h).
 void bf16_gemm_32x32_amx(int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
                          int64_t c_rs, bool accumulate);
+/// bf16_gemm_32x32_amx that also requests `prefetch_lines` 64-byte lines from
+/// `prefetch` (into L2) spread over its k chunks. Same results.
+void bf16_gemm_32x32_amx_pf(int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
+                            int64_t c_rs, bool accumulate, const void* prefetch,
+                            int64_t prefetch_lines);
 void bf16_gemm_8x32_avx512bf16(int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
                                int64_t c_rs, bool accumulate);
 void bf16_gemm_4x16_avx2_fma(int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
