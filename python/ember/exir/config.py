@@ -110,6 +110,11 @@ class ExecutorchBackendConfig:
     ``max_pool_without_indices``: a 2-D max pool whose int64 indices nothing
     reads runs as ``ember_fused::max_pool2d``, which does not write them
     (``ember.exir.passes.max_pool_without_indices``); False keeps the aten op.
+    ``remove_redundant_clones``: drop a contiguous ``clone`` of a value the
+    graph computed that is already contiguous and fresh (``.contiguous()``
+    after a permute, which exports as ``permute_copy`` then ``clone``), when
+    neither is a graph output (``ember.exir.passes.remove_redundant_clones``);
+    False keeps every clone.
     ``nchw16c_layout``: run float32 2-D convolutions (one group, channels in
     whole blocks of 16, a constant weight) on the channel-blocked layout
     NCHW16c, converting only where a chain of them starts and ends
@@ -165,6 +170,7 @@ class ExecutorchBackendConfig:
     fuse_rms_norm: bool = True
     fuse_rope: bool = True
     max_pool_without_indices: bool = True
+    remove_redundant_clones: bool = True
     nchw16c_layout: bool = True
     precision: str = "fp32"
     dim_order_ops: bool = True

@@ -67,6 +67,7 @@ from ember.exir.passes.memory_planning import MemoryPlan
 from ember.exir.passes.mutable_buffers import write_back_mutated_buffers
 from ember.exir.passes.out_variant_pass import to_out_variants
 from ember.exir.passes.remove_asserts import remove_asserts
+from ember.exir.passes.remove_redundant_clones import RemoveRedundantClonesPass
 from ember.exir.passes.scalar_to_tensor import scalars_to_tensors, scalars_to_tensors_in_branch
 from ember.exir.passes.view_copy_pass import ViewCopyPass
 from ember.exir.symbolic import SymbolBounds
@@ -210,6 +211,8 @@ def executorch_passes(
     if config.constant_folding:
         passes.append(("fold constants", ConstantFoldPass()))
         passes.append(("attention with a constant causal mask as causal", SdpaCausalMaskPass()))
+    if config.remove_redundant_clones:
+        passes.append(("contiguous clones of fresh contiguous values", RemoveRedundantClonesPass()))
     passes.append(("out variants", on_every_graph(lambda g: to_out_variants(g, bounds.shape))))
     if config.dim_order_ops and dim_order_ops:
         passes.append(("dim-order ops", on_every_graph(to_dim_order_ops)))
