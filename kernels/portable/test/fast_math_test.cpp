@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/softmax_f32.h"
 #include "kernels/portable/util/unary_f32.h"
 
@@ -285,6 +286,19 @@ TEST(FastMathTest, Avx512BuildsGiveTheAvx2Bits) {
       }
     }
   }
+}
+
+// The softmax terms' exponential: fast_expf's bits where e^x is normal, 0
+// below (no subnormal is ever computed), NaN through.
+TEST(FastMathTest, ExpOrZeroFlushesOnlyBelowTheNormalRange) {
+  for (float x = -87.0f; x <= 0.0f; x += 0.0625f) {
+    ASSERT_EQ(fast_exp_or_zero(x), fast_expf(x)) << x;
+    ASSERT_GE(fast_exp_or_zero(x), std::numeric_limits<float>::min()) << x;
+  }
+  for (float x : {-87.001f, -90.0f, -103.9f, -200.0f, -std::numeric_limits<float>::infinity()}) {
+    EXPECT_EQ(fast_exp_or_zero(x), 0.0f) << x;
+  }
+  EXPECT_TRUE(std::isnan(fast_exp_or_zero(std::nanf(""))));
 }
 
 }  // namespace

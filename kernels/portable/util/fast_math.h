@@ -92,6 +92,17 @@ inline constexpr float kInvLn2 = 1.44269504088896341f;
   return select_f(x > 88.72284f, INFINITY, select_f(x < -103.97209f, 0.0f, y));
 }
 
+/// e^x, but 0 where e^x is below the normal range (x < -87): for softmax
+/// terms (x = score − row maximum), where such a term is 1e-38 of the largest
+/// and computing a subnormal costs the core a microcode assist on every lane
+/// that produces one (a masked score's −inf among them: fast_expf clamps it
+/// to −104 and builds a subnormal it then discards). NaN stays NaN.
+[[gnu::always_inline]] inline float fast_exp_or_zero(float x) {
+  using fast_math_detail::select_f;
+  const bool tiny = x < -87.0f;
+  return select_f(tiny, 0.0f, fast_expf(select_f(tiny, -87.0f, x)));
+}
+
 /// e^x - 1 in float32, accurate near 0.
 [[gnu::always_inline]] inline float fast_expm1f(float x) {
   using namespace fast_math_detail;

@@ -215,7 +215,7 @@ template <int R, int W>
         for (int64_t jj = 0; jj < kKeys; ++jj) sr[jj] = 0.0f;
         continue;
       }
-      for (int64_t jj = 0; jj < kKeys; ++jj) sr[jj] = fast_expf(sr[jj] - mx);
+      for (int64_t jj = 0; jj < kKeys; ++jj) sr[jj] = fast_exp_or_zero(sr[jj] - mx);
       for (int k = 0; k < kLanes; ++k) lanes[k] = 0.0f;
       for (int64_t jj = 0; jj < kKeys; jj += kLanes) {
         for (int k = 0; k < kLanes; ++k) lanes[k] += sr[jj + k];
@@ -223,7 +223,7 @@ template <int R, int W>
       for (int w = kLanes / 2; w > 0; w /= 2) {
         for (int k = 0; k < w; ++k) lanes[k] += lanes[k + w];
       }
-      const float corr = fast_expf(m[r] - mx);  // 0 for the first visible block
+      const float corr = fast_exp_or_zero(m[r] - mx);  // 0 for the first visible block
       l[r] = l[r] * corr + lanes[0];
       m[r] = mx;
       if (corr != 1.0f) {

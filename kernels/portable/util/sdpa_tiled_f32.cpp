@@ -47,13 +47,24 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // 2^f by its degree-6 Taylor polynomial (relative error 1.2e-7) and the 2^n
 // by VSCALEFPS, which underflows to 0 without the exponent-field tricks and
 // range fix-ups of fast_expf: about half its instructions, and the
-// exponentials are a quarter of this kernel at head dim 64. t is clamped at
-// −200 (so −inf gives exactly 0: f = 0, p = 1, 2^−200 rounds to 0); NaN stays
-// NaN (VMAXPS returns its second operand, t, when t is NaN).
+// exponentials are a quarter of this kernel at head dim 64. With a mask,
+// lanes with t <= −125 (e^x below 2^−125, a masked score's −inf among them)
+// are exactly 0 and never computed (below); without, t is clamped at −200
+// (−inf gives exactly 0: f = 0, p = 1, 2^−200 rounds to 0). NaN stays NaN
+// (VMAXPS returns its second operand, t, when t is NaN).
+template <bool kMasked>
 __attribute__((target("avx512f"), always_inline)) inline __m512 exp_nonpositive_avx512(
     __m512 x) {
-  const __m512 t = _mm512_max_ps(_mm512_set1_ps(-200.0f),
-                                 _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)));
+  const __m512 t0 = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
+  // kMasked (a causal limit or a mask: −inf scores): lanes at or below
+  // t = −125 are 0 without computing them, since a result in or below the
+  // subnormal range costs the core a microcode assist (with −inf clamped to
+  // 2^−200, GPT-2's causal attention ran 1.5× slower than the unmasked one).
+  // NaN lanes are live (an unordered compare). Unmasked attention skips the
+  // compare (7% of a 128-token call) and clamps at −200.
+  const __mmask16 live =
+      kMasked ? _mm512_cmp_ps_mask(t0, _mm512_set1_ps(-125.0f), _CMP_NLE_UQ) : 0xffff;
+  const __m512 t = _mm512_max_ps(_mm512_set1_ps(kMasked ? -125.0f : -200.0f), t0);
   const __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 f = _mm512_sub_ps(t, n);
   __m512 p = _mm512_set1_ps(1.5403530393381609e-4f);  // ln2^6 / 6!
@@ -63,6 +74,7 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 exp_nonpositive_
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-1f));
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-1f));
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  if constexpr (kMasked) return _mm512_maskz_scalef_ps(live, p, n);
   return _mm512_scalef_ps(p, n);
 }
 
@@ -71,6 +83,7 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 exp_nonpositive_
 // what pack_a<8> makes of Sᵀ's columns): the separate packing pass over the
 // block cost 8% of a 1500-token attention. A call per key block (the block
 // templates are not compiled for AVX-512).
+template <bool kMasked>
 __attribute__((target("avx512f"), noinline)) void exp_rows_avx512(
     const float* st, const float* base, float* csum, int64_t nb, float* pp) {
   __m512 b[kQ / 16], c[kQ / 16];
@@ -82,7 +95,8 @@ __attribute__((target("avx512f"), noinline)) void exp_rows_avx512(
   for (int64_t j = 0; j < nb; ++j) {
     const float* sr = st + j * kQ;
     for (int v = 0; v < kQ / 16; ++v) {
-      const __m512 e = exp_nonpositive_avx512(_mm512_sub_ps(_mm512_loadu_ps(sr + 16 * v), b[v]));
+      const __m512 e =
+          exp_nonpositive_avx512<kMasked>(_mm512_sub_ps(_mm512_loadu_ps(sr + 16 * v), b[v]));
       _mm256_storeu_ps(pp + 2 * v * strip + j * 8, _mm512_castps512_ps256(e));
       _mm256_storeu_ps(pp + (2 * v + 1) * strip + j * 8,
                        _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
@@ -263,14 +277,18 @@ template <int MR, int NR, auto kMicro, bool kAvx512Exp>
 #if EMBER_ISA_X86
     if constexpr (kAvx512Exp) {
       static_assert(!kAvx512Exp || MR == 8, "exp_rows_avx512 writes 8-row strips");
-      exp_rows_avx512(st, base, csum, nb, pp);
+      if (p.causal || p.mask != nullptr) {
+        exp_rows_avx512<true>(st, base, csum, nb, pp);
+      } else {
+        exp_rows_avx512<false>(st, base, csum, nb, pp);
+      }
     } else
 #endif
     {
       for (int64_t j = 0; j < nb; ++j) {
         float* sr = st + j * kQ;
         for (int64_t i = 0; i < kQ; ++i) {
-          const float e = fast_expf(sr[i] - base[i]);
+          const float e = fast_exp_or_zero(sr[i] - base[i]);
           sr[i] = e;
           csum[i] += e;
         }
