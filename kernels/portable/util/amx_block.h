@@ -13,6 +13,8 @@
 
 #include <cstdint>
 
+#include "kernels/portable/util/line_prefetch.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
@@ -31,14 +33,9 @@ enum class AmxProduct : uint8_t {
 /// and a_at(i) + a_half (rows a_rs bytes apart), its B tiles at b_at(i) and
 /// b_at(i) + 64 (rows b_rs bytes apart). The tiles must be configured
 /// (AmxTiles).
-/// Lines to request while a block runs, spread over its chunks (`per_chunk`
-/// before each, until `end`): the next weight strip, which arrives while
-/// the tiles multiply instead of stalling the first tile load that needs it.
-struct AmxPrefetch {
-  const char* next = nullptr;
-  const char* end = nullptr;
-  int64_t per_chunk = 0;
-};
+/// The next weight strip's lines, requested a few per chunk while a block
+/// runs (into L2) instead of stalling the first tile load that needs them.
+using AmxPrefetch = LinePrefetch<2>;
 
 template <AmxProduct kProduct, typename AAt, typename BAt>
 EMBER_TARGET_AMX [[gnu::always_inline]] inline void amx_block_32x32(
@@ -58,9 +55,7 @@ EMBER_TARGET_AMX [[gnu::always_inline]] inline void amx_block_32x32(
     _tile_zero(3);
   }
   for (int64_t i = 0; i < chunks; ++i) {
-    for (int64_t l = 0; l < pf.per_chunk && pf.next < pf.end; ++l, pf.next += 64) {
-      _mm_prefetch(pf.next, _MM_HINT_T1);
-    }
+    pf.step();
     const auto* a = reinterpret_cast<const uint8_t*>(a_at(i));
     const auto* b = reinterpret_cast<const uint8_t*>(b_at(i));
     _tile_loadd(4, a, a_rs);

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 
+#include "kernels/portable/util/line_prefetch.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace ember::kernels::portable {
@@ -111,32 +112,16 @@ struct Nchw16cRow {
   bool accumulate = false;
   bool finish = true;
   // Lines of the next chunk's weight to request, spread over the row's
-  // tiles and their input-channel blocks (Nchw16cPrefetch).
+  // tiles and their input-channel blocks (nchw16c_row_prefetch).
   const char* prefetch = nullptr;
   int64_t prefetch_lines = 0;
 };
 
-/// A row kernel's software prefetch: `per_step` lines at each step (one
-/// input-channel block of a tile) until `end`. Requests issued at once
-/// fill the core's line fill buffers and stall it; spread, they overlap
-/// the multiply-adds.
-struct Nchw16cPrefetch {
-  const char* next = nullptr;
-  const char* end = nullptr;
-  int64_t per_step = 0;
-
-  /// For a row of `tiles` tiles (each taps × cin_blocks steps).
-  static Nchw16cPrefetch for_row(const Nchw16cRow& r, int64_t tiles) {
-    const int64_t steps = tiles * r.taps * r.cin_blocks;
-    if (r.prefetch == nullptr || r.prefetch_lines <= 0 || steps <= 0) return {};
-    return {r.prefetch, r.prefetch + r.prefetch_lines * 64, (r.prefetch_lines + steps - 1) / steps};
-  }
-  void step() {
-    for (int64_t l = 0; l < per_step && next < end; ++l, next += 64) {
-      __builtin_prefetch(next, 0, 3);
-    }
-  }
-};
+/// A row kernel's software prefetch of the next chunk's weight: its lines
+/// spread over the row's `tiles` tiles and their input-channel blocks.
+inline LinePrefetch<> nchw16c_row_prefetch(const Nchw16cRow& r, int64_t tiles) {
+  return LinePrefetch<>(r.prefetch, r.prefetch_lines, tiles * r.taps * r.cin_blocks);
+}
 
 /// How a vector row kernel cuts a row of n positions into tiles of `tile`:
 /// `full` whole tiles, then `first` and `second` positions (either may be

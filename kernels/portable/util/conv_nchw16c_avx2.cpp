@@ -29,7 +29,7 @@ EMBER_TARGET_AVX2_FMA inline __m256i lane_mask(int lanes) {
 // kPlain: a plain NCHW input, as in conv_nchw16c_avx512.cpp.
 template <int P, int S, bool kPlain>
 EMBER_TARGET_AVX2_FMA inline void tile(const Nchw16cRow& r, int64_t i0, int32_t b,
-                                       Nchw16cPrefetch& pf) {
+                                       LinePrefetch<>& pf) {
   constexpr int64_t kStep = kPlain ? S : 16 * S;
   const int64_t wrow = static_cast<int64_t>(r.blocks) * 16;
   __m256 acc[P][2];
@@ -96,7 +96,7 @@ EMBER_TARGET_AVX2_FMA inline void tile(const Nchw16cRow& r, int64_t i0, int32_t 
 
 template <int S, bool kPlain>
 EMBER_TARGET_AVX2_FMA void tail(const Nchw16cRow& r, int64_t i, int64_t n, int32_t b,
-                                Nchw16cPrefetch& pf) {
+                                LinePrefetch<>& pf) {
   switch (n) {
     case 1: tile<1, S, kPlain>(r, i, b, pf); break;
     case 2: tile<2, S, kPlain>(r, i, b, pf); break;
@@ -111,7 +111,7 @@ EMBER_TARGET_AVX2_FMA void tail(const Nchw16cRow& r, int64_t i, int64_t n, int32
 template <int S, bool kPlain>
 EMBER_TARGET_AVX2_FMA void row(const Nchw16cRow& r) {
   const Nchw16cRowSplit split = nchw16c_split_row(r.n, kPos);
-  Nchw16cPrefetch pf = Nchw16cPrefetch::for_row(
+  LinePrefetch<> pf = nchw16c_row_prefetch(
       r, r.blocks * (split.full + (split.first > 0 ? 1 : 0) + (split.second > 0 ? 1 : 0)));
   for (int32_t b = 0; b < r.blocks; ++b) {
     int64_t i = 0;

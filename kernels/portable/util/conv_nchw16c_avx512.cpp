@@ -32,7 +32,7 @@ constexpr int kPos = 7;  // positions per tile
 // kPlain: a plain NCHW input (r.channels channels r.in_channel apart, a
 // position `stride` floats from the next) rather than a blocked one.
 template <int P, int NB, int S, bool kPlain>
-EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0, Nchw16cPrefetch& pf) {
+EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0, LinePrefetch<>& pf) {
   constexpr int64_t kStep = kPlain ? S : 16 * S;
   __m512 acc[P][NB];
 #pragma GCC unroll 8
@@ -94,7 +94,7 @@ EMBER_TARGET_AVX512 inline void tile(const Nchw16cRow& r, int64_t i0, Nchw16cPre
 }
 
 template <int NB, int S, bool kPlain>
-EMBER_TARGET_AVX512 void tail(const Nchw16cRow& r, int64_t i, int64_t n, Nchw16cPrefetch& pf) {
+EMBER_TARGET_AVX512 void tail(const Nchw16cRow& r, int64_t i, int64_t n, LinePrefetch<>& pf) {
   switch (n) {
     case 1: tile<1, NB, S, kPlain>(r, i, pf); break;
     case 2: tile<2, NB, S, kPlain>(r, i, pf); break;
@@ -110,7 +110,7 @@ EMBER_TARGET_AVX512 void tail(const Nchw16cRow& r, int64_t i, int64_t n, Nchw16c
 template <int NB, int S, bool kPlain>
 EMBER_TARGET_AVX512 void row(const Nchw16cRow& r) {
   const Nchw16cRowSplit split = nchw16c_split_row(r.n, kPos);
-  Nchw16cPrefetch pf = Nchw16cPrefetch::for_row(
+  LinePrefetch<> pf = nchw16c_row_prefetch(
       r, split.full + (split.first > 0 ? 1 : 0) + (split.second > 0 ? 1 : 0));
   int64_t i = 0;
   for (int64_t t = 0; t < split.full; ++t, i += kPos) tile<kPos, NB, S, kPlain>(r, i, pf);

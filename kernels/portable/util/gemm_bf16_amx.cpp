@@ -27,13 +27,8 @@ EMBER_TARGET_AMX void bf16_gemm_32x32_amx(int64_t kp, const uint32_t* a, const u
 EMBER_TARGET_AMX void bf16_gemm_32x32_amx_pf(int64_t kp, const uint32_t* a, const uint32_t* b,
                                              float* c, int64_t c_rs, bool accumulate,
                                              const void* prefetch, int64_t prefetch_lines) {
-  AmxPrefetch pf;
   const int64_t chunks = kp / 16;
-  if (prefetch != nullptr && prefetch_lines > 0 && chunks > 0) {
-    pf.next = static_cast<const char*>(prefetch);
-    pf.end = pf.next + prefetch_lines * 64;
-    pf.per_chunk = (prefetch_lines + chunks - 1) / chunks;
-  }
+  const AmxPrefetch pf(prefetch, prefetch_lines, chunks);
   amx_block_32x32<AmxProduct::kBf16>(
       chunks, [a](int64_t i) { return a + i * 512; }, 64, 1024,
       [b](int64_t i) { return b + i * 512; }, 128, c, c_rs * 4, accumulate, pf);

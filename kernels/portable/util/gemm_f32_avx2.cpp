@@ -7,6 +7,7 @@
 #include "kernels/portable/util/gemm.h"
 #include "kernels/portable/util/gemv.h"
 #include "kernels/portable/util/gemv_packed.h"
+#include "kernels/portable/util/line_prefetch.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define EMBER_GEMM_X86 1
@@ -64,13 +65,9 @@ __attribute__((target("avx2,fma"), always_inline)) inline void tile_6x16(
   }
   int64_t p = 0;
   if constexpr (kPf) {
-    const int64_t groups = kc / kPfEvery;
-    const int64_t per_group = groups > 0 ? (prefetch_lines + groups - 1) / groups : 0;
-    const char* end = prefetch + prefetch_lines * 64;
+    LinePrefetch<> pf(prefetch, prefetch_lines, kc / kPfEvery);
     for (; p + kPfEvery <= kc; p += kPfEvery) {
-      for (int64_t l = 0; l < per_group && prefetch < end; ++l, prefetch += 64) {
-        _mm_prefetch(prefetch, _MM_HINT_T0);
-      }
+      pf.step();
 #pragma GCC unroll 8
       for (int u = 0; u < kPfEvery; ++u) step_6x16(a, b, acc);
     }
