@@ -614,6 +614,13 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
             T* ct = c + (ic + ir) * c_rs + (jc + jr) * c_cs;
+            // This A strip's share of the next B strip's lines.
+            const int64_t first = (ir / kMR) * lines_per_call;
+            const int64_t lines = next == nullptr || first >= strip_lines ? 0
+                                  : strip_lines - first < lines_per_call ? strip_lines - first
+                                                                          : lines_per_call;
+            const char* line = lines == 0 ? nullptr
+                                          : reinterpret_cast<const char*>(next) + first * 64;
             if constexpr (std::is_same_v<T, float> &&
                           ((kMR == 8 && kNR == 32) || (kMR == 6 && kNR == 16))) {
               // A full tile of the AVX-512 or AVX2 microkernel: its k loop
@@ -624,13 +631,6 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
                                                                       : GemmEpilogue<T>{};
               if (mr == kMR && nr == kNR && c_cs == 1 &&
                   (!last_k || ep == nullptr || f32_epilogue_vectorisable(tile_ep, c_cs))) {
-                const int64_t first = (ir / kMR) * lines_per_call;
-                const int64_t lines = next == nullptr         ? 0
-                                      : first >= strip_lines ? 0
-                                      : strip_lines - first < lines_per_call ? strip_lines - first
-                                                                              : lines_per_call;
-                const char* line = lines == 0 ? nullptr
-                                              : reinterpret_cast<const char*>(next) + first * 64;
                 const GemmEpilogue<T>* tep = last_k && ep != nullptr ? &tile_ep : nullptr;
                 if constexpr (kMR == 8) {
                   f32_gemm_8x32_avx512f_pf(kc, ap + ir * kc, bp + jr * kc, ct, c_rs, alpha,
@@ -642,14 +642,8 @@ void gemm_blocked_packed_b(int64_t m, int64_t n, int64_t k, const ASource& a, co
                 continue;
               }
             }
-            if (next != nullptr) {
-              const char* line = reinterpret_cast<const char*>(next) + (ir / kMR) *
-                                                                           lines_per_call * 64;
-              const char* end = reinterpret_cast<const char*>(next) + strip_lines * 64;
-              for (int64_t l = 0; l < lines_per_call && line < end; ++l, line += 64) {
-                __builtin_prefetch(line, 0, 3);
-              }
-            }
+            // Edge tiles and other microkernels: the share before the tile.
+            for (int64_t l = 0; l < lines; ++l) __builtin_prefetch(line + l * 64, 0, 3);
             gemm_tile_step<T, kMR, kNR, kMicro>(kc, ap + ir * kc, bp + jr * kc, ct, mr, nr, c_rs,
                                                 c_cs, alpha, beta_k, tile, last_k ? ep : nullptr,
                                                 ic + ir, jc + jr);
